@@ -1,0 +1,67 @@
+"""Command line: headless subcommands over the Qt-free core; `gui` (the default) starts the window.
+
+Each subcommand lives in its own module with `register(subparsers)`, which sets `func`.
+Nothing here imports Qt; `gui` imports the window lazily.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from explorer import __version__
+from explorer.cli import common, gui, info, tokenize, vector
+from explorer.core.errors import ExplorerError
+
+SUBCOMMANDS = [info, tokenize, vector, gui]
+PROG = "embedding-explorer"
+
+
+def _optional_subcommands() -> list:
+    """Subcommands added by later modules; each is skipped if its module is absent."""
+    import importlib
+
+    found = []
+    for name in ("neighbors", "project"):
+        try:
+            found.append(importlib.import_module(f"explorer.cli.{name}"))
+        except ModuleNotFoundError as e:
+            if e.name != f"explorer.cli.{name}":
+                raise
+    return found
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors are one line on stderr and exit code 2, like every other bad input."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog=PROG, description="Look inside the token-embedding matrix of a language model.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    for module in SUBCOMMANDS[:3] + _optional_subcommands() + SUBCOMMANDS[3:]:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    if not args_list or (args_list[0] not in commands and args_list[0] not in ("-h", "--help", "--version")):
+        args_list.insert(0, "gui")
+    args = parser.parse_args(args_list)
+    try:
+        return int(args.func(args) or 0)
+    except ExplorerError as e:
+        return common.fail(str(e))
+    except KeyboardInterrupt:
+        return common.fail("interrupted", code=130)
+    except BrokenPipeError:
+        return 0
+    except (OSError, MemoryError) as e:
+        return common.fail(f"{type(e).__name__}: {e}")

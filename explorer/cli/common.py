@@ -1,0 +1,45 @@
+"""Options and output helpers shared by the subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from explorer.core.model import EmbeddingModel, open_model
+from explorer.core.resources import demo_model_dir
+
+
+def add_model_options(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
+    p.add_argument("-m", "--model", metavar="PATH",
+                   help="model folder, .safetensors or .safetensors.index.json (default: built-in demo)")
+    p.add_argument("--tensor", metavar="NAME", help="embedding tensor name (overrides detection)")
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="print JSON to stdout")
+
+
+def load_model(args: argparse.Namespace, tokenizer: bool = True) -> EmbeddingModel:
+    return open_model(args.model or demo_model_dir(), tensor=args.tensor, tokenizer=tokenizer)
+
+
+def json_safe(x: Any) -> Any:
+    """Non-finite floats become null so that the output stays valid JSON."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: json_safe(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [json_safe(v) for v in x]
+    return x
+
+
+def print_json(obj: Any) -> None:
+    json.dump(json_safe(obj), sys.stdout, ensure_ascii=False, allow_nan=False)
+    sys.stdout.write("\n")
+
+
+def fail(message: str, code: int = 2) -> int:
+    sys.stderr.write(f"embedding-explorer: error: {message}\n")
+    return code

@@ -1,0 +1,1 @@
+"""Qt-free core: reading model files, tokens, vectors, search and projection."""

@@ -1,0 +1,196 @@
+"""A validating safetensors header parser with read-only memory-mapped tensor access.
+
+We parse the header ourselves: the `safetensors` numpy framework cannot read BF16 without
+extra set-up and would read whole tensors; here only the requested rows are ever touched.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from explorer.core.errors import ModelFormatError
+
+# Header bigger than this is not a real model header (real ones are a few MB at most).
+MAX_HEADER_BYTES = 100 * 1024 * 1024
+
+DTYPES: dict[str, np.dtype] = {
+    "F64": np.dtype("<f8"),
+    "F32": np.dtype("<f4"),
+    "F16": np.dtype("<f2"),
+    "BF16": np.dtype(ml_dtypes.bfloat16),
+    "F8_E4M3": np.dtype(ml_dtypes.float8_e4m3fn),
+    "F8_E5M2": np.dtype(ml_dtypes.float8_e5m2),
+    "I64": np.dtype("<i8"),
+    "I32": np.dtype("<i4"),
+    "I16": np.dtype("<i2"),
+    "I8": np.dtype("i1"),
+    "U64": np.dtype("<u8"),
+    "U32": np.dtype("<u4"),
+    "U16": np.dtype("<u2"),
+    "U8": np.dtype("u1"),
+    "BOOL": np.dtype("?"),
+}
+FLOAT_DTYPES = ("F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2")
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    begin: int  # absolute byte offset in the file
+    end: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.end - self.begin
+
+
+class SafetensorsFile:
+    """One .safetensors file: validated header, lazily memory-mapped tensors (read-only)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.tensors: dict[str, TensorInfo] = {}
+        self.metadata: dict[str, str] = {}
+        self._maps: dict[str, np.ndarray] = {}
+        self._parse()
+
+    def _fail(self, what: str) -> ModelFormatError:
+        return ModelFormatError(f"{self.path.name}: {what}")
+
+    def _parse(self) -> None:
+        try:
+            file_size = self.path.stat().st_size
+            with open(self.path, "rb") as f:
+                head = f.read(8)
+                if len(head) < 8:
+                    raise self._fail(f"file is {file_size} bytes, too short for a safetensors header")
+                (n,) = struct.unpack("<Q", head)
+                if n > file_size - 8:
+                    raise self._fail(
+                        f"header length {n} exceeds file size {_size(file_size)} (truncated or not safetensors)"
+                    )
+                if n > MAX_HEADER_BYTES:
+                    raise self._fail(f"header length {_size(n)} exceeds the {_size(MAX_HEADER_BYTES)} cap")
+                raw = f.read(n)
+        except OSError as e:
+            raise ModelFormatError(f"{self.path}: cannot read ({e.strerror or e})") from None
+        try:
+            header = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise self._fail(f"header is not valid JSON ({e})") from None
+        if not isinstance(header, dict):
+            raise self._fail("header is not a JSON object")
+        data_start = 8 + n
+        data_len = file_size - data_start
+        spans = []
+        for name, entry in header.items():
+            if name == "__metadata__":
+                if isinstance(entry, dict):
+                    self.metadata = {str(k): str(v) for k, v in entry.items()}
+                continue
+            info = self._tensor_info(name, entry, data_start, data_len)
+            self.tensors[name] = info
+            if info.nbytes:
+                spans.append((info.begin, info.end, name))
+        spans.sort()
+        for (_, end_a, name_a), (begin_b, _, name_b) in zip(spans, spans[1:], strict=False):
+            if begin_b < end_a:
+                raise self._fail(f"tensors {name_a!r} and {name_b!r} overlap")
+
+    def _tensor_info(self, name: str, entry: object, data_start: int, data_len: int) -> TensorInfo:
+        if not isinstance(entry, dict):
+            raise self._fail(f"tensor {name!r}: header entry is not an object")
+        dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+        if dtype not in DTYPES:
+            raise self._fail(f"tensor {name!r}: unknown dtype {dtype!r}")
+        if not isinstance(shape, list) or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape
+        ):
+            raise self._fail(f"tensor {name!r}: shape {shape!r} is not a list of non-negative integers")
+        if (
+            not isinstance(offsets, list)
+            or len(offsets) != 2
+            or not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets)
+            or offsets[0] > offsets[1]
+        ):
+            raise self._fail(f"tensor {name!r}: data_offsets {offsets!r} are not [begin, end]")
+        if offsets[1] > data_len:
+            raise self._fail(
+                f"tensor {name!r}: data ends at byte {offsets[1]} but the data section is only "
+                f"{data_len} bytes (file truncated?)"
+            )
+        expected = math.prod(shape) * DTYPES[dtype].itemsize
+        if expected != offsets[1] - offsets[0]:
+            raise self._fail(
+                f"tensor {name!r}: shape {shape} × {dtype} needs {expected} bytes "
+                f"but data_offsets span {offsets[1] - offsets[0]}"
+            )
+        return TensorInfo(name, dtype, tuple(shape), data_start + offsets[0], data_start + offsets[1])
+
+    def array(self, name: str) -> np.ndarray:
+        """The tensor as a read-only memory map in its stored dtype (nothing is read yet)."""
+        if name not in self._maps:
+            info = self.tensors[name]
+            dtype = DTYPES[info.dtype]
+            if info.nbytes == 0:
+                arr = np.zeros(info.shape, dtype=dtype)
+            else:
+                arr = np.memmap(self.path, mode="r", dtype=dtype, offset=info.begin, shape=info.shape)
+            self._maps[name] = arr
+        return self._maps[name]
+
+    def close(self) -> None:
+        for arr in self._maps.values():
+            mm = getattr(arr, "_mmap", None)
+            if mm is not None:
+                try:
+                    mm.close()
+                except (BufferError, ValueError):
+                    pass  # still referenced elsewhere; the GC will unmap it
+        self._maps.clear()
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    for name, dt in DTYPES.items():
+        if dt == np.dtype(dtype):
+            return name
+    raise ValueError(f"no safetensors dtype for numpy {dtype}")
+
+
+def write_safetensors(path: str | Path, tensors: dict[str, np.ndarray],
+                      metadata: dict[str, str] | None = None) -> None:
+    """Write arrays (any dtype in DTYPES, including ml_dtypes bf16/f8) as a .safetensors file."""
+    header: dict[str, object] = {}
+    if metadata:
+        header["__metadata__"] = metadata
+    offset = 0
+    for name, arr in tensors.items():
+        nbytes = arr.size * arr.dtype.itemsize
+        header[name] = {"dtype": dtype_name(arr.dtype), "shape": list(arr.shape),
+                        "data_offsets": [offset, offset + nbytes]}
+        offset += nbytes
+    raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    raw += b" " * (-len(raw) % 8)  # align the data section as the reference writer does
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)))
+        f.write(raw)
+        for arr in tensors.values():
+            f.write(np.ascontiguousarray(arr).newbyteorder("<").tobytes()
+                    if arr.dtype.byteorder == ">" else np.ascontiguousarray(arr).tobytes())

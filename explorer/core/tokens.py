@@ -1,0 +1,257 @@
+"""Text ↔ ids with the real `tokenizers` library; readable pieces and exact bytes of every token."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+from explorer.core.errors import ModelFormatError, TokenError
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible byte → printable character table used by byte-level BPE."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(
+        range(ord("®"), ord("ÿ") + 1)
+    )
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs), strict=True))
+
+
+BYTE_TO_CHAR = _bytes_to_unicode()
+CHAR_TO_BYTE = {c: b for b, c in BYTE_TO_CHAR.items()}
+_BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+
+# Visible marks for whitespace so that " cat" and "cat" look different.
+_MARKS = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
+
+
+def readable(data: bytes) -> str:
+    """Bytes → text for display: whitespace as visible marks, bytes of split characters as <0xNN>."""
+    out = []
+    text = data.decode("utf-8", errors="surrogateescape")
+    for ch in text:
+        code = ord(ch)
+        if ch in _MARKS:
+            out.append(_MARKS[ch])
+        elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte: part of a multi-byte character
+            out.append(f"<0x{code - 0xDC00:02X}>")
+        elif code < 0x20 or code == 0x7F:
+            out.append(chr(0x2400 + code) if code < 0x20 else "␡")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Token:
+    id: int
+    piece: str
+    text: str  # readable form
+    bytes: bytes
+    start: int  # character offsets into the input text
+    end: int
+    special: bool = False
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "piece": self.piece,
+            "text": self.text,
+            "bytes": self.bytes.hex(),
+            "start": self.start,
+            "end": self.end,
+        }
+
+
+def _walk_types(node: object) -> set[str]:
+    """All component 'type' names in a tokenizer.json sub-tree (handles Sequence nesting)."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        if isinstance(node.get("type"), str):
+            found.add(node["type"])
+        for v in node.values():
+            found |= _walk_types(v)
+    elif isinstance(node, list):
+        for v in node:
+            found |= _walk_types(v)
+    return found
+
+
+class TokenizerInfo:
+    """A tokenizer with padding/truncation off and readable labels for every id."""
+
+    def __init__(self, tokenizer: Tokenizer, spec: dict, rows: int | None = None, source: str = ""):
+        self.tokenizer = tokenizer
+        self.source = source
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        model = spec.get("model") or {}
+        self.model_type = model.get("type", "")
+        types = _walk_types(spec.get("pre_tokenizer")) | _walk_types(spec.get("decoder"))
+        self.byte_level = "ByteLevel" in types
+        self.metaspace = "Metaspace" in types or bool(model.get("byte_fallback"))
+        self.subword_prefix = model.get("continuing_subword_prefix") or (
+            "##" if self.model_type == "WordPiece" else ""
+        )
+        self.special_ids = {
+            t["id"] for t in spec.get("added_tokens") or [] if isinstance(t, dict) and t.get("special")
+        }
+        self.added_ids = {t["id"] for t in spec.get("added_tokens") or [] if isinstance(t, dict)}
+        self.vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
+        self.rows = rows
+
+    @classmethod
+    def from_file(cls, path: str | Path, rows: int | None = None) -> TokenizerInfo:
+        path = Path(path)
+        try:
+            spec = json.loads(path.read_text(encoding="utf-8"))
+            tok = Tokenizer.from_file(str(path))
+        except Exception as e:  # the tokenizers library raises bare Exceptions
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise ModelFormatError(f"{path.name}: cannot load tokenizer ({first})") from None
+        return cls(tok, spec, rows=rows, source=str(path))
+
+    # -- per-piece decoding -------------------------------------------------------------------
+    def piece_bytes(self, token_id: int, piece: str) -> bytes:
+        if token_id in self.added_ids:
+            return piece.encode("utf-8")
+        if self.byte_level:
+            try:
+                return bytes(CHAR_TO_BYTE[c] for c in piece)
+            except KeyError:
+                return piece.encode("utf-8")
+        if self.metaspace:
+            m = _BYTE_FALLBACK.match(piece)
+            if m:
+                return bytes([int(m.group(1), 16)])
+            return piece.replace("▁", " ").encode("utf-8")
+        if self.subword_prefix and piece.startswith(self.subword_prefix) and len(piece) > len(
+            self.subword_prefix
+        ):
+            return piece[len(self.subword_prefix):].encode("utf-8")
+        return piece.encode("utf-8")
+
+    def piece_text(self, token_id: int, piece: str) -> str:
+        if token_id in self.added_ids:
+            return readable(piece.encode("utf-8"))
+        text = readable(self.piece_bytes(token_id, piece))
+        if self.subword_prefix and not self.byte_level and piece.startswith(self.subword_prefix) and len(
+            piece
+        ) > len(self.subword_prefix):
+            return self.subword_prefix + text
+        return text
+
+    # -- whole vocabulary ---------------------------------------------------------------------
+    @cached_property
+    def pieces(self) -> list[str | None]:
+        vocab = self.tokenizer.get_vocab(with_added_tokens=True)
+        size = max([self.rows or 0, *(i + 1 for i in vocab.values())])
+        pieces: list[str | None] = [None] * size
+        for piece, i in vocab.items():
+            pieces[i] = piece
+        return pieces
+
+    @cached_property
+    def labels(self) -> list[str]:
+        """Readable label of every row id; rows the tokenizer never produces are marked unused."""
+        out = []
+        for i, piece in enumerate(self.pieces):
+            out.append(f"<unused {i}>" if piece is None else self.piece_text(i, piece))
+        return out
+
+    @cached_property
+    def _bytes_index(self) -> dict[bytes, int]:
+        index: dict[bytes, int] = {}
+        continuation: dict[bytes, int] = {}
+        for i, piece in enumerate(self.pieces):
+            if piece is None:
+                continue
+            data = self.piece_bytes(i, piece)
+            target = (
+                continuation
+                if self.subword_prefix and not self.byte_level and piece.startswith(self.subword_prefix)
+                else index
+            )
+            target.setdefault(data, i)
+        for k, v in continuation.items():
+            index.setdefault(k, v)
+        return index
+
+    def has_id(self, token_id: int) -> bool:
+        return 0 <= token_id < len(self.pieces) and self.pieces[token_id] is not None
+
+    def label(self, token_id: int) -> str:
+        if 0 <= token_id < len(self.pieces):
+            return self.labels[token_id]
+        return f"<unused {token_id}>"
+
+    def piece(self, token_id: int) -> str | None:
+        return self.pieces[token_id] if 0 <= token_id < len(self.pieces) else None
+
+    def token_bytes(self, token_id: int) -> bytes:
+        piece = self.piece(token_id)
+        return b"" if piece is None else self.piece_bytes(token_id, piece)
+
+    # -- text ---------------------------------------------------------------------------------
+    def encode(self, text: str, special: bool = False) -> list[Token]:
+        if not text:
+            raise TokenError("text is empty")
+        enc = self.tokenizer.encode(text, add_special_tokens=special)
+        out = []
+        for token_id, piece, (start, end), is_special in zip(
+            enc.ids, enc.tokens, enc.offsets, enc.special_tokens_mask, strict=True
+        ):
+            out.append(
+                Token(
+                    id=token_id,
+                    piece=piece,
+                    text=self.piece_text(token_id, piece),
+                    bytes=self.piece_bytes(token_id, piece),
+                    start=start,
+                    end=end,
+                    special=bool(is_special),
+                )
+            )
+        return out
+
+    def find(self, text: str) -> int:
+        """The id of the single token that `text` names: a vocab piece, its bytes, or '#id'."""
+        if not text:
+            raise TokenError("token text is empty")
+        vocab_id = self.tokenizer.token_to_id(text)
+        if vocab_id is not None:
+            return vocab_id
+        unmarked = text
+        for ch, mark in _MARKS.items():
+            unmarked = unmarked.replace(mark, ch)
+        by_bytes = self._bytes_index.get(unmarked.encode("utf-8"))
+        if by_bytes is not None:
+            return by_bytes
+        ids = self.tokenizer.encode(unmarked, add_special_tokens=False).ids
+        if len(ids) == 1:
+            return ids[0]
+        shown = ", ".join(self.label(i) for i in ids[:8])
+        raise TokenError(
+            f"{text!r} is not a single token: it encodes to {len(ids)} tokens ({shown}); "
+            "use an id or a phrase query instead"
+        )
+
+
+def parse_token_ref(ref: str, tokenizer: TokenizerInfo | None) -> int:
+    """'#123' → 123; otherwise a token text resolved by the tokenizer."""
+    if ref.startswith("#") and ref[1:].isdigit():
+        return int(ref[1:])
+    if tokenizer is None:
+        raise TokenError(f"cannot look up {ref!r}: this model has no tokenizer.json; use an id (#123)")
+    return tokenizer.find(ref)

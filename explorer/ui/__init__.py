@@ -1,0 +1,1 @@
+"""Widgets only: the main window, panes, plots and dialogs."""
