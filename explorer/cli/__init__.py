@@ -7,6 +7,7 @@ Nothing here imports Qt; `gui` imports the window lazily.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -40,7 +41,9 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog=PROG, description="Look inside the token-embedding matrix of a language model.")
+    parser = OneLineParser(
+        prog=PROG, description="Look inside the token-embedding matrix of a language model."
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for module in SUBCOMMANDS[:3] + _optional_subcommands() + SUBCOMMANDS[3:]:
@@ -49,10 +52,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        try:  # text output to a non-UTF-8 terminal or pipe must not crash on ␣ or 🐱
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
-    if not args_list or (args_list[0] not in commands and args_list[0] not in ("-h", "--help", "--version")):
+    commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr,arg-type]
+    first = args_list[0] if args_list else None
+    if first is None or (first not in commands and first not in ("-h", "--help", "--version")):
+        if first is not None and not first.startswith("-") and not os.path.exists(first):
+            # a typo such as `infoo` should not open a window that then fails
+            return common.fail(
+                f"{first!r} is neither a command ({', '.join(sorted(commands))}) "
+                "nor an existing model path"
+            )
         args_list.insert(0, "gui")
     args = parser.parse_args(args_list)
     try:

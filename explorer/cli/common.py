@@ -13,8 +13,12 @@ from explorer.core.resources import demo_model_dir
 
 
 def add_model_options(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
-    p.add_argument("-m", "--model", metavar="PATH",
-                   help="model folder, .safetensors or .safetensors.index.json (default: built-in demo)")
+    p.add_argument(
+        "-m",
+        "--model",
+        metavar="PATH",
+        help="model folder, .safetensors or .safetensors.index.json (default: built-in demo)",
+    )
     p.add_argument("--tensor", metavar="NAME", help="embedding tensor name (overrides detection)")
     if json_flag:
         p.add_argument("--json", action="store_true", help="print JSON to stdout")
@@ -36,10 +40,16 @@ def json_safe(x: Any) -> Any:
 
 
 def print_json(obj: Any) -> None:
-    json.dump(json_safe(obj), sys.stdout, ensure_ascii=False, allow_nan=False)
-    sys.stdout.write("\n")
+    safe = json_safe(obj)
+    text = json.dumps(safe, ensure_ascii=False, allow_nan=False)
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):  # e.g. a cp1252 or ASCII pipe: escape instead
+        text = json.dumps(safe, ensure_ascii=True, allow_nan=False)
+    sys.stdout.write(text + "\n")
 
 
 def fail(message: str, code: int = 2) -> int:
-    sys.stderr.write(f"embedding-explorer: error: {message}\n")
+    one_line = " ".join(message.split())  # exactly one line, whatever the message holds
+    sys.stderr.write(f"embedding-explorer: error: {one_line}\n")
     return code

@@ -21,9 +21,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     tied = {True: "yes", False: "no", None: "unknown"}[model.tied]
     vocab = info["tokenizer_vocab_size"]
+    plural = "s" if len(model.files) != 1 else ""
     lines = [
         f"path        {info['path']}",
-        f"format      {info['format']} ({len(model.files)} file{'s' if len(model.files) != 1 else ''}, "
+        f"format      {info['format']} ({len(model.files)} file{plural}, "
         f"{info['file_size'] / 1e6:.1f} MB)",
         f"embedding   {info['tensor']}  {info['rows']} × {info['dim']}  {info['dtype']}",
         f"output head {info['output_tensor'] or '-'}  tied: {tied}",

@@ -12,14 +12,18 @@ def register(sub) -> None:
     p = sub.add_parser("tokenize", help="split text into tokens")
     add_model_options(p)
     p.add_argument("text", metavar="TEXT")
-    p.add_argument("--special", action="store_true", help="add the tokenizer's special tokens ([CLS], <s>…)")
+    p.add_argument(
+        "--special", action="store_true", help="add the tokenizer's special tokens ([CLS], <s>…)"
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     model = load_model(args)
     if model.tokenizer is None:
-        raise TokenError(f"{model.path}: no tokenizer.json beside the model, so text cannot be tokenized")
+        raise TokenError(
+            f"{model.path}: no tokenizer.json beside the model, so text cannot be tokenized"
+        )
     tokens = model.tokenizer.encode(args.text, special=args.special)
     if args.json:
         print_json([t.as_dict() for t in tokens])

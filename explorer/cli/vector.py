@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from explorer.cli.common import add_model_options, load_model, print_json
+from explorer.cli.common import add_model_options, json_safe, load_model, print_json
 from explorer.core.errors import ExplorerError
 from explorer.core.tokens import parse_token_ref
+
+FORMATS = ("json", "csv", "npy")
 
 
 def register(sub) -> None:
@@ -19,38 +22,58 @@ def register(sub) -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--id", type=int, metavar="N", help="token id (row number)")
     which.add_argument("--token", metavar="TEXT", help="token text (must be a single token) or #id")
-    p.add_argument("--format", choices=["json", "csv", "npy"], help="output format (default from --out)")
+    p.add_argument("--format", choices=FORMATS, help="output format (default: from --out)")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=run)
 
 
+def _format(args: argparse.Namespace) -> str:
+    if args.format:
+        return args.format
+    if not args.out:
+        return "json"
+    suffix = Path(args.out).suffix.lstrip(".").lower()
+    if suffix not in FORMATS:
+        raise ExplorerError(
+            f"{args.out}: cannot tell the format from the suffix; use --format json|csv|npy"
+        )
+    return suffix
+
+
+def _csv(values: np.ndarray) -> str:
+    # repr of the float64 value is exact for float32 (and float64) values
+    return "index,value\n" + "".join(f"{i},{float(v)!r}\n" for i, v in enumerate(values))
+
+
 def run(args: argparse.Namespace) -> int:
     model = load_model(args)
-    token_id = args.id if args.id is not None else parse_token_ref(args.token, model.tokenizer)
-    values = model.vector(model.check_id(token_id))
-    fmt = args.format or ("json" if args.json or not args.out else Path(args.out).suffix.lstrip(".").lower())
-    if fmt not in ("json", "csv", "npy"):
-        raise ExplorerError(f"{args.out}: cannot tell the format from the suffix; use --format json|csv|npy")
-    if fmt == "npy":
-        if not args.out:
+    ref = args.id if args.id is not None else parse_token_ref(args.token, model.tokenizer)
+    token_id = model.check_id(ref)
+    values = model.vector(token_id)
+    fmt = _format(args)
+    obj = {
+        "id": token_id,
+        "label": model.label(token_id),
+        "dtype": model.dtype,
+        "values": [float(v) for v in values],
+    }
+    if not args.out:
+        if fmt == "npy":
             raise ExplorerError("--format npy needs --out FILE")
-        np.save(args.out, values)
-        return 0
-    if fmt == "csv":
-        text = "index,value\n" + "".join(f"{i},{float(v)!r}\n" for i, v in enumerate(values))
-        if args.out:
-            Path(args.out).write_text(text)
+        if fmt == "csv" and args.json:
+            raise ExplorerError("--json conflicts with --format csv on stdout; add --out FILE")
+        if fmt == "csv":
+            sys.stdout.write(_csv(values))
         else:
-            sys.stdout.write(text)
+            print_json(obj)
         return 0
-    obj = {"id": token_id, "label": model.label(token_id), "dtype": model.dtype,
-           "values": [float(v) for v in values]}
-    if args.out:
-        import json
-
-        from explorer.cli.common import json_safe
-
-        Path(args.out).write_text(json.dumps(json_safe(obj)) + "\n")
+    if fmt == "npy":
+        with open(args.out, "wb") as f:  # np.save(path) would append .npy to other names
+            np.save(f, values)
+    elif fmt == "csv":
+        Path(args.out).write_text(_csv(values), encoding="utf-8")
     else:
-        print_json(obj)
+        Path(args.out).write_text(
+            json.dumps(json_safe(obj), ensure_ascii=False) + "\n", encoding="utf-8"
+        )
     return 0

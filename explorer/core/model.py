@@ -80,7 +80,8 @@ def _resolve(path: Path) -> _Sources:
     if path.suffix.lower() == ".safetensors":
         return _Sources("safetensors", [path], {}, path.parent)
     raise ModelFormatError(
-        f"{path.name}: not a model file (expected a folder, .safetensors or .safetensors.index.json)"
+        f"{path.name}: not a model file "
+        "(expected a folder, .safetensors or .safetensors.index.json)"
     )
 
 
@@ -95,9 +96,14 @@ def _resolve_index(index: Path) -> _Sources:
     where: dict[str, Path] = {}
     for name, shard in weight_map.items():
         if not isinstance(shard, str) or "/" in shard or "\\" in shard or shard.startswith("."):
-            raise ModelFormatError(f"{index.name}: shard name {shard!r} for {name!r} is not a plain file name")
+            raise ModelFormatError(
+                f"{index.name}: shard name {shard!r} for {name!r} is not a plain file name"
+            )
         where[name] = index.parent / shard
     files = sorted(set(where.values()))
+    pickles = [f for f in files if f.suffix.lower() in PICKLE_SUFFIXES]
+    if pickles:  # e.g. pytorch_model.bin.index.json
+        raise PickleRefusedError(_pickle_message(pickles[0]))
     for f in files:
         if not f.is_file():
             raise ModelFormatError(f"{index.name}: shard {f.name} is missing")
@@ -154,11 +160,14 @@ class EmbeddingModel:
         """Rows the tokenizer never produces (padding up to a round vocabulary size)."""
         if self.tokenizer is None:
             return 0
-        return max(0, self.rows - self.tokenizer.vocab_size)
+        pieces = self.tokenizer.pieces  # ids may have holes, so count rows without a piece
+        return sum(1 for p in pieces[: self.rows] if p is None) + max(0, self.rows - len(pieces))
 
     def check_id(self, token_id: int) -> int:
         if not 0 <= token_id < self.rows:
-            raise TokenError(f"token id {token_id} is out of range: the embedding has {self.rows} rows")
+            raise TokenError(
+                f"token id {token_id} is out of range: the embedding has {self.rows} rows"
+            )
         return int(token_id)
 
     def is_unused(self, token_id: int) -> bool:
@@ -171,7 +180,14 @@ class EmbeddingModel:
         return self.tokenizer.label(token_id)
 
     def raw_rows(self, ids) -> np.ndarray:
-        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if self.matrix.shape[0] != self.rows:  # a worker may still ask after the model was closed
+            raise ModelFormatError(f"{self.path.name}: the model was closed")
+        try:
+            ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        except OverflowError:
+            raise TokenError(
+                f"a token id is out of range: the embedding has {self.rows} rows"
+            ) from None
         bad = ids[(ids < 0) | (ids >= self.rows)]
         if bad.size:
             self.check_id(int(bad[0]))
@@ -207,81 +223,102 @@ class EmbeddingModel:
         self._handles.clear()
 
 
-def open_model(path: str | Path, tensor: str | None = None, tokenizer: bool = True) -> EmbeddingModel:
+def open_model(
+    path: str | Path, tensor: str | None = None, tokenizer: bool = True
+) -> EmbeddingModel:
     """Open a model folder, a .safetensors file or a .safetensors.index.json, read-only."""
     path = Path(path).expanduser()
     src = _resolve(path)
     config = _read_config(src.folder)
-    handles = {f: SafetensorsFile(f) for f in src.files}
-    where: dict[str, Path] = dict(src.where)
-    for f, h in handles.items():
-        for name in h.tensors:
-            where.setdefault(name, f)
-    for name, f in where.items():
-        if name not in handles[f].tensors:
-            raise ModelFormatError(f"{f.name}: index says it holds {name!r} but its header does not")
+    handles: dict[Path, SafetensorsFile] = {}
+    try:
+        for f in src.files:
+            handles[f] = SafetensorsFile(f)
+        where: dict[str, Path] = dict(src.where)
+        for f, h in handles.items():
+            for listed in h.tensors:
+                where.setdefault(listed, f)
+        for listed, f in where.items():
+            if listed not in handles[f].tensors:
+                raise ModelFormatError(
+                    f"{f.name}: index says it holds {listed!r} but its header does not"
+                )
 
-    def info_of(name: str):
-        return handles[where[name]].tensors[name]
+        def info_of(name: str):
+            return handles[where[name]].tensors[name]
 
-    vocab_size = _config_value(config, "vocab_size")
-    if tensor is not None:
-        if tensor not in where:
-            raise ModelFormatError(f"{path.name}: has no tensor named {tensor!r}")
-        name = tensor
-    else:
-        name = next((n for n in EMBEDDING_NAMES if n in where), None)
-        if name is None and isinstance(vocab_size, int):
-            name = next(
-                (n for n in sorted(where) if len(info_of(n).shape) == 2 and info_of(n).shape[0] == vocab_size
-                 and not n.endswith(OUTPUT_NAMES)),
-                None,
-            )
-        if name is None:
-            candidates = [n for n in sorted(where) if len(info_of(n).shape) == 2]
-            if len(candidates) == 1:
-                name = candidates[0]
-        if name is None:
+        vocab_size = _config_value(config, "vocab_size")
+        name: str | None = None
+        if tensor is not None:
+            if tensor not in where:
+                raise ModelFormatError(f"{path.name}: has no tensor named {tensor!r}")
+            name = tensor
+        else:
+            name = next((n for n in EMBEDDING_NAMES if n in where), None)
+            if name is None and isinstance(vocab_size, int):
+                name = next(
+                    (
+                        n
+                        for n in sorted(where)
+                        if len(info_of(n).shape) == 2
+                        and info_of(n).shape[0] == vocab_size
+                        and not n.endswith(OUTPUT_NAMES)
+                    ),
+                    None,
+                )
+            if name is None:
+                candidates = [n for n in sorted(where) if len(info_of(n).shape) == 2]
+                if len(candidates) == 1:
+                    name = candidates[0]
+            if name is None:
+                raise ModelFormatError(
+                    f"{path.name}: no input embedding found (looked for {EMBEDDING_NAMES[0]} and "
+                    f"{len(EMBEDDING_NAMES) - 1} other names); pick one with --tensor NAME"
+                )
+        info = info_of(name)
+        if len(info.shape) != 2:
             raise ModelFormatError(
-                f"{path.name}: no input embedding found (looked for {EMBEDDING_NAMES[0]} and "
-                f"{len(EMBEDDING_NAMES) - 1} other names); pick one with --tensor NAME"
+                f"{path.name}: tensor {name!r} has shape {list(info.shape)}, not [rows, dim]"
             )
-    info = info_of(name)
-    if len(info.shape) != 2:
-        raise ModelFormatError(f"{path.name}: tensor {name!r} has shape {list(info.shape)}, not [rows, dim]")
-    if info.dtype not in FLOAT_DTYPES:
-        raise ModelFormatError(f"{path.name}: tensor {name!r} is {info.dtype}, not a floating-point embedding")
+        if info.dtype not in FLOAT_DTYPES:
+            raise ModelFormatError(
+                f"{path.name}: tensor {name!r} is {info.dtype}, not a floating-point embedding"
+            )
 
-    output = next((n for n in OUTPUT_NAMES if n in where and n != name), None)
-    tie_flag = _config_value(config, "tie_word_embeddings")
-    if isinstance(tie_flag, bool):
-        tied: bool | None = tie_flag
-    elif output is not None:
-        tied = False
-    elif config:
-        tied = True  # transformers' default, and no separate head is stored
-    else:
-        tied = None
+        output = next((n for n in OUTPUT_NAMES if n in where and n != name), None)
+        tie_flag = _config_value(config, "tie_word_embeddings")
+        if isinstance(tie_flag, bool):
+            tied: bool | None = tie_flag
+        elif output is not None:
+            tied = False
+        elif config:
+            tied = True  # transformers' default, and no separate head is stored
+        else:
+            tied = None
 
-    tok = None
-    if tokenizer:
-        tok_path = src.folder / "tokenizer.json"
-        if tok_path.is_file():
-            tok = TokenizerInfo.from_file(tok_path, rows=info.shape[0])
+        tok = None
+        if tokenizer:
+            tok_path = src.folder / "tokenizer.json"
+            if tok_path.is_file():
+                tok = TokenizerInfo.from_file(tok_path, rows=info.shape[0])
 
-    handle = handles[where[name]]
-    return EmbeddingModel(
-        path=path,
-        format=src.fmt,
-        files=list(src.files),
-        tensor=name,
-        dtype=info.dtype,
-        rows=info.shape[0],
-        dim=info.shape[1],
-        matrix=handle.array(name),
-        output_tensor=output,
-        tied=tied,
-        tokenizer=tok,
-        config=config,
-        _handles=list(handles.values()),
-    )
+        handle = handles[where[name]]
+        return EmbeddingModel(
+            path=path,
+            format=src.fmt,
+            files=list(src.files),
+            tensor=name,
+            dtype=info.dtype,
+            rows=info.shape[0],
+            dim=info.shape[1],
+            matrix=handle.array(name),
+            output_tensor=output,
+            tied=tied,
+            tokenizer=tok,
+            config=config,
+            _handles=list(handles.values()),
+        )
+    except BaseException:
+        for h in handles.values():
+            h.close()
+        raise

@@ -26,7 +26,14 @@ def load_rows(model: EmbeddingModel, ids: Sequence[int]) -> list[RowData]:
     raw = model.raw_rows(list(ids))
     values = decode_rows(raw)
     return [
-        RowData(int(i), model.label(int(i)), model.dtype, raw[n], values[n], row_stats(values[n]),
-                model.is_unused(int(i)))
+        RowData(
+            int(i),
+            model.label(int(i)),
+            model.dtype,
+            raw[n],
+            values[n],
+            row_stats(values[n]),
+            model.is_unused(int(i)),
+        )
         for n, i in enumerate(ids)
     ]

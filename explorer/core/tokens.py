@@ -15,8 +15,10 @@ from explorer.core.errors import ModelFormatError, TokenError
 
 def _bytes_to_unicode() -> dict[int, str]:
     """GPT-2's reversible byte → printable character table used by byte-level BPE."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(
-        range(ord("®"), ord("ÿ") + 1)
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
     )
     cs = bs[:]
     n = 0
@@ -30,27 +32,44 @@ def _bytes_to_unicode() -> dict[int, str]:
 
 BYTE_TO_CHAR = _bytes_to_unicode()
 CHAR_TO_BYTE = {c: b for b, c in BYTE_TO_CHAR.items()}
+# byte-level piece → latin-1 string whose code points are the bytes (then .encode("latin-1"))
+# (latin-1 characters outside the alphabet map to U+FFFF so that .encode fails for them)
+_BYTE_LEVEL_TABLE = str.maketrans(
+    {**{chr(b): "\uffff" for b in range(256)}, **{c: chr(b) for c, b in CHAR_TO_BYTE.items()}}
+)
 _BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 
 # Visible marks for whitespace so that " cat" and "cat" look different.
 _MARKS = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
+_READABLE_TABLE = str.maketrans(
+    {
+        **{chr(c): chr(0x2400 + c) for c in range(0x20)},  # other control characters: ␀ ␁ …
+        "\x7f": "␡",
+        **_MARKS,
+        # undecodable bytes (surrogate-escaped): parts of a multi-byte character
+        **{chr(0xDC00 + b): f"<0x{b:02X}>" for b in range(0x80, 0x100)},
+    }
+)
 
 
 def readable(data: bytes) -> str:
-    """Bytes → text for display: whitespace as visible marks, bytes of split characters as <0xNN>."""
-    out = []
+    """Bytes → display text: whitespace as visible marks, bytes of split characters as <0xNN>."""
     text = data.decode("utf-8", errors="surrogateescape")
-    for ch in text:
-        code = ord(ch)
-        if ch in _MARKS:
-            out.append(_MARKS[ch])
-        elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte: part of a multi-byte character
-            out.append(f"<0x{code - 0xDC00:02X}>")
-        elif code < 0x20 or code == 0x7F:
-            out.append(chr(0x2400 + code) if code < 0x20 else "␡")
-        else:
-            out.append(ch)
-    return "".join(out)
+    if text.isascii() and text.isprintable():  # the common case, much faster than translate
+        return text.replace(" ", "␣")
+    return text.translate(_READABLE_TABLE)
+
+
+def _check_text(text: str, what: str) -> None:
+    """Refuse text the tokenizer cannot take: empty, or with lone surrogates (undecodable argv)."""
+    if not text:
+        raise TokenError(f"{what} is empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        code = ord(text[e.start])
+        shown = f"byte 0x{code - 0xDC00:02X}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise TokenError(f"{what} is not valid UTF-8 ({shown} at character {e.start})") from None
 
 
 @dataclass(frozen=True)
@@ -105,7 +124,9 @@ class TokenizerInfo:
             "##" if self.model_type == "WordPiece" else ""
         )
         self.special_ids = {
-            t["id"] for t in spec.get("added_tokens") or [] if isinstance(t, dict) and t.get("special")
+            t["id"]
+            for t in spec.get("added_tokens") or []
+            if isinstance(t, dict) and t.get("special")
         }
         self.added_ids = {t["id"] for t in spec.get("added_tokens") or [] if isinstance(t, dict)}
         self.vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
@@ -127,28 +148,35 @@ class TokenizerInfo:
         if token_id in self.added_ids:
             return piece.encode("utf-8")
         if self.byte_level:
+            if piece.isascii():  # printable ASCII stands for itself in the byte-level alphabet
+                return piece.encode("ascii")
             try:
-                return bytes(CHAR_TO_BYTE[c] for c in piece)
-            except KeyError:
+                return piece.translate(_BYTE_LEVEL_TABLE).encode("latin-1")
+            except UnicodeEncodeError:  # not a byte-level piece after all
                 return piece.encode("utf-8")
         if self.metaspace:
             m = _BYTE_FALLBACK.match(piece)
             if m:
                 return bytes([int(m.group(1), 16)])
             return piece.replace("▁", " ").encode("utf-8")
-        if self.subword_prefix and piece.startswith(self.subword_prefix) and len(piece) > len(
+        if (
             self.subword_prefix
+            and piece.startswith(self.subword_prefix)
+            and len(piece) > len(self.subword_prefix)
         ):
-            return piece[len(self.subword_prefix):].encode("utf-8")
+            return piece[len(self.subword_prefix) :].encode("utf-8")
         return piece.encode("utf-8")
 
     def piece_text(self, token_id: int, piece: str) -> str:
         if token_id in self.added_ids:
             return readable(piece.encode("utf-8"))
         text = readable(self.piece_bytes(token_id, piece))
-        if self.subword_prefix and not self.byte_level and piece.startswith(self.subword_prefix) and len(
-            piece
-        ) > len(self.subword_prefix):
+        if (
+            self.subword_prefix
+            and not self.byte_level
+            and piece.startswith(self.subword_prefix)
+            and len(piece) > len(self.subword_prefix)
+        ):
             return self.subword_prefix + text
         return text
 
@@ -180,7 +208,9 @@ class TokenizerInfo:
             data = self.piece_bytes(i, piece)
             target = (
                 continuation
-                if self.subword_prefix and not self.byte_level and piece.startswith(self.subword_prefix)
+                if self.subword_prefix
+                and not self.byte_level
+                and piece.startswith(self.subword_prefix)
                 else index
             )
             target.setdefault(data, i)
@@ -205,9 +235,9 @@ class TokenizerInfo:
 
     # -- text ---------------------------------------------------------------------------------
     def encode(self, text: str, special: bool = False) -> list[Token]:
-        if not text:
-            raise TokenError("text is empty")
-        enc = self.tokenizer.encode(text, add_special_tokens=special)
+        _check_text(text, "text")
+        # encode_batch releases the GIL (encode does not), so a long text never stalls the GUI.
+        enc = self.tokenizer.encode_batch([text], add_special_tokens=special)[0]
         out = []
         for token_id, piece, (start, end), is_special in zip(
             enc.ids, enc.tokens, enc.offsets, enc.special_tokens_mask, strict=True
@@ -227,20 +257,32 @@ class TokenizerInfo:
 
     def find(self, text: str) -> int:
         """The id of the single token that `text` names: a vocab piece, its bytes, or '#id'."""
-        if not text:
-            raise TokenError("token text is empty")
-        vocab_id = self.tokenizer.token_to_id(text)
-        if vocab_id is not None:
-            return vocab_id
+        _check_text(text, "token text")
         unmarked = text
         for ch, mark in _MARKS.items():
             unmarked = unmarked.replace(mark, ch)
-        by_bytes = self._bytes_index.get(unmarked.encode("utf-8"))
-        if by_bytes is not None:
-            return by_bytes
+        if self.byte_level:
+            # a byte-level piece spells bytes as Latin-1 look-alikes: 'é' as a piece is byte 0xE9,
+            # not the character é, so read what the user typed as text first
+            by_bytes = self._bytes_index.get(unmarked.encode("utf-8"))
+            if by_bytes is not None:
+                return by_bytes
+            if text.isascii() or any(ord(c) > 0xFF and c in CHAR_TO_BYTE for c in text):
+                vocab_id = self.tokenizer.token_to_id(text)  # a piece such as 'Ġcat'
+                if vocab_id is not None:
+                    return vocab_id
+        else:
+            vocab_id = self.tokenizer.token_to_id(text)
+            if vocab_id is not None:
+                return vocab_id
+            by_bytes = self._bytes_index.get(unmarked.encode("utf-8"))
+            if by_bytes is not None:
+                return by_bytes
         ids = self.tokenizer.encode(unmarked, add_special_tokens=False).ids
         if len(ids) == 1:
             return ids[0]
+        if not ids:
+            raise TokenError(f"{text!r} is not in the vocabulary (it encodes to no tokens)")
         shown = ", ".join(self.label(i) for i in ids[:8])
         raise TokenError(
             f"{text!r} is not a single token: it encodes to {len(ids)} tokens ({shown}); "
@@ -253,5 +295,7 @@ def parse_token_ref(ref: str, tokenizer: TokenizerInfo | None) -> int:
     if ref.startswith("#") and ref[1:].isdigit():
         return int(ref[1:])
     if tokenizer is None:
-        raise TokenError(f"cannot look up {ref!r}: this model has no tokenizer.json; use an id (#123)")
+        raise TokenError(
+            f"cannot look up {ref!r}: this model has no tokenizer.json; use an id (#123)"
+        )
     return tokenizer.find(ref)

@@ -47,8 +47,13 @@ def bit_fields(raw: np.ndarray, dtype: str) -> list[Bits]:
         mantissa = w & ((1 << man_bits) - 1)
         b = format(w, f"0{width}b")
         out.append(
-            Bits(f"0x{w:0{digits}X}", sign, exponent, mantissa,
-                 f"{b[0]} {b[1:1 + exp_bits]} {b[1 + exp_bits:]}")
+            Bits(
+                f"0x{w:0{digits}X}",
+                sign,
+                exponent,
+                mantissa,
+                f"{b[0]} {b[1 : 1 + exp_bits]} {b[1 + exp_bits :]}",
+            )
         )
     return out
 
@@ -72,6 +77,11 @@ def row_stats(values: np.ndarray) -> RowStats:
     finite = bool(np.isfinite(v).all())
     if v.size == 0:
         return RowStats(0.0, 0.0, 0.0, 0.0, 0.0, -1, finite)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf/NaN rows give inf/NaN stats
+        return _stats(v, finite)
+
+
+def _stats(v: np.ndarray, finite: bool) -> RowStats:
     return RowStats(
         norm=float(np.linalg.norm(v)),
         mean=float(v.mean()),

@@ -1,24 +1,126 @@
-"""Start the Qt application (placeholder window until the main-window issue lands)."""
+"""Start the Qt application: the main window, or a headless screenshot of it."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
+
+from explorer.cli.common import fail
+from explorer.core.resources import demo_model_dir
+
+SCREENSHOT_SIZE = (1280, 800)
+FIRST_RUN_TEXT = "The cat sat on the mat"
+SCREENSHOT_TIMEOUT_MS = 120_000
+
+
+def _needs_offscreen(args: argparse.Namespace) -> bool:
+    if not args.screenshot or os.environ.get("QT_QPA_PLATFORM"):
+        return False
+    return sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def initial_path(args: argparse.Namespace, settings) -> str | None:
+    """The command-line path, else the last model that still exists, else the demo."""
+    if args.path:
+        return args.path
+    from explorer.app.settings import recent_models  # noqa: PLC0415
+
+    for path in recent_models(settings):
+        if Path(path).exists():
+            return path
+    demo = demo_model_dir()
+    return str(demo) if demo.is_dir() else None
+
+
+def _quiet_offscreen(mode, context, message: str) -> None:
+    """The offscreen platform warns about every window feature it lacks; keep stderr clean."""
+    if not message.startswith("This plugin does not support"):
+        sys.stderr.write(message + "\n")
 
 
 def launch(args: argparse.Namespace) -> int:
-    from PySide6.QtWidgets import QApplication, QLabel
+    if args.path and not Path(args.path).expanduser().exists():
+        return fail(f"{args.path}: no such file or folder")
+    if _needs_offscreen(args):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
-    from explorer.core.model import open_model
-    from explorer.core.resources import demo_model_dir
+    from PySide6.QtCore import QCoreApplication, QSettings, qInstallMessageHandler  # noqa: PLC0415
+    from PySide6.QtWidgets import QApplication  # noqa: PLC0415
 
+    from explorer.app.settings import recent_models  # noqa: PLC0415
+    from explorer.app.state import AppState, load_model  # noqa: PLC0415
+    from explorer.core.errors import ExplorerError  # noqa: PLC0415
+    from explorer.ui.main_window import MainWindow  # noqa: PLC0415
+    from explorer.ui.style import apply_theme  # noqa: PLC0415
+
+    if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
+        qInstallMessageHandler(_quiet_offscreen)
+    QCoreApplication.setOrganizationName("embedding-explorer")
+    QCoreApplication.setApplicationName("Embedding Explorer")
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    model = open_model(args.path or demo_model_dir(), tensor=args.tensor)
-    label = QLabel(f"Embedding Explorer — {model.tensor} {model.rows} × {model.dim} {model.dtype}")
-    label.resize(640, 120)
-    label.show()
+    apply_theme(app)  # type: ignore[arg-type]
+    settings = QSettings()
+    path = initial_path(args, settings)
+
+    state = AppState()
+    if args.screenshot or args.path:
+        # A model named on the command line must open, or we stop before showing a window.
+        if path is not None:
+            try:
+                model = load_model(path, args.tensor)
+            except ExplorerError as e:
+                return fail(str(e))
+            state.set_model(model)
+    window = MainWindow(state, settings, persist=not args.screenshot)
+    if state.model is None and path is not None:
+        window.open_path(path, args.tensor)
+    if args.text:
+        window.token_pane.set_text(args.text)
+    elif not args.path and not args.screenshot and not recent_models(settings):
+        window.token_pane.set_text(FIRST_RUN_TEXT)  # first run: something to click at once
+    if args.select:
+        if state.model is not None:
+            state.select_ref(args.select)
+        else:  # the model is still opening
+            def select_once(_model) -> None:
+                state.modelChanged.disconnect(select_once)
+                state.select_ref(args.select)
+
+            state.modelChanged.connect(select_once)
     if args.screenshot:
-        app.processEvents()
-        label.grab().save(args.screenshot)
-        return 0
+        return _screenshot(app, window, args.screenshot)
+    window.show()
     return app.exec()
+
+
+def _screenshot(app, window, out: str) -> int:
+    from PySide6.QtCore import QElapsedTimer  # noqa: PLC0415
+
+    window.resize(*SCREENSHOT_SIZE)
+    window.show()
+    clock = QElapsedTimer()
+    clock.start()
+    quiet = 0
+    while quiet < 3 and clock.elapsed() < SCREENSHOT_TIMEOUT_MS:
+        app.processEvents()
+        if window.pending:
+            quiet = 0
+            window.jobs.lane("lookup").wait(50)
+            app.processEvents()
+            if window.pending:
+                from PySide6.QtCore import QThread  # noqa: PLC0415
+
+                QThread.msleep(10)
+        else:
+            quiet += 1
+            app.processEvents()
+    app.processEvents()
+    image = window.grab()
+    ok = image.save(out)
+    window.close()
+    if not ok:
+        return fail(f"{out}: cannot write the PNG")
+    return 0

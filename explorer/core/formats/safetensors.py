@@ -48,6 +48,12 @@ def _size(n: int) -> str:
     return str(n)
 
 
+def _short(value: object, limit: int = 60) -> str:
+    """repr for an error message, cut short: a hostile header must not flood the terminal."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 @dataclass(frozen=True)
 class TensorInfo:
     name: str
@@ -80,20 +86,26 @@ class SafetensorsFile:
             with open(self.path, "rb") as f:
                 head = f.read(8)
                 if len(head) < 8:
-                    raise self._fail(f"file is {file_size} bytes, too short for a safetensors header")
+                    raise self._fail(
+                        f"file is {file_size} bytes, too short for a safetensors header"
+                    )
                 (n,) = struct.unpack("<Q", head)
                 if n > file_size - 8:
                     raise self._fail(
-                        f"header length {n} exceeds file size {_size(file_size)} (truncated or not safetensors)"
+                        f"header length {n} exceeds file size {_size(file_size)} "
+                        "(truncated or not safetensors)"
                     )
                 if n > MAX_HEADER_BYTES:
-                    raise self._fail(f"header length {_size(n)} exceeds the {_size(MAX_HEADER_BYTES)} cap")
+                    raise self._fail(
+                        f"header length {_size(n)} exceeds the {_size(MAX_HEADER_BYTES)} cap"
+                    )
                 raw = f.read(n)
         except OSError as e:
             raise ModelFormatError(f"{self.path}: cannot read ({e.strerror or e})") from None
         try:
             header = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:
+            # ValueError covers JSONDecodeError and integers too long to convert
             raise self._fail(f"header is not valid JSON ({e})") from None
         if not isinstance(header, dict):
             raise self._fail("header is not a JSON object")
@@ -112,37 +124,44 @@ class SafetensorsFile:
         spans.sort()
         for (_, end_a, name_a), (begin_b, _, name_b) in zip(spans, spans[1:], strict=False):
             if begin_b < end_a:
-                raise self._fail(f"tensors {name_a!r} and {name_b!r} overlap")
+                raise self._fail(f"tensors {_short(name_a)} and {_short(name_b)} overlap")
 
     def _tensor_info(self, name: str, entry: object, data_start: int, data_len: int) -> TensorInfo:
+        what = f"tensor {_short(name)}"
         if not isinstance(entry, dict):
-            raise self._fail(f"tensor {name!r}: header entry is not an object")
+            raise self._fail(f"{what}: header entry is not an object")
         dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-        if dtype not in DTYPES:
-            raise self._fail(f"tensor {name!r}: unknown dtype {dtype!r}")
+        if not isinstance(dtype, str) or dtype not in DTYPES:
+            raise self._fail(f"{what}: unknown dtype {_short(dtype)}")
         if not isinstance(shape, list) or not all(
-            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape
+            isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**63 for s in shape
         ):
-            raise self._fail(f"tensor {name!r}: shape {shape!r} is not a list of non-negative integers")
+            raise self._fail(
+                f"{what}: shape {_short(shape)} is not a list of non-negative integers"
+            )
         if (
             not isinstance(offsets, list)
             or len(offsets) != 2
-            or not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets)
+            or not all(
+                isinstance(o, int) and not isinstance(o, bool) and 0 <= o < 2**63 for o in offsets
+            )
             or offsets[0] > offsets[1]
         ):
-            raise self._fail(f"tensor {name!r}: data_offsets {offsets!r} are not [begin, end]")
+            raise self._fail(f"{what}: data_offsets {_short(offsets)} are not [begin, end]")
         if offsets[1] > data_len:
             raise self._fail(
-                f"tensor {name!r}: data ends at byte {offsets[1]} but the data section is only "
+                f"{what}: data ends at byte {offsets[1]} but the data section is only "
                 f"{data_len} bytes (file truncated?)"
             )
         expected = math.prod(shape) * DTYPES[dtype].itemsize
         if expected != offsets[1] - offsets[0]:
             raise self._fail(
-                f"tensor {name!r}: shape {shape} × {dtype} needs {expected} bytes "
+                f"{what}: shape {_short(shape)} × {dtype} needs {_short(expected)} bytes "
                 f"but data_offsets span {offsets[1] - offsets[0]}"
             )
-        return TensorInfo(name, dtype, tuple(shape), data_start + offsets[0], data_start + offsets[1])
+        return TensorInfo(
+            name, dtype, tuple(shape), data_start + offsets[0], data_start + offsets[1]
+        )
 
     def array(self, name: str) -> np.ndarray:
         """The tensor as a read-only memory map in its stored dtype (nothing is read yet)."""
@@ -152,7 +171,9 @@ class SafetensorsFile:
             if info.nbytes == 0:
                 arr = np.zeros(info.shape, dtype=dtype)
             else:
-                arr = np.memmap(self.path, mode="r", dtype=dtype, offset=info.begin, shape=info.shape)
+                arr = np.memmap(
+                    self.path, mode="r", dtype=dtype, offset=info.begin, shape=info.shape
+                )
             self._maps[name] = arr
         return self._maps[name]
 
@@ -168,14 +189,18 @@ class SafetensorsFile:
 
 
 def dtype_name(dtype: np.dtype) -> str:
+    dtype = np.dtype(dtype)
+    if dtype.byteorder == ">":
+        dtype = dtype.newbyteorder("<")
     for name, dt in DTYPES.items():
-        if dt == np.dtype(dtype):
+        if dt == dtype:
             return name
     raise ValueError(f"no safetensors dtype for numpy {dtype}")
 
 
-def write_safetensors(path: str | Path, tensors: dict[str, np.ndarray],
-                      metadata: dict[str, str] | None = None) -> None:
+def write_safetensors(
+    path: str | Path, tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None
+) -> None:
     """Write arrays (any dtype in DTYPES, including ml_dtypes bf16/f8) as a .safetensors file."""
     header: dict[str, object] = {}
     if metadata:
@@ -183,8 +208,11 @@ def write_safetensors(path: str | Path, tensors: dict[str, np.ndarray],
     offset = 0
     for name, arr in tensors.items():
         nbytes = arr.size * arr.dtype.itemsize
-        header[name] = {"dtype": dtype_name(arr.dtype), "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + nbytes]}
+        header[name] = {
+            "dtype": dtype_name(arr.dtype),
+            "shape": list(arr.shape),
+            "data_offsets": [offset, offset + nbytes],
+        }
         offset += nbytes
     raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
     raw += b" " * (-len(raw) % 8)  # align the data section as the reference writer does
@@ -192,5 +220,6 @@ def write_safetensors(path: str | Path, tensors: dict[str, np.ndarray],
         f.write(struct.pack("<Q", len(raw)))
         f.write(raw)
         for arr in tensors.values():
-            f.write(np.ascontiguousarray(arr).newbyteorder("<").tobytes()
-                    if arr.dtype.byteorder == ">" else np.ascontiguousarray(arr).tobytes())
+            if arr.dtype.byteorder == ">":  # safetensors is little-endian
+                arr = arr.astype(arr.dtype.newbyteorder("<"))
+            f.write(np.ascontiguousarray(arr).tobytes())

@@ -1,0 +1,166 @@
+"""GUI responsiveness on a Qwen3.5-9B-shaped embedding (248320 × 4096 BF16, 2.03 GB).
+
+Generates the matrix (written in chunks) plus a WordLevel tokenizer, opens it in the real main
+window (offscreen unless a display is set), then drives it like a user: typing, clicking through
+many random tokens (cold rows, evicted from the page cache, and warm ones), a few multi-row
+overlays and vocabulary searches. A 5 ms timer on the GUI thread records the longest gap between
+its ticks. Prints the figures and deletes the file.
+
+    python bench/gui_latency.py [--rows 248320] [--dim 4096] [--lookups 300] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # ui.helpers: the chunked model writer the tests use
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+
+def drop_page_cache(path: Path) -> bool:
+    """Evict the file's pages so that the next reads come from disk (Linux)."""
+    if not hasattr(os, "posix_fadvise"):
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    return True
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=248320)
+    p.add_argument("--dim", type=int, default=4096)
+    p.add_argument("--lookups", type=int, default=300)
+    p.add_argument("--keep", metavar="DIR", help="write the model here and keep it")
+    args = p.parse_args(argv)
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    from ui.helpers import write_bf16_model  # noqa: PLC0415
+
+    from explorer.app.gapmeter import GapMeter  # noqa: PLC0415
+    from explorer.app.state import AppState  # noqa: PLC0415
+    from explorer.ui.main_window import MainWindow  # noqa: PLC0415
+    from explorer.ui.style import apply_theme  # noqa: PLC0415
+
+    apply_theme(app)
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gui-latency-"))
+    folder = work / "model"
+    try:
+        t0 = time.perf_counter()
+        write_bf16_model(folder, args.rows, args.dim, chunk_rows=8192)
+        size = (folder / "model.safetensors").stat().st_size
+        print(f"matrix: {args.rows} x {args.dim} BF16, {size / 1e9:.2f} GB, "
+              f"written in {time.perf_counter() - t0:.1f} s")
+        drop_page_cache(folder / "model.safetensors")
+
+        def wait(cond, timeout: float = 120.0) -> None:
+            end = time.monotonic() + timeout
+            while not cond():
+                if time.monotonic() > end:
+                    raise TimeoutError("the window did not finish in time")
+                app.processEvents()
+                time.sleep(0.001)
+
+        window = MainWindow(AppState(), persist=False)
+        window.resize(1280, 800)
+        window.show()
+        meter = GapMeter(5)
+        meter.start()
+        phases: dict[str, float] = {}
+
+        def phase(name: str) -> None:
+            phases[name] = meter.max_gap_ms
+            meter.max_gap_ms = 0.0
+
+        t0 = time.perf_counter()
+        window.open_path(str(folder))
+        wait(lambda: window.state.model is not None)
+        opened = time.perf_counter() - t0
+        wait(lambda: not window.pending)
+        ready = time.perf_counter() - t0
+        phase("open (tokenizer, labels, colour range, vocabulary index)")
+
+        window.token_pane.editor.setFocus()
+        for word in ("w1 ", "w20 ", "w300 ", "w4000 ", "w50000 ", "w248000"):
+            for ch in word:
+                window.token_pane.editor.insertPlainText(ch)
+                app.processEvents()
+        wait(lambda: len(window.state.tokens) == 6 and not window.pending)
+        phase("typing")
+
+        rng = np.random.default_rng(7)
+        ids = rng.choice(args.rows, size=args.lookups, replace=False).tolist()
+        latencies: dict[str, list[float]] = {"cold": [], "warm": []}
+        for kind, batch in (("cold", ids), ("warm", ids)):
+            if kind == "cold":
+                drop_page_cache(folder / "model.safetensors")
+            for n, token_id in enumerate(batch):
+                t = time.perf_counter()
+                window.state.select([token_id], add=(n % 25 == 24))
+                want = window.state.selection
+                wait(lambda want=want: [r.id for r in window.viewer.rows] == want)
+                latencies[kind].append((time.perf_counter() - t) * 1000)
+            phase(f"{kind} lookups")
+
+        window.focus_search()
+        search_ms = []
+        for query in ("w12", "w2483", "w99", "#123456"):
+            window.search.clear()
+            t = time.perf_counter()
+            for ch in query:
+                window.search.insert(ch)
+                window.search.textEdited.emit(window.search.text())
+            search_ms.append((time.perf_counter() - t) * 1000 / len(query))
+            app.processEvents()
+        window.search.clear()
+        window.search.insert("w31337")
+        window.search.textEdited.emit(window.search.text())
+        from PySide6.QtTest import QTest  # noqa: PLC0415
+
+        QTest.keyClick(window.search, Qt.Key.Key_Return)
+        wait(lambda: [r.id for r in window.viewer.rows] == [31340])
+        phase("vocabulary search")
+        meter.stop()
+        window.close()
+
+        print(f"open: model usable after {opened * 1000:.0f} ms, all background work done after "
+              f"{ready * 1000:.0f} ms")
+        for kind, vals in latencies.items():
+            print(f"{kind:>4} lookups ({len(vals)}): click → values shown median "
+                  f"{statistics.median(vals):.1f} ms, p95 {pct(vals, 95):.1f} ms, "
+                  f"max {max(vals):.1f} ms")
+        print(f"search completion per keystroke: {statistics.mean(search_ms):.2f} ms "
+              f"over {args.rows} tokens")
+        print("longest GUI-thread gap (5 ms timer):")
+        for name, gap in phases.items():
+            print(f"  {name:<58} {gap:6.1f} ms")
+        print(f"  {'overall':<58} {max(phases.values()):6.1f} ms")
+        print(f"machine: {os.cpu_count()} cores, load average "
+              f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

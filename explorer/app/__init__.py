@@ -1,0 +1,1 @@
+"""Application state and background job lanes (QtCore only, no widgets)."""

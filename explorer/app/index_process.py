@@ -1,0 +1,102 @@
+"""Build the fast neighbour index in a child process, so that the window never waits for it.
+
+Building runs LAPACK routines (`numpy.linalg.qr`) that hold the GIL for seconds on a
+248k-row matrix; in a worker *thread* that freezes the GUI thread just as surely as running it
+there. A child process writes the index to the cache folder, reporting progress on stdout; the
+app then loads the cached index (a memory map, instant). Cancelling kills the child.
+
+    python -m explorer.app.index_process MODEL_PATH TENSOR CACHE_DIR
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from explorer.core.errors import Cancelled, ExplorerError
+from explorer.core.neighbors import NeighborSearcher
+
+PROGRESS_TEXT = "Building the fast neighbour index"
+
+
+def child_command(searcher: NeighborSearcher) -> list[str]:
+    model = searcher.model
+    return [sys.executable, "-m", "explorer.app.index_process", str(model.path), model.tensor,
+            str(searcher.cache_dir)]
+
+
+def build_in_child(searcher: NeighborSearcher, cancelled) -> Iterator[tuple[str, float]]:
+    """Yield progress while a child process builds the index; then load it into `searcher`.
+    `cancelled()` is polled; a cancelled build kills the child and raises Cancelled."""
+    if searcher.load_cached_fast_index():
+        return
+    if getattr(sys, "frozen", False):  # a frozen app cannot run `-m`: build in this process
+        for fraction in searcher.build_fast_index(cancel=cancelled):
+            yield PROGRESS_TEXT, fraction
+        return
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(child_command(searcher), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        while True:
+            if cancelled():
+                raise Cancelled("index build cancelled")
+            try:
+                line = lines.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            if line.startswith("progress "):
+                yield PROGRESS_TEXT, float(line.split()[1])
+        code = proc.wait()
+        err = proc.stderr.read() if proc.stderr is not None else ""
+        if code != 0:
+            last = err.strip().splitlines()[-1] if err.strip() else f"exit code {code}"
+            raise ExplorerError(f"could not build the fast neighbour index: {last}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        reader.join(timeout=5)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    if not searcher.load_cached_fast_index():
+        raise ExplorerError("the fast neighbour index was built but cannot be read back")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from explorer.core.model import open_model  # noqa: PLC0415
+
+    path, tensor, cache_dir = (argv if argv is not None else sys.argv[1:])[:3]
+    if hasattr(os, "nice"):
+        os.nice(10)  # background work: the window's own thread comes first
+    try:
+        model = open_model(path, tensor=tensor, tokenizer=False)
+        searcher = NeighborSearcher(model, cache_dir=Path(cache_dir))
+        for fraction in searcher.build_fast_index():
+            print(f"progress {float(fraction):.4f}", flush=True)
+    except ExplorerError as e:
+        sys.stderr.write(f"{e}\n")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""Neighbours of the selection, searched on the "neighbors" lane; the fast index on "index".
+
+One NeighborSearcher per open model. When a model opens, its fast index is loaded from the
+cache or built in the background (progress in the status bar); until it is ready, exact search
+serves. Every selection change starts a new search (the previous one is cancelled).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from explorer.app.index_process import build_in_child
+from explorer.app.jobs import cancel_flag
+from explorer.app.state import AppState
+from explorer.core.model import EmbeddingModel
+from explorer.core.neighbors import NeighborResult, NeighborSearcher, query_for_ids
+
+DEFAULT_K = 50
+
+
+@dataclass(frozen=True)
+class Neighbors:
+    """The answer for one selection."""
+
+    ids: tuple[int, ...]  # the selection the query was built from
+    description: str
+    result: NeighborResult
+    model: EmbeddingModel
+
+
+def search_neighbors(searcher: NeighborSearcher, ids: tuple[int, ...], k: int,
+                     metric: str) -> Neighbors:
+    """Worker thread: mean of the selected rows → top-k (fast index if ready, else exact)."""
+    query = query_for_ids(searcher.model, ids)
+    result = searcher.search(query, k=k, metric=metric, cancel=cancel_flag().is_set)
+    return Neighbors(ids, query.description, result, searcher.model)
+
+
+def build_index(searcher: NeighborSearcher):
+    """Worker thread: load the cached fast index, or build it in a child process (progress)."""
+    yield from build_in_child(searcher, cancel_flag().is_set)
+    return searcher.fast_ready
+
+
+def load_index(searcher: NeighborSearcher) -> bool:
+    """Worker thread: use a cached fast index if there is one, never build."""
+    return searcher.load_cached_fast_index()
+
+
+class NeighborJobs(QObject):
+    resultsReady = Signal(object)  # Neighbors
+    cleared = Signal(str)  # no selection (or no model): a hint to show instead
+    fastReadyChanged = Signal(bool)
+
+    def __init__(self, state: AppState, k: int = DEFAULT_K, metric: str = "cosine",
+                 cache_dir: Path | None = None, auto_index: bool = True,
+                 parent: QObject | None = None):
+        """`auto_index=False`: never build the fast index (only load a cached one)."""
+        super().__init__(parent)
+        self.auto_index = auto_index
+        self.state = state
+        self.k = k
+        self.metric = metric
+        self.cache_dir = cache_dir
+        self.searcher: NeighborSearcher | None = None
+        self.latest: Neighbors | None = None
+        state.modelChanged.connect(self._model_changed)
+        state.selectionChanged.connect(lambda _ids: self.refresh())
+        if state.model is not None:
+            self._model_changed(state.model)
+
+    @property
+    def fast_ready(self) -> bool:
+        return self.searcher is not None and self.searcher.fast_ready
+
+    def set_options(self, k: int | None = None, metric: str | None = None) -> None:
+        self.k = k if k is not None else self.k
+        self.metric = metric if metric is not None else self.metric
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Search again for the current selection."""
+        lane = self.state.jobs.lane("neighbors")
+        ids = tuple(self.state.selection)
+        if self.searcher is None or not ids:
+            lane.cancel()
+            self.latest = None
+            self.cleared.emit("Select a token to see its nearest neighbours")
+            return
+        label = "Searching neighbours" + ("" if self.fast_ready else " (exact)")
+        lane.submit(search_neighbors, self.searcher, ids, self.k, self.metric, label=label,
+                    on_result=self._found)
+
+    def _model_changed(self, model: EmbeddingModel) -> None:
+        self.searcher = NeighborSearcher(model, cache_dir=self.cache_dir)
+        self.fastReadyChanged.emit(False)
+        self.state.jobs.lane("index").submit(
+            build_index if self.auto_index else load_index, self.searcher,
+            label="Fast neighbour index", on_result=self._index_done)
+        self.refresh()
+
+    def _index_done(self, ready: bool) -> None:
+        self.fastReadyChanged.emit(bool(ready))
+        if ready:
+            self.state.statusMessage.emit("Fast neighbour search is ready")
+
+    def _found(self, found: Neighbors) -> None:
+        if found.model is not self.state.model:
+            return
+        self.latest = found
+        self.resultsReady.emit(found)

@@ -1,0 +1,205 @@
+"""The application state every pane follows: model, text + tokens, selected token ids.
+
+How another pane plugs in (see also explorer/app/jobs.py)::
+
+    class MapPane(QWidget):
+        def __init__(self, state: AppState):
+            state.modelChanged.connect(self._on_model)          # EmbeddingModel (never None)
+            state.selectionChanged.connect(self._on_selection)  # list[int], may be empty
+            state.tokensChanged.connect(self._on_tokens)        # list[Token] of the typed text
+        def _on_point_clicked(self, token_id: int):
+            self.state.select([token_id])                       # or add=True for Ctrl-click
+        def _recompute(self):
+            self.state.jobs.lane("projection").submit(
+                project, self.state.model, ids, label="Projecting…", on_result=self._show)
+
+* Views never change each other; they call AppState methods, and AppState emits signals that
+  every view (including the caller) follows. Read ``state.model``, ``state.selection``,
+  ``state.tokens``, ``state.levels`` at any time on the GUI thread.
+* ``state.model`` is an EmbeddingModel (see explorer/core/model.py) or None before the first open.
+  Its memmap may be read from worker threads; labels (``model.label``) are precomputed on open.
+* ``statusMessage(str)`` shows a transient line in the status bar; ``errorOccurred(str)`` is for
+  failures the user must see (the window shows a dialog).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal
+
+from explorer.app.jobs import Jobs
+from explorer.core.errors import ExplorerError, TokenError
+from explorer.core.model import EmbeddingModel, open_model
+from explorer.core.tokens import Token, parse_token_ref
+
+LEVEL_SAMPLE = 2048  # rows sampled to fix the heatmap colour range of a model…
+LEVEL_VALUES = 1 << 20  # …but at most this many values (numpy's quantile holds the GIL)
+LEVEL_QUANTILE = 0.999
+
+
+def load_model(path: str | Path, tensor: str | None = None) -> EmbeddingModel:
+    """Open a model and do the per-vocabulary work up front (worker thread)."""
+    model = open_model(path, tensor=tensor)
+    if model.tokenizer is not None:
+        model.tokenizer.labels  # noqa: B018 - cached_property: built here, not on the GUI thread
+        model.tokenizer._bytes_index  # noqa: B018 - same, used by find()
+    return model
+
+
+def shared_level(model: EmbeddingModel, sample: int = LEVEL_SAMPLE, seed: int = 0) -> float:
+    """One colour limit for every row of a model: a high quantile of |value| over sampled rows."""
+    n = min(sample, model.rows, max(16, LEVEL_VALUES // max(model.dim, 1)))
+    if n == 0:
+        return 1.0
+    ids = np.sort(np.random.default_rng(seed).choice(model.rows, size=n, replace=False))
+    values = np.abs(model.vectors(ids).astype(np.float32, copy=False))
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return 1.0
+    limit = float(np.quantile(values, LEVEL_QUANTILE))
+    return limit if limit > 0 else float(values.max() or 1.0)
+
+
+def tokenize(model: EmbeddingModel, text: str, special: bool) -> list[Token]:
+    """Tokens of `text` (worker thread); empty text or a model without tokenizer gives []."""
+    if not text or model.tokenizer is None:
+        return []
+    return model.tokenizer.encode(text, special=special)
+
+
+class AppState(QObject):
+    modelChanged = Signal(object)  # EmbeddingModel
+    modelLoading = Signal(str)  # path being opened
+    modelFailed = Signal(str)  # message; the previous model stays open
+    selectionChanged = Signal(object)  # list[int]
+    textChanged = Signal(str)
+    tokensChanged = Signal(object)  # list[Token]
+    specialChanged = Signal(bool)
+    levelsChanged = Signal(float)  # shared heatmap limit of the current model
+    statusMessage = Signal(str)
+    errorOccurred = Signal(str)
+
+    def __init__(self, jobs: Jobs | None = None, parent: QObject | None = None):
+        super().__init__(parent)
+        self.jobs = jobs if jobs is not None else Jobs(self)
+        self.model: EmbeddingModel | None = None
+        self.selection: list[int] = []
+        self.text = ""
+        self.tokens: list[Token] = []
+        self.special = False
+        self.levels: float | None = None
+        self.loading: str | None = None  # path being opened, if any
+
+    # -- model ---------------------------------------------------------------------------------
+    def open(self, path: str | Path, tensor: str | None = None) -> None:
+        """Open a model on the "model" lane; on failure the current model stays."""
+        shown = str(path)
+        self.loading = shown
+        self.modelLoading.emit(shown)
+        self.jobs.lane("model").submit(
+            load_model, path, tensor, label=f"Opening {Path(shown).name}…",
+            on_result=self._model_opened, on_error=self._model_failed,
+        )
+
+    def set_model(self, model: EmbeddingModel) -> None:
+        """Make an already open model current (the open job ends here)."""
+        for name in ("lookup", "neighbors", "index", "projection", "tokenize"):
+            self.jobs.lane(name).cancel()
+        self.model = model
+        self.levels = None
+        self.selection = []
+        self.tokens = []
+        self.modelChanged.emit(model)
+        self.selectionChanged.emit([])
+        self.statusMessage.emit(
+            f"Opened {model.path.name}: {model.rows:,} × {model.dim} {model.dtype}")
+        self.jobs.lane("levels").submit(shared_level, model, label="Colour range",
+                                        on_result=self._levels_ready)
+        self._retokenize()
+
+    def _model_opened(self, model: EmbeddingModel) -> None:
+        self.loading = None
+        self.set_model(model)
+
+    def _model_failed(self, message: str) -> None:
+        self.loading = None
+        self.modelFailed.emit(message)
+        self.errorOccurred.emit(f"Could not open the model. {message}")
+
+    def _levels_ready(self, limit: float) -> None:
+        self.levels = limit
+        self.levelsChanged.emit(limit)
+
+    # -- text ----------------------------------------------------------------------------------
+    def set_text(self, text: str) -> None:
+        if text == self.text:
+            return
+        self.text = text
+        self.textChanged.emit(text)
+        self._retokenize()
+
+    def set_special(self, on: bool) -> None:
+        if on == self.special:
+            return
+        self.special = on
+        self.specialChanged.emit(on)
+        self._retokenize()
+
+    def _retokenize(self) -> None:
+        if self.model is None:
+            return
+        if not self.text or self.model.tokenizer is None:
+            self.jobs.lane("tokenize").cancel()
+            self._tokens_ready([])
+            if self.text and self.model.tokenizer is None:
+                self.statusMessage.emit("This model has no tokenizer.json: pick rows by id (#123)")
+            return
+        self.jobs.lane("tokenize").submit(
+            tokenize, self.model, self.text, self.special,
+            label="Tokenizing", on_result=self._tokens_ready,
+        )
+
+    def _tokens_ready(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.tokensChanged.emit(tokens)
+
+    # -- selection -----------------------------------------------------------------------------
+    def select(self, ids: Iterable[int], add: bool = False) -> None:
+        """Select token ids (add=True appends, or removes an id already selected)."""
+        if self.model is None:
+            return
+        new = [int(i) for i in ids]
+        for i in new:
+            try:
+                self.model.check_id(i)
+            except ExplorerError as e:
+                self.statusMessage.emit(str(e))
+                return
+        if add:
+            sel = list(self.selection)
+            for i in new:
+                if i in sel:
+                    sel.remove(i)
+                else:
+                    sel.append(i)
+        else:
+            sel = list(dict.fromkeys(new))
+        if sel == self.selection:
+            return
+        self.selection = sel
+        self.selectionChanged.emit(list(sel))
+
+    def select_ref(self, ref: str, add: bool = False) -> bool:
+        """Select a token given as text or '#id'; a bad reference becomes a status message."""
+        if self.model is None:
+            return False
+        try:
+            token_id = self.model.check_id(parse_token_ref(ref.strip(), self.model.tokenizer))
+        except (TokenError, ExplorerError) as e:
+            self.statusMessage.emit(str(e))
+            return False
+        self.select([token_id], add=add)
+        return True

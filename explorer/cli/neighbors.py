@@ -1,0 +1,76 @@
+"""`neighbors`: the nearest rows to a token, phrase, vector expression or id."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from explorer.cli.common import add_model_options, load_model, print_json
+from explorer.core.neighbors import (
+    METRICS,
+    NeighborSearcher,
+    query_for_expression,
+    query_for_ids,
+    query_for_text,
+)
+from explorer.core.tokens import parse_token_ref
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "neighbors", help="nearest tokens to a token, phrase or vector expression",
+        description="Top-k nearest rows of the embedding matrix. Uses exact search unless a fast "
+                    "index for this file is already cached (the GUI builds one).")
+    add_model_options(p)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--id", type=int, metavar="N", help="token id (row number)")
+    which.add_argument("--token", metavar="TEXT", help="a single token's text, or #id")
+    which.add_argument("--text", metavar="PHRASE", help="a phrase: the mean of its tokens' rows")
+    which.add_argument("--expr", metavar="EXPR",
+                       help="vector expression, e.g. 'king - man + woman' (terms: token text, "
+                            "#id, or a quoted phrase)")
+    p.add_argument("-k", type=int, default=10, metavar="K", help="how many neighbours (default 10)")
+    p.add_argument("--metric", choices=METRICS, default="cosine", help="default: cosine")
+    p.add_argument("--exact", action="store_true", help="always scan the whole matrix")
+    p.add_argument("--include-query", action="store_true", help="keep the query's own tokens")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    model = load_model(args)
+    if args.id is not None:
+        query = query_for_ids(model, [args.id])
+    elif args.token is not None:
+        query = query_for_ids(model, [parse_token_ref(args.token, model.tokenizer)])
+    elif args.text is not None:
+        query = query_for_text(model, args.text)
+    else:
+        query = query_for_expression(model, args.expr)
+    searcher = NeighborSearcher(model)
+    if not args.exact:
+        searcher.load_cached_fast_index()  # never build one for a single query
+    result = searcher.search(query, k=args.k, metric=args.metric, include_query=args.include_query,
+                             exact=True if args.exact else None)
+    tok = model.tokenizer
+    rows = []
+    for token_id, score in zip(result.ids.tolist(), result.scores.tolist(), strict=True):
+        piece = tok.piece(token_id) if tok is not None else None
+        row = {"id": token_id, "piece": piece, "text": model.label(token_id), "score": score}
+        if model.is_unused(token_id):
+            row["unused"] = True
+        rows.append(row)
+    if result.skipped:
+        sys.stderr.write(f"note: {result.skipped} rows that are all zeros or hold NaN/inf were "
+                         "left out\n")
+    if args.json:
+        print_json(rows)
+        return 0
+    kind = "exact" if result.exact else "fast index"
+    score_name = {"cosine": "cosine", "dot": "dot", "l2": "distance"}[args.metric]
+    print(f"neighbours of {query.description}  ({args.metric}, {kind})")
+    width = max([len(r["text"]) for r in rows] + [5])
+    print(f"{'rank':>4}  {'token':<{width}}  {'id':>8}  {score_name:>9}")
+    for rank, r in enumerate(rows, 1):
+        mark = "  (unused)" if r.get("unused") else ""
+        print(f"{rank:>4}  {r['text']:<{width}}  {r['id']:>8}  {r['score']:>9.4f}{mark}")
+    return 0

@@ -1,0 +1,171 @@
+"""`project`: a 2-D map of a neighbourhood as a finished figure (PNG/SVG) or coordinates (CSV/JSON).
+
+SVG, CSV and JSON are written by the Qt-free core. PNG rasterises the same SVG with QtSvg
+(QtGui only, offscreen): no Qt-free raster text renderer is among the dependencies, and a
+figure without real text rendering would not be legible at slide size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from explorer.cli.common import add_model_options, load_model
+from explorer.core import figure, neighbourhood, projection
+from explorer.core.errors import ExplorerError
+from explorer.core.tokens import parse_token_ref
+
+FORMATS = (".png", ".svg", ".csv", ".json")
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "project", help="map a neighbourhood to 2-D (UMAP or PCA): figure or coordinates"
+    )
+    add_model_options(p, json_flag=False)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--around", metavar="TOKEN", help="a token (text or #id) and its nearest tokens"
+    )
+    which.add_argument(
+        "--text", metavar="PHRASE", help="the tokens of a phrase and their nearest tokens"
+    )
+    which.add_argument(
+        "--ids", metavar="LIST", help="comma-separated ids or tokens, e.g. 1,2,cat,#5"
+    )
+    which.add_argument(
+        "--sample", type=int, metavar="N", help="a random sample of N tokens (≤ 50,000)"
+    )
+    p.add_argument(
+        "-n",
+        type=int,
+        default=neighbourhood.DEFAULT_N,
+        help=f"points for --around/--text (default {neighbourhood.DEFAULT_N}, "
+        f"up to {neighbourhood.MAX_AROUND:,})",
+    )
+    p.add_argument(
+        "--method", choices=projection.METHODS, default="umap", help="layout (default umap)"
+    )
+    defaults = projection.ProjectionParams()
+    p.add_argument(
+        "--seed", type=int, default=defaults.seed, help=f"random seed (default {defaults.seed})"
+    )
+    p.add_argument(
+        "--n-neighbors",
+        type=int,
+        default=defaults.n_neighbors,
+        help=f"UMAP neighbours (default {defaults.n_neighbors})",
+    )
+    p.add_argument(
+        "--min-dist",
+        type=float,
+        default=defaults.min_dist,
+        help=f"UMAP min_dist (default {defaults.min_dist})",
+    )
+    p.add_argument("--n-epochs", type=int, help="UMAP epochs (default: umap-learn's)")
+    p.add_argument("--title", help="figure title (default: describes the selection)")
+    p.add_argument(
+        "--size",
+        default="1920x1080",
+        metavar="WxH",
+        help="figure size in pixels (default 1920x1080)",
+    )
+    p.add_argument("--out", required=True, metavar="FILE", help="output: .png, .svg, .csv or .json")
+    p.set_defaults(func=run)
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ExplorerError(f"--size {text!r}: expected WIDTHxHEIGHT, e.g. 1920x1080") from None
+    if not (320 <= w <= 8000 and 240 <= h <= 8000):
+        raise ExplorerError(f"--size {text}: each side must be 320–8000 pixels")
+    return w, h
+
+
+def select(model, args: argparse.Namespace) -> neighbourhood.Neighbourhood:
+    if args.around is not None:
+        token_id = model.check_id(parse_token_ref(args.around, model.tokenizer))
+        return neighbourhood.around(model, token_id, args.n)
+    if args.text is not None:
+        return neighbourhood.around_text(model, args.text, args.n)
+    if args.ids is not None:
+        return neighbourhood.from_list(model, args.ids)
+    return neighbourhood.sample(model, args.sample, seed=args.seed)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    suffix = out.suffix.lower()
+    if suffix not in FORMATS:
+        raise ExplorerError(f"{out.name}: unknown output type; use one of {', '.join(FORMATS)}")
+    size = _size(args.size)
+    params = projection.ProjectionParams(
+        method=args.method,
+        n_neighbors=args.n_neighbors,
+        min_dist=args.min_dist,
+        seed=args.seed,
+        n_epochs=args.n_epochs,
+    )
+    model = load_model(args)
+    nb = select(model, args)
+    coords = projection.run(projection.project(model.vectors(nb.ids), params))
+    method = "PCA" if args.method == "pca" or len(nb) < 8 else "UMAP"
+    details = (
+        f"cosine, n_neighbors={params.n_neighbors}, min_dist={params.min_dist:g}, "
+        f"seed {params.seed}"
+        if method == "UMAP"
+        else "of unit-length rows"
+    )
+    subtitle = (
+        f"{model.path.name} · {model.tensor} {model.rows:,} × {model.dim} {model.dtype} · "
+        f"{method} ({details})"
+    )
+    if suffix == ".csv":
+        out.write_text(figure.coordinates_csv(nb.ids, nb.labels, coords), encoding="utf-8")
+        return 0
+    if suffix == ".json":
+        out.write_text(
+            figure.coordinates_json(
+                nb.ids,
+                nb.labels,
+                coords,
+                title=nb.title,
+                model=str(model.path),
+                method=method.lower(),
+                n_neighbors=params.n_neighbors,
+                min_dist=params.min_dist,
+                seed=params.seed,
+                query_ids=list(nb.query_ids),
+            ),
+            encoding="utf-8",
+        )
+        return 0
+    position = {int(i): k for k, i in enumerate(nb.ids)}
+    highlight = [position[i] for i in nb.query_ids if i in position]
+    query = (
+        f"“{model.label(nb.query_ids[0])}”" if len(nb.query_ids) == 1 else "the nearest query token"
+    )
+    svg = figure.map_svg(
+        coords,
+        nb.labels,
+        title=args.title or nb.title.capitalize(),
+        subtitle=subtitle,
+        similarity=nb.similarity,
+        highlight=highlight,
+        colour_label=f"cosine to {query}",
+        width=size[0],
+        height=size[1],
+    )
+    if suffix == ".svg":
+        out.write_text(svg, encoding="utf-8")
+        return 0
+    from explorer.ui.map_export import svg_to_png  # noqa: PLC0415 - Qt only for PNG output
+
+    svg_to_png(svg, out)
+    if not out.is_file():  # pragma: no cover - svg_to_png raises first
+        sys.stderr.write(f"{out}: not written\n")
+        return 1
+    return 0

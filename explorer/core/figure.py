@@ -1,0 +1,335 @@
+"""A finished map figure as SVG text, without Qt: title, points, non-overlapping labels, colour bar.
+
+The CLI writes this SVG as is, and rasterises the same SVG for PNG output (QtSvg, offscreen), so
+both files show the same figure. The label placement and the colour maps are shared with the
+interactive map (explorer/ui/map_view.py).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from xml.sax.saxutils import escape
+
+import numpy as np
+
+FONT = "DejaVu Sans, Verdana, sans-serif"
+
+# matplotlib's viridis at 9 stops: perceptually even and readable in grey
+_VIRIDIS = np.array(
+    [
+        (68, 1, 84),
+        (71, 44, 122),
+        (59, 81, 139),
+        (44, 113, 142),
+        (33, 144, 141),
+        (39, 173, 129),
+        (92, 200, 99),
+        (170, 220, 50),
+        (253, 231, 37),
+    ],
+    dtype=np.float64,
+)
+# Tableau 10: distinct categorical colours for clusters
+CATEGORICAL = [
+    (78, 121, 167),
+    (242, 142, 43),
+    (225, 87, 89),
+    (118, 183, 178),
+    (89, 161, 79),
+    (237, 201, 72),
+    (176, 122, 161),
+    (255, 157, 167),
+    (156, 117, 95),
+    (186, 176, 172),
+]
+HIGHLIGHT = (214, 39, 40)
+DEFAULT_POINT = (70, 110, 160)
+
+
+def viridis(t: np.ndarray) -> np.ndarray:
+    """Values in 0..1 → RGB uint8 [n, 3]; NaN becomes grey."""
+    t = np.asarray(t, dtype=np.float64)
+    pos = np.clip(np.nan_to_num(t, nan=0.0), 0, 1) * (len(_VIRIDIS) - 1)
+    lo = np.floor(pos).astype(int).clip(0, len(_VIRIDIS) - 2)
+    frac = (pos - lo)[..., None]
+    rgb = _VIRIDIS[lo] * (1 - frac) + _VIRIDIS[lo + 1] * frac
+    rgb[np.isnan(t)] = (160, 160, 160)
+    return rgb.round().astype(np.uint8)
+
+
+def char_em(ch: str) -> float:
+    """Advance width of a character in em for DejaVu Sans, rounded up (so labels never collide)."""
+    if unicodedata.east_asian_width(ch) in ("W", "F"):
+        return 1.0
+    if ch.islower() or ch in " .,:;'!|()[]-":
+        return 0.62
+    if ch.isupper() or ch.isdigit():
+        return 0.74
+    return 0.86
+
+
+def text_width(text: str, size: float) -> float:
+    return size * sum(char_em(c) for c in text)
+
+
+@dataclass(frozen=True)
+class PlacedLabel:
+    index: int  # which point
+    x: float  # left edge of the text box
+    y: float  # top edge of the text box
+    w: float
+    h: float
+
+
+def place_labels(
+    px: np.ndarray,
+    py: np.ndarray,
+    texts: Sequence[str],
+    order: Sequence[int],
+    width_of: Callable[[str], float],
+    height: float,
+    bounds: tuple[float, float, float, float],
+    max_labels: int = 200,
+    max_tries: int = 4000,
+    gap: float = 2.0,
+) -> list[PlacedLabel]:
+    """Greedy placement: in priority order, put each label beside its point (right, left, above,
+    below) where its box overlaps no label placed before and stays inside `bounds`
+    (x0, y0, x1, y1, in the same pixel units as px/py). Labels that do not fit are left out."""
+    x0, y0, x1, y1 = bounds
+    boxes = np.empty((0, 4))
+    placed: list[PlacedLabel] = []
+    for tries, i in enumerate(order):
+        if len(placed) >= max_labels or tries >= max_tries:
+            break
+        i = int(i)
+        if not (np.isfinite(px[i]) and np.isfinite(py[i])) or not (
+            x0 <= px[i] <= x1 and y0 <= py[i] <= y1
+        ):
+            continue
+        w, h = width_of(texts[i]), height
+        r = 0.35 * h
+        for cx, cy in (
+            (px[i] + r, py[i] - h / 2),
+            (px[i] - r - w, py[i] - h / 2),
+            (px[i] - w / 2, py[i] - r - h),
+            (px[i] - w / 2, py[i] + r),
+        ):
+            if cx < x0 or cy < y0 or cx + w > x1 or cy + h > y1:
+                continue
+            if len(boxes) and np.any(
+                (cx - gap < boxes[:, 2])
+                & (boxes[:, 0] < cx + w + gap)
+                & (cy - gap < boxes[:, 3])
+                & (boxes[:, 1] < cy + h + gap)
+            ):
+                continue
+            boxes = np.vstack([boxes, (cx, cy, cx + w, cy + h)])
+            placed.append(PlacedLabel(i, float(cx), float(cy), float(w), float(h)))
+            break
+    return placed
+
+
+def label_order(n: int, similarity: np.ndarray | None, highlight: Sequence[int]) -> list[int]:
+    """Highlighted points first, then by similarity (best first) or in the given order."""
+    first = [int(i) for i in highlight if 0 <= int(i) < n]
+    if similarity is not None:
+        rest = np.argsort(
+            -np.nan_to_num(np.asarray(similarity, dtype=np.float64), nan=-np.inf), kind="stable"
+        )
+    else:
+        rest = np.arange(n)
+    seen = set(first)
+    return first + [int(i) for i in rest if int(i) not in seen]
+
+
+def _hex(rgb) -> str:
+    r, g, b = (int(c) for c in rgb)
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def similarity_range(
+    similarity: np.ndarray, exclude: set[int] | Sequence[int] = ()
+) -> tuple[float, float]:
+    """Colour range of similarities: the query points themselves (≈ 1) are left out, so that
+    the spread among the other points uses the whole colour map."""
+    sim = np.asarray(similarity, dtype=np.float64).copy()
+    if len(exclude) and len(exclude) < len(sim):
+        sim[list(exclude)] = np.nan
+    sim = sim[np.isfinite(sim)]
+    if sim.size == 0:
+        return 0.0, 1.0
+    lo, hi = float(sim.min()), float(sim.max())
+    return (lo, hi) if hi > lo else (lo - 0.5, hi + 0.5)
+
+
+def _text(
+    x: float,
+    y: float,
+    s: str,
+    size: float,
+    fill: str = "#222222",
+    weight: str = "normal",
+    anchor: str = "start",
+) -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-family="{FONT}" font-size="{size:.1f}" '
+        f'font-weight="{weight}" fill="{fill}" text-anchor="{anchor}">{escape(s)}</text>'
+    )
+
+
+def map_svg(
+    coords: np.ndarray,
+    labels: Sequence[str],
+    *,
+    title: str,
+    subtitle: str = "",
+    similarity: np.ndarray | None = None,
+    highlight: Sequence[int] = (),
+    colour_label: str = "",
+    width: int = 1920,
+    height: int = 1080,
+    label_size: float = 17.0,
+    max_labels: int = 160,
+) -> str:
+    """The whole figure as an SVG document of `width` × `height` pixels.
+
+    `highlight` are point indices (not ids) drawn larger, outlined and always labelled first."""
+    coords = np.asarray(coords, dtype=np.float64).reshape(-1, 2)
+    n = len(coords)
+    title_size, sub_size = 34.0, 20.0
+    left, right = 50.0, (230.0 if similarity is not None else 50.0)
+    top, bottom = 120.0 if subtitle else 90.0, 40.0
+    pw, ph = width - left - right, height - top - bottom
+
+    finite = np.isfinite(coords).all(axis=1)
+    lo = coords[finite].min(axis=0) if finite.any() else np.zeros(2)
+    hi = coords[finite].max(axis=0) if finite.any() else np.ones(2)
+    span = np.where(hi - lo > 0, hi - lo, 1.0)
+    # equal scale on both axes, so the layout is not stretched; a margin for labels at edges
+    scale = min((pw - 40) / span[0], (ph - 30) / span[1])
+    cx = left + pw / 2 + (coords[:, 0] - (lo[0] + hi[0]) / 2) * scale
+    cy = top + ph / 2 - (coords[:, 1] - (lo[1] + hi[1]) / 2) * scale
+
+    radius = 5.0 if n <= 1000 else 3.5 if n <= 5000 else 2.2 if n <= 20000 else 1.4
+    hl = {int(i) for i in highlight if 0 <= int(i) < n}
+    if similarity is not None:
+        s_lo, s_hi = similarity_range(similarity, hl)
+        colours = viridis((np.asarray(similarity, dtype=np.float64) - s_lo) / (s_hi - s_lo))
+    else:
+        colours = np.tile(np.array(DEFAULT_POINT, dtype=np.uint8), (n, 1))
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}">',
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+        _text(left, 58, title, title_size, weight="bold"),
+    ]
+    if subtitle:
+        out.append(_text(left, 92, subtitle, sub_size, fill="#555555"))
+    out.append(
+        f'<rect x="{left:.1f}" y="{top:.1f}" width="{pw:.1f}" height="{ph:.1f}" fill="none" '
+        f'stroke="#dddddd" stroke-width="1"/>'
+    )
+    order = label_order(n, similarity, sorted(hl))
+    placed = place_labels(
+        cx,
+        cy,
+        labels,
+        order,
+        lambda s: text_width(s, label_size) + 8,
+        label_size * 1.3,
+        (left + 2, top + 2, left + pw - 2, top + ph - 2),
+        max_labels,
+    )
+    # the most similar points last, so that they sit on top
+    draw = (
+        np.argsort(np.nan_to_num(similarity, nan=-np.inf))
+        if similarity is not None
+        else np.arange(n)
+    )
+    out.append('<g stroke="none" fill-opacity="0.85">')
+    for i in draw:
+        if finite[i] and int(i) not in hl:
+            out.append(
+                f'<circle cx="{cx[i]:.1f}" cy="{cy[i]:.1f}" r="{radius}" '
+                f'fill="{_hex(colours[i])}"/>'
+            )
+    out.append("</g>")
+    for i in sorted(hl):
+        if finite[i]:
+            out.append(
+                f'<circle cx="{cx[i]:.1f}" cy="{cy[i]:.1f}" r="{radius * 2.2:.1f}" '
+                f'fill="{_hex(HIGHLIGHT)}" stroke="#ffffff" stroke-width="2"/>'
+            )
+    # half-transparent label backgrounds over the points: text stays legible, points show through
+    out.append('<g fill="#ffffff" fill-opacity="0.8">')
+    for p in placed:
+        out.append(
+            f'<rect x="{p.x:.1f}" y="{p.y:.1f}" width="{p.w:.1f}" height="{p.h:.1f}" rx="3"/>'
+        )
+    out.append("</g>")
+    for p in placed:
+        bold = p.index in hl
+        out.append(
+            _text(
+                p.x + 4,
+                p.y + p.h * 0.77,
+                labels[p.index],
+                label_size,
+                fill=_hex(HIGHLIGHT) if bold else "#1a1a1a",
+                weight="bold" if bold else "normal",
+            )
+        )
+
+    if similarity is not None:
+        bx, by, bw, bh = width - right + 60, top + 40, 26.0, min(420.0, ph - 80)
+        stops = "".join(
+            f'<stop offset="{k / 8:.3f}" stop-color="{_hex(viridis(np.array([1 - k / 8]))[0])}"/>'
+            for k in range(9)
+        )
+        out += [
+            f'<defs><linearGradient id="cbar" x1="0" y1="0" x2="0" y2="1">{stops}'
+            "</linearGradient></defs>",
+            _text(bx, by - 16, colour_label or "similarity", 18, fill="#333333"),
+            f'<rect x="{bx:.1f}" y="{by:.1f}" width="{bw}" height="{bh:.1f}" fill="url(#cbar)" '
+            f'stroke="#888888" stroke-width="1"/>',
+            _text(bx + bw + 8, by + 7, f"{s_hi:.2f}", 17, fill="#333333"),
+            _text(bx + bw + 8, by + bh + 6, f"{s_lo:.2f}", 17, fill="#333333"),
+        ]
+        if hl:
+            ly = by + bh + 60
+            out += [
+                f'<circle cx="{bx + 13:.1f}" cy="{ly:.1f}" r="{radius * 2.2:.1f}" '
+                f'fill="{_hex(HIGHLIGHT)}" '
+                f'stroke="#ffffff" stroke-width="2"/>',
+                _text(bx + 34, ly + 6, "query", 17, fill="#333333"),
+            ]
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def coordinates_csv(ids: Sequence[int], labels: Sequence[str], coords: np.ndarray) -> str:
+    """`id,piece,x,y` rows (pieces quoted as CSV needs)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["id", "piece", "x", "y"])
+    for i, label, (x, y) in zip(ids, labels, np.asarray(coords, dtype=np.float64), strict=True):
+        writer.writerow([int(i), label, f"{x:.6g}", f"{y:.6g}"])
+    return buf.getvalue()
+
+
+def coordinates_json(ids: Sequence[int], labels: Sequence[str], coords: np.ndarray, **meta) -> str:
+    """{"meta": {...}, "points": [{"id", "piece", "x", "y"}, ...]} as JSON text."""
+    import json
+
+    points = [
+        {"id": int(i), "piece": label, "x": float(x), "y": float(y)}
+        for i, label, (x, y) in zip(ids, labels, np.asarray(coords, dtype=np.float64), strict=True)
+    ]
+    return json.dumps({"meta": meta, "points": points}, ensure_ascii=False, allow_nan=False) + "\n"

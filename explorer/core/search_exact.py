@@ -1,0 +1,149 @@
+"""Exact scans of a memory-mapped matrix: dot products with a few query vectors and row norms.
+
+The matrix is read in blocks straight from the memory map, so extra memory stays small (one
+block of decoded rows at most, none for BF16/F32) and a cancel check runs between blocks.
+BF16 — the common case for large models — goes through a fused numba kernel that widens each
+row to float32 in a cache-resident buffer; converting whole blocks with numpy costs 3–5× more
+than reading them.  F32 uses BLAS on the mapped block; other dtypes are decoded per block.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import ml_dtypes
+import numpy as np
+from numba import get_num_threads, njit, prange
+
+from explorer.core.errors import Cancelled
+
+# Bytes of stored matrix per block: big enough to amortise a parallel launch, small enough that
+# a cancel is noticed within a few milliseconds and decoded copies stay small.
+BLOCK_BYTES = 128 << 20
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+# numba's fallback "workqueue" threading layer aborts on concurrent launches from two threads
+# (GUI search lane + index build); one lock per process keeps every layer safe.
+KERNEL_LOCK = threading.Lock()
+
+
+@njit(parallel=True, fastmath=True, cache=True, nogil=True)
+def _scan_bf16(block, queries, dots, sq, want_sq, parts):  # pragma: no cover - compiled
+    n, d = block.shape
+    nq = queries.shape[0]
+    for p in prange(parts):
+        lo = p * n // parts
+        hi = (p + 1) * n // parts
+        bits = np.empty(d, np.uint32)
+        row = bits.view(np.float32)
+        for i in range(lo, hi):
+            src = block[i]
+            for j in range(d):
+                bits[j] = np.uint32(src[j]) << np.uint32(16)
+            for q in range(nq):
+                acc = np.float32(0.0)
+                qv = queries[q]
+                for j in range(d):
+                    acc += row[j] * qv[j]
+                dots[q, i] = acc
+            if want_sq:
+                s = 0.0
+                for j in range(d):
+                    s += np.float64(row[j]) * np.float64(row[j])
+                sq[i] = s
+
+
+@njit(fastmath=True, cache=True, nogil=True)
+def _gather_bf16(matrix, ids, queries, dots):  # pragma: no cover - compiled
+    """Dots of selected rows (re-ranking candidates) without copying them out of the map.
+
+    Serial: a few thousand rows take a millisecond or two.
+    """
+    n = ids.shape[0]
+    d = matrix.shape[1]
+    nq = queries.shape[0]
+    if n > 0:
+        bits = np.empty(d, np.uint32)
+        row = bits.view(np.float32)
+        for i in range(n):
+            src = matrix[ids[i]]
+            for j in range(d):
+                bits[j] = np.uint32(src[j]) << np.uint32(16)
+            for q in range(nq):
+                acc = np.float32(0.0)
+                qv = queries[q]
+                for j in range(d):
+                    acc += row[j] * qv[j]
+                dots[q, i] = acc
+
+
+def _parts(n: int) -> int:
+    # Many small parts: a thread slowed by another process does not hold up the whole block.
+    return max(1, min(n, 32 * get_num_threads()))
+
+
+def block_rows(matrix: np.ndarray) -> int:
+    return max(256, BLOCK_BYTES // max(1, matrix.shape[1] * matrix.dtype.itemsize))
+
+
+def _decode(block: np.ndarray) -> np.ndarray:
+    if block.dtype == np.float32 or block.dtype == np.float64:
+        return block
+    return block.astype(np.float32)
+
+
+def scan(matrix: np.ndarray, queries: np.ndarray, want_sq: bool,
+         cancel: Callable[[], bool] | None = None,
+         progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """One pass over `matrix`: dots [nq, rows] (float32) and, if asked, squared row norms (float64).
+
+    A row holding NaN/inf gets a non-finite squared norm; callers use that to skip it.
+    """
+    rows = matrix.shape[0]
+    nq = queries.shape[0]
+    q32 = np.ascontiguousarray(queries, dtype=np.float32)
+    dots = np.empty((nq, rows), dtype=np.float32)
+    sq = np.empty(rows, dtype=np.float64) if want_sq else None
+    sq_arg = sq if sq is not None else np.empty(0, dtype=np.float64)
+    step = block_rows(matrix)
+    is_bf16 = matrix.dtype == _BF16
+    bits = matrix.view(np.uint16) if is_bf16 else None
+    for start in range(0, rows, step):
+        if cancel is not None and cancel():
+            raise Cancelled("search cancelled")
+        stop = min(rows, start + step)
+        if bits is not None:
+            with KERNEL_LOCK:
+                _scan_bf16(bits[start:stop], q32, dots[:, start:stop],
+                           sq_arg[start:stop] if want_sq else sq_arg, want_sq,
+                           _parts(stop - start))
+        else:
+            block = _decode(np.asarray(matrix[start:stop]))
+            if block.dtype == np.float64:
+                dots[:, start:stop] = (block @ q32.T.astype(np.float64)).T
+                if sq is not None:
+                    sq[start:stop] = np.einsum("ij,ij->i", block, block)
+            else:
+                dots[:, start:stop] = (block @ q32.T).T
+                if sq is not None:
+                    b64 = block.astype(np.float64)
+                    sq[start:stop] = np.einsum("ij,ij->i", b64, b64)
+        if progress is not None:
+            progress(stop / rows)
+    return dots, sq
+
+
+def dots_for_ids(matrix: np.ndarray, ids: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Exact dots [nq, len(ids)] of a few rows with the queries (float32)."""
+    q32 = np.ascontiguousarray(queries, dtype=np.float32)
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    if matrix.dtype == _BF16 and len(ids) >= 64:
+        dots = np.empty((q32.shape[0], len(ids)), dtype=np.float32)
+        _gather_bf16(matrix.view(np.uint16), ids, q32, dots)
+        return dots
+    rows = _decode(np.asarray(matrix[np.sort(ids)]))
+    order = np.argsort(np.argsort(ids, kind="stable"), kind="stable")
+    rows = rows[order]
+    if rows.dtype == np.float64:
+        return (rows @ q32.T.astype(np.float64)).T.astype(np.float32)
+    return (rows @ q32.T).T

@@ -1,0 +1,339 @@
+"""The main window: model panel, tokenizer pane, embedding viewer, neighbours, status bar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, QUrl
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QToolBar,
+    QWidget,
+)
+
+from explorer import __version__
+from explorer.app import settings as recent
+from explorer.app.neighbor_jobs import NeighborJobs
+from explorer.app.state import AppState
+from explorer.core.model import EmbeddingModel
+from explorer.core.resources import demo_model_dir
+from explorer.core.rows import RowData, load_rows
+from explorer.ui.model_panel import ModelPanel
+from explorer.ui.status import make_status_bar
+from explorer.ui.token_pane import TokenPane
+from explorer.ui.token_search import TokenSearch
+from explorer.ui.viewer import EmbeddingViewer
+
+LEFT_WIDTH = 400  # px of the left dock column in the default layout
+MAX_VIEW_ROWS = 16  # rows overlaid in the viewer; a larger selection shows its first ones
+TITLE = "Embedding Explorer"
+MODEL_FILTER = "Models (*.safetensors *.json);;All files (*)"
+
+
+def dropped_path(urls: list[QUrl]) -> str | None:
+    """The first local file or folder among dropped URLs."""
+    for url in urls:
+        if url.isLocalFile() and url.toLocalFile():
+            return url.toLocalFile()
+    return None
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, state: AppState | None = None, settings: QSettings | None = None,
+                 persist: bool = True):
+        """`persist=False` (headless screenshots) neither reads nor writes geometry or recents."""
+        super().__init__()
+        self.state = state if state is not None else AppState(parent=self)
+        self.jobs = self.state.jobs
+        self.settings = settings if settings is not None else QSettings()
+        self.persist = persist
+        self.error_box: QMessageBox | None = None
+        self.setWindowTitle(TITLE)
+        self.setAcceptDrops(True)
+        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks
+                            | QMainWindow.DockOption.AllowTabbedDocks)
+
+        # panes
+        self.viewer = EmbeddingViewer()
+        self.setCentralWidget(self.viewer)
+        self.model_panel = ModelPanel(self.state)
+        self.token_pane = TokenPane(self.state)
+        self.token_pane.editor.setAcceptDrops(False)  # a dropped file opens it as a model
+        self.search = TokenSearch(self.state)
+        left = Qt.DockWidgetArea.LeftDockWidgetArea
+        self.model_dock = self.add_dock(self.model_panel, "Model", left)
+        self.text_dock = self.add_dock(self.token_pane, "Text and tokens", left)
+        self.neighbors = NeighborJobs(self.state, auto_index=persist, parent=self)
+        self.neighbors_dock: QDockWidget | None = None
+        self._add_neighbors()
+
+        self._make_actions()
+        self._make_toolbar()
+        self.status, self.job_status = make_status_bar(self.jobs)
+        self.setStatusBar(self.status)
+
+        # state → views
+        self.state.modelChanged.connect(self._model_changed)
+        self.state.selectionChanged.connect(self._selection_changed)
+        self.state.textChanged.connect(lambda _t: self._selection_changed(self.state.selection)
+                                       if not self.state.selection else None)
+        self.state.levelsChanged.connect(self.viewer.set_levels)
+        self.state.statusMessage.connect(lambda m: self.status.showMessage(m, 8000))
+        self.state.errorOccurred.connect(self.show_error)
+        self.jobs.failed.connect(self._job_failed)
+
+        self.resize(1280, 800)
+        self._restored = persist and self._restore()
+        self._shown = False
+        if self.state.model is not None:
+            self._model_changed(self.state.model)
+        else:
+            self.viewer.clear("Open a model: File › Open, or drop a folder or a .safetensors "
+                              "file here")
+
+    # -- building ------------------------------------------------------------------------------
+    def add_dock(self, widget: QWidget, title: str, area: Qt.DockWidgetArea,
+                 tabify_with: QDockWidget | None = None) -> QDockWidget:
+        """Add a pane as a dock; other panes (e.g. a map) plug in through this."""
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                         | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        if tabify_with is not None:
+            self.tabifyDockWidget(tabify_with, dock)
+        if hasattr(self, "view_menu"):
+            self.view_menu.addAction(dock.toggleViewAction())
+        return dock
+
+    def _add_neighbors(self) -> None:
+        """The neighbours pane, when its module is present."""
+
+    def _make_actions(self) -> None:
+        menu = self.menuBar()
+        file_menu = menu.addMenu("&File")
+        self.open_action = QAction("&Open model…", self)
+        self.open_action.setShortcut(QKeySequence.StandardKey.Open)
+        self.open_action.setToolTip("Open a model folder (Ctrl+O)")
+        self.open_action.triggered.connect(self.open_folder_dialog)
+        file_menu.addAction(self.open_action)
+        self.open_file_action = QAction("Open model &file…", self)
+        self.open_file_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
+        self.open_file_action.setToolTip(
+            "Open a .safetensors file or a .safetensors.index.json (Ctrl+Shift+O)")
+        self.open_file_action.triggered.connect(self.open_file_dialog)
+        file_menu.addAction(self.open_file_action)
+        self.recent_menu = QMenu("Open &recent", self)
+        file_menu.addMenu(self.recent_menu)
+        demo = QAction("Open the &demo model", self)
+        demo.triggered.connect(lambda: self.open_path(str(demo_model_dir())))
+        file_menu.addAction(demo)
+        file_menu.addSeparator()
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+        self._rebuild_recent()
+
+        self.view_menu = menu.addMenu("&View")
+        for dock in self.findChildren(QDockWidget):
+            self.view_menu.addAction(dock.toggleViewAction())
+        self.view_menu.addSeparator()
+        find = QAction("&Find token", self)
+        find.setShortcut(QKeySequence("Ctrl+F"))
+        find.triggered.connect(self.focus_search)
+        self.view_menu.addAction(find)
+        text = QAction("Edit &text", self)
+        text.setShortcut(QKeySequence("Ctrl+L"))
+        text.triggered.connect(self.focus_text)
+        self.view_menu.addAction(text)
+        self.special_action = QAction("&Special tokens", self)
+        self.special_action.setCheckable(True)
+        self.special_action.toggled.connect(self.state.set_special)
+        self.state.specialChanged.connect(self.special_action.setChecked)
+        self.view_menu.addAction(self.special_action)
+        cancel = QAction("&Cancel running jobs", self)
+        cancel.triggered.connect(self.jobs.cancel_all)
+        self.view_menu.addAction(cancel)
+        self._esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        self._esc.setContext(Qt.ShortcutContext.WindowShortcut)
+        self._esc.activated.connect(self.jobs.cancel_all)
+
+        help_menu = menu.addMenu("&Help")
+        about = QAction("&About", self)
+        about.triggered.connect(self._about)
+        help_menu.addAction(about)
+
+    def _make_toolbar(self) -> None:
+        bar = QToolBar("Main")
+        bar.setObjectName("toolbar-main")
+        bar.setMovable(False)
+        bar.addAction(self.open_action)
+        bar.addSeparator()
+        find = QLabel(" Find ")
+        bar.addWidget(find)
+        bar.addWidget(self.search)
+        spacer = QWidget()
+        spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding,
+                             spacer.sizePolicy().verticalPolicy())
+        bar.addWidget(spacer)
+        self.title_label = QLabel()
+        self.title_label.setStyleSheet("color: palette(placeholder-text); padding-right: 6px;")
+        bar.addWidget(self.title_label)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+
+    # -- opening -------------------------------------------------------------------------------
+    def open_path(self, path: str, tensor: str | None = None) -> None:
+        self.status.showMessage(f"Opening {path}…")
+        self.state.open(path, tensor)
+
+    def open_folder_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a model folder", self._start_dir())
+        if path:
+            self.open_path(path)
+
+    def open_file_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a model file", self._start_dir(),
+                                              MODEL_FILTER)
+        if path:
+            self.open_path(path)
+
+    def _start_dir(self) -> str:
+        items = recent.recent_models(self.settings)
+        return str(Path(items[0]).parent) if items else str(Path.home())
+
+    def _rebuild_recent(self) -> None:
+        self.recent_menu.clear()
+        items = recent.recent_models(self.settings)
+        for i, path in enumerate(items):
+            action = QAction(f"&{i + 1}  {path}" if i < 9 else path, self.recent_menu)
+            action.setData(path)
+            action.setToolTip(path)
+            action.triggered.connect(lambda _=False, p=path: self.open_path(p))
+            self.recent_menu.addAction(action)
+        if items:
+            self.recent_menu.addSeparator()
+            clear = QAction("Clear the list", self.recent_menu)
+            clear.triggered.connect(self._clear_recent)
+            self.recent_menu.addAction(clear)
+        self.recent_menu.setEnabled(bool(items))
+
+    def _clear_recent(self) -> None:
+        recent.clear_recent(self.settings)
+        self._rebuild_recent()
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and dropped_path(event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        path = dropped_path(event.mimeData().urls()) if event.mimeData().hasUrls() else None
+        if path:
+            event.acceptProposedAction()
+            self.open_path(path)
+        else:
+            event.ignore()
+
+    # -- state → views -------------------------------------------------------------------------
+    def _model_changed(self, model: EmbeddingModel) -> None:
+        self.setWindowTitle(f"{model.path.name} — {TITLE}")
+        self.title_label.setText(f"{model.path.name} · {model.rows:,} × {model.dim} {model.dtype}")
+        if self.persist:
+            recent.add_recent(self.settings, model.path)
+            self._rebuild_recent()
+        self.viewer.set_levels(self.state.levels)
+        self._selection_changed(self.state.selection)
+
+    def _selection_changed(self, ids: list[int]) -> None:
+        model = self.state.model
+        if model is None:
+            return
+        if not ids:
+            self.jobs.lane("lookup").cancel()
+            if model.tokenizer is None:
+                hint = "This model has no tokenizer: find a row by id (#123) with Ctrl+F"
+            elif not self.state.text:
+                hint = "Type some text on the left, or find any token with Ctrl+F"
+            else:
+                hint = ""
+            self.viewer.clear(hint)
+            return
+        shown = list(ids[:MAX_VIEW_ROWS])
+        if len(ids) > MAX_VIEW_ROWS:
+            self.status.showMessage(f"{len(ids)} tokens selected; the viewer shows the first "
+                                    f"{MAX_VIEW_ROWS}", 8000)
+        self.jobs.lane("lookup").submit(load_rows, model, shown,
+                                        label=f"Reading {len(shown)} row{'s' * (len(shown) > 1)}",
+                                        on_result=self._rows_ready)
+
+    def _rows_ready(self, rows: list[RowData]) -> None:
+        self.viewer.set_rows(rows)
+
+    def show_error(self, message: str) -> None:
+        self.status.showMessage(message, 15000)
+        if self.error_box is None:
+            self.error_box = QMessageBox(QMessageBox.Icon.Warning, TITLE, "", parent=self)
+            self.error_box.setWindowModality(Qt.WindowModality.WindowModal)
+        self.error_box.setText(message)
+        self.error_box.open()
+
+    def _job_failed(self, lane: str, message: str) -> None:
+        self.status.showMessage(f"{lane}: {message}", 15000)
+
+    def focus_search(self) -> None:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
+
+    def focus_text(self) -> None:
+        self.text_dock.show()
+        self.token_pane.editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def _about(self) -> None:
+        QMessageBox.about(self, f"About {TITLE}",
+                          f"{TITLE} {__version__}\nLook inside the token-embedding matrix of a "
+                          "language model: tokens, raw values and bits, neighbours, maps.")
+
+    # -- settings ------------------------------------------------------------------------------
+    @property
+    def pending(self) -> bool:
+        """Anything still to do: a job running, a result undelivered, typed text not yet sent."""
+        return self.jobs.busy or self.token_pane.pending or self.state.loading is not None
+
+    def _restore(self) -> bool:
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        layout = self.settings.value("window/state")
+        return layout is not None and bool(self.restoreState(layout))
+
+    def default_layout(self) -> None:
+        """Dock sizes that read well at 1280 × 800."""
+        left = [d for d in (self.model_dock, self.text_dock, self.neighbors_dock) if d is not None]
+        self.resizeDocks([self.model_dock], [LEFT_WIDTH], Qt.Orientation.Horizontal)
+        heights = [175, 260, 400][: len(left)]
+        self.resizeDocks(left, heights, Qt.Orientation.Vertical)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._shown:
+            self._shown = True
+            if not self._restored:
+                self.default_layout()
+
+    def closeEvent(self, event) -> None:
+        if self.persist:
+            self.settings.setValue("window/geometry", self.saveGeometry())
+            self.settings.setValue("window/state", self.saveState())
+            self.settings.sync()
+        self.jobs.shutdown()
+        super().closeEvent(event)

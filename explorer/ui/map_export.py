@@ -1,0 +1,90 @@
+"""Map output with Qt: rasterise the core's SVG figure to PNG, and export a live view.
+
+`svg_to_png` is what `embedding-explorer project --out map.png` uses: QtGui + QtSvg only (no
+widgets), on the offscreen platform when there is no display.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from explorer.core.errors import ExplorerError
+
+SCALES = (1, 2, 4)
+
+
+def ensure_gui_app():
+    """A QGuiApplication for painting text (fonts need one); offscreen when headless."""
+    from PySide6.QtGui import QGuiApplication
+
+    app = QGuiApplication.instance()
+    if app is None:
+        if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+            os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        app = QGuiApplication(["embedding-explorer"])
+    return app
+
+
+def svg_to_png(svg: str, path: str | Path, scale: float = 1.0) -> None:
+    """Render SVG text to a PNG at `scale` × its own pixel size, on a white background."""
+    from PySide6.QtCore import QByteArray, QRectF
+    from PySide6.QtGui import QColor, QImage, QPainter
+    from PySide6.QtSvg import QSvgRenderer
+
+    ensure_gui_app()
+    renderer = QSvgRenderer(QByteArray(svg.encode("utf-8")))
+    if not renderer.isValid():
+        raise ExplorerError("internal error: the map figure is not valid SVG")
+    size = renderer.defaultSize()
+    image = QImage(
+        int(size.width() * scale), int(size.height() * scale), QImage.Format.Format_ARGB32
+    )
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    renderer.render(painter, QRectF(0, 0, image.width(), image.height()))
+    painter.end()
+    if not image.save(str(path), "PNG"):
+        raise ExplorerError(f"{path}: cannot write PNG")
+
+
+def grab_png(widget, path: str | Path, scale: int = 1) -> None:
+    """A widget (the map as shown, with its labels) as a PNG at 1×, 2× or 4× resolution."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    if scale not in SCALES:
+        raise ExplorerError(f"scale must be one of {SCALES}, not {scale}")
+    size = widget.size()
+    image = QImage(size.width() * scale, size.height() * scale, QImage.Format.Format_ARGB32)
+    image.setDevicePixelRatio(scale)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    widget.render(painter, QPoint(0, 0))
+    painter.end()
+    if not image.save(str(path), "PNG"):
+        raise ExplorerError(f"{path}: cannot write PNG")
+
+
+def grab_svg(widget, path: str | Path, title: str = "Embedding map") -> None:
+    """A widget as vector SVG (points, labels and axes stay sharp at any zoom)."""
+    from PySide6.QtCore import QPoint, QRect, QSize
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    size = widget.size()
+    gen = QSvgGenerator()
+    gen.setFileName(str(path))
+    gen.setSize(QSize(size.width(), size.height()))
+    gen.setViewBox(QRect(0, 0, size.width(), size.height()))
+    gen.setTitle(title)
+    gen.setDescription("Embedding Explorer map")
+    painter = QPainter(gen)
+    widget.render(painter, QPoint(0, 0))
+    painter.end()
+    if not Path(path).is_file():
+        raise ExplorerError(f"{path}: cannot write SVG")

@@ -1,0 +1,429 @@
+"""The interactive map: one scatter item, hover, click-to-select, box selection, labels that fit.
+
+Everything here runs on the GUI thread and is proportional to the points on the map (≤ 50,000),
+never to the vocabulary. Colours come from a small palette of shared brushes (one brush object
+per point is 25× slower to build); labels are a capped pool of TextItems placed greedily where
+they do not overlap, recomputed (debounced) when the view range changes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF
+from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
+
+from explorer.core import figure
+
+PALETTE_STEPS = 16
+MAX_LABELS = 120
+LABEL_PX = 13
+COLOUR_MODES = ("similarity", "norm", "cluster", "none")
+
+
+def _brushes(rgb: np.ndarray, alpha: int = 220) -> list[QBrush]:
+    return [QBrush(QColor(int(r), int(g), int(b), alpha)) for r, g, b in rgb]
+
+
+_CONTINUOUS = None  # built lazily: QBrush needs a QGuiApplication
+
+
+def continuous_brushes() -> list[QBrush]:
+    global _CONTINUOUS
+    if _CONTINUOUS is None:
+        _CONTINUOUS = _brushes(figure.viridis(np.linspace(0, 1, PALETTE_STEPS)))
+    return _CONTINUOUS
+
+
+class _MapViewBox(pg.ViewBox):
+    """Drag pans; Shift+drag (or any drag in select mode) draws a selection box."""
+
+    boxSelected = Signal(object)  # QRectF in data coordinates
+
+    def __init__(self):
+        super().__init__()
+        self.select_mode = False
+
+    def mouseDragEvent(self, ev, axis=None):  # noqa: N802 - Qt naming
+        shift = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if ev.button() == Qt.MouseButton.LeftButton and (shift or self.select_mode):
+            ev.accept()
+            if ev.isFinish():
+                self.rbScaleBox.hide()
+                a, b = self.mapToView(ev.buttonDownPos()), self.mapToView(ev.pos())
+                self.boxSelected.emit(QRectF(a, b).normalized())
+            else:
+                self.updateScaleBox(ev.buttonDownPos(), ev.pos())
+            return
+        super().mouseDragEvent(ev, axis)
+
+
+class MapView(QWidget):
+    tokenClicked = Signal(object)  # token id (int), plain click
+    tokenCtrlClicked = Signal(object)  # token id, Ctrl+click (add to selection)
+    selectionMade = Signal(object)  # list[int] of ids chosen with the box
+    hovered = Signal(object)  # token id under the mouse, or None
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.labels: list[str] = []
+        self.coords = np.zeros((0, 2), dtype=np.float32)
+        self.values: dict[str, np.ndarray | None] = {
+            "similarity": None,
+            "norm": None,
+            "cluster": None,
+        }
+        self.cluster_names: list[str] = []
+        self.colour_mode = "similarity"
+        self.highlight_ids: set[int] = set()
+        self.selected_ids: list[int] = []
+        self.hover_id: int | None = None
+        self.hover_text = ""
+        self._order: list[int] = []
+        self._widths: dict[int, float] = {}
+        self._index: dict[int, int] = {}
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.viewbox = _MapViewBox()
+        self.plot = self.graphics.addPlot(row=0, col=0, viewBox=self.viewbox)
+        self.plot.hideAxis("left")
+        self.plot.hideAxis("bottom")
+        self.plot.setAspectLocked(True)
+        self.plot.setMenuEnabled(False)
+        self.scatter = pg.ScatterPlotItem(pxMode=True, pen=None, size=7)
+        self.overlay = pg.ScatterPlotItem(pxMode=True)  # highlighted and box-selected points
+        self.plot.addItem(self.scatter)
+        self.plot.addItem(self.overlay)
+        self.colour_bar = pg.ColorBarItem(
+            values=(0, 1),
+            colorMap=pg.colormap.get("viridis"),
+            interactive=False,
+            width=14,
+            colorMapMenu=False,
+        )
+        self.colour_bar.axis.setTextPen("#333333")
+        self.graphics.addItem(self.colour_bar, row=0, col=1)
+        self.legend = pg.LegendItem(
+            offset=(10, 10),
+            labelTextColor="#222222",
+            brush=pg.mkBrush(255, 255, 255, 210),
+            pen=pg.mkPen("#cccccc"),
+        )
+        self.legend.setParentItem(self.plot.getViewBox())
+        self.legend.hide()
+        self.colour_bar.hide()
+
+        self._font = QFont()
+        self._font.setPixelSize(LABEL_PX)
+        self._metrics = QFontMetricsF(self._font)
+        self._label_items: list[pg.TextItem] = []
+        self._label_timer = QTimer(self, singleShot=True, interval=60)
+        self._label_timer.timeout.connect(self.update_labels)
+        self.viewbox.sigRangeChanged.connect(lambda *_: self._label_timer.start())
+        self.viewbox.sigResized.connect(lambda *_: self._label_timer.start())
+        self.viewbox.boxSelected.connect(self._box_selected)
+        # hover is throttled: at most 30 look-ups a second, whatever the mouse does
+        self._hover_proxy = pg.SignalProxy(
+            self.graphics.scene().sigMouseMoved, rateLimit=30, slot=self._mouse_moved
+        )
+        self.graphics.scene().sigMouseClicked.connect(self._mouse_clicked)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.graphics)
+
+    # -- data ------------------------------------------------------------------------------------
+    def set_points(
+        self,
+        ids,
+        labels,
+        coords,
+        similarity=None,
+        norms=None,
+        clusters=None,
+        cluster_names=(),
+        highlight=(),
+        keep_view: bool = False,
+    ) -> None:
+        """Show a new map. `ids` are token ids; the other arrays are per point."""
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.labels = list(labels)
+        self._index = {int(i): k for k, i in enumerate(self.ids)}
+        self.values = {
+            "similarity": None if similarity is None else np.asarray(similarity, np.float64),
+            "norm": None if norms is None else np.asarray(norms, np.float64),
+            "cluster": None if clusters is None else np.asarray(clusters, np.int64),
+        }
+        self.cluster_names = list(cluster_names)
+        self.highlight_ids = {int(i) for i in highlight}
+        self.selected_ids = []
+        self._widths = {}
+        self._order = figure.label_order(
+            len(self.ids),
+            self.values["similarity"],
+            [self._index[i] for i in self.highlight_ids if i in self._index],
+        )
+        if self.colour_mode != "none" and self.values.get(self.colour_mode) is None:
+            self.colour_mode = next(
+                m for m in COLOUR_MODES if m == "none" or self.values[m] is not None
+            )
+        self.set_coords(coords, keep_view=keep_view)
+
+    def set_coords(self, coords, keep_view: bool = False) -> None:
+        """New positions for the same points (the PCA preview replaced by the UMAP layout)."""
+        self.coords = np.asarray(coords, dtype=np.float32).reshape(-1, 2)
+        n = len(self.coords)
+        size = 8 if n <= 1000 else 6 if n <= 5000 else 4 if n <= 20000 else 3
+        self.scatter.setData(
+            x=self.coords[:, 0],
+            y=self.coords[:, 1],
+            size=size,
+            brush=self._point_brushes(),
+            pen=None,
+        )
+        self._update_overlay()
+        if not keep_view and n:
+            self.plot.autoRange(padding=0.06)
+        self._update_legend()
+        self._label_timer.start()
+
+    def set_colour_mode(self, mode: str) -> None:
+        if mode not in COLOUR_MODES:
+            raise ValueError(mode)
+        self.colour_mode = mode
+        if len(self.ids):
+            self.scatter.setBrush(self._point_brushes())
+        self._update_legend()
+
+    def available_colour_modes(self) -> list[str]:
+        return [m for m in COLOUR_MODES if m == "none" or self.values.get(m) is not None]
+
+    def set_highlight(self, ids) -> None:
+        self.highlight_ids = {int(i) for i in ids}
+        self._update_overlay()
+        self._label_timer.start()
+
+    def set_selected(self, ids) -> None:
+        self.selected_ids = [int(i) for i in ids if int(i) in self._index]
+        self._update_overlay()
+
+    def selection_text(self) -> str:
+        """The box-selected tokens as lines of `id<TAB>piece` (for the clipboard)."""
+        return "".join(f"{i}\t{self.labels[self._index[i]]}\n" for i in self.selected_ids)
+
+    def point_position(self, token_id: int) -> QPointF:
+        """Where a token's point is, in GraphicsView (viewport) pixels — for tests and tooltips."""
+        x, y = self.coords[self._index[int(token_id)]]
+        scene = self.viewbox.mapViewToScene(QPointF(float(x), float(y)))
+        return QPointF(self.graphics.mapFromScene(scene))
+
+    # -- colours ---------------------------------------------------------------------------------
+    def _colour_values(self) -> tuple[np.ndarray | None, float, float]:
+        mode = self.colour_mode
+        v = self.values.get(mode) if mode != "none" else None
+        if v is None or mode == "cluster":
+            return v, 0.0, 1.0
+        if mode == "similarity":
+            exclude = [self._index[i] for i in self.highlight_ids if i in self._index]
+            lo, hi = figure.similarity_range(v, exclude)
+        else:
+            finite = v[np.isfinite(v)]
+            lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+            hi = hi if hi > lo else lo + 1.0
+        return v, lo, hi
+
+    def _point_brushes(self) -> list[QBrush] | QBrush:
+        v, lo, hi = self._colour_values()
+        n = len(self.ids)
+        if v is None:
+            return pg.mkBrush(*figure.DEFAULT_POINT, 210)
+        if self.colour_mode == "cluster":
+            palette = _brushes(np.array(figure.CATEGORICAL))
+            return [palette[int(c) % len(palette)] for c in v[:n]]
+        palette = continuous_brushes()
+        t = np.clip((np.nan_to_num(v, nan=lo) - lo) / (hi - lo), 0, 1)
+        steps = np.minimum((t * PALETTE_STEPS).astype(int), PALETTE_STEPS - 1)
+        return [palette[s] for s in steps]
+
+    def _update_legend(self) -> None:
+        v, lo, hi = self._colour_values()
+        self.legend.clear()
+        self.legend.hide()
+        self.colour_bar.hide()
+        if v is None:
+            return
+        if self.colour_mode == "cluster":
+            for c, name in enumerate(self.cluster_names):
+                rgb = figure.CATEGORICAL[c % len(figure.CATEGORICAL)]
+                sample = pg.ScatterPlotItem(brush=pg.mkBrush(*rgb), pen=None, size=10)
+                self.legend.addItem(sample, name)
+            self.legend.show()
+            return
+        self.colour_bar.setLevels((lo, hi))
+        label = "cosine similarity" if self.colour_mode == "similarity" else "L2 norm"
+        self.colour_bar.axis.setLabel(label, color="#333333")
+        self.colour_bar.show()
+
+    def _update_overlay(self) -> None:
+        spots = []
+        for token_id in self.selected_ids:
+            x, y = self.coords[self._index[token_id]]
+            spots.append(
+                {
+                    "pos": (float(x), float(y)),
+                    "size": 13,
+                    "brush": pg.mkBrush(0, 0, 0, 0),
+                    "pen": pg.mkPen("#ff7f0e", width=2.5),
+                }
+            )
+        for token_id in self.highlight_ids:
+            k = self._index.get(token_id)
+            if k is not None:
+                x, y = self.coords[k]
+                spots.append(
+                    {
+                        "pos": (float(x), float(y)),
+                        "size": 15,
+                        "brush": pg.mkBrush(*figure.HIGHLIGHT),
+                        "pen": pg.mkPen("w", width=2),
+                    }
+                )
+        self.overlay.setData(spots)
+
+    # -- labels ----------------------------------------------------------------------------------
+    def _width(self, k: int) -> float:
+        w = self._widths.get(k)
+        if w is None:
+            w = self._widths[k] = self._metrics.horizontalAdvance(self.labels[k]) + 8
+        return w
+
+    def visible_labels(self) -> list[tuple[int, str]]:
+        """(token id, text) of every label shown now."""
+        return [
+            (int(item._token_id), item.textItem.toPlainText())
+            for item in self._label_items
+            if item.isVisible()
+        ]
+
+    def update_labels(self) -> None:
+        n = len(self.ids)
+        rect = self.viewbox.sceneBoundingRect()
+        w_px, h_px = rect.width(), rect.height()
+        placed: list[figure.PlacedLabel] = []
+        (x0, x1), (y0, y1) = self.viewbox.viewRange()
+        if n and w_px > 20 and h_px > 20 and x1 > x0 and y1 > y0:
+            px = (self.coords[:, 0] - x0) / (x1 - x0) * w_px
+            py = (y1 - self.coords[:, 1]) / (y1 - y0) * h_px
+            inside = (px >= 0) & (px <= w_px) & (py >= 0) & (py <= h_px)
+            order = [k for k in self._order if inside[k]]
+            cap = int(min(MAX_LABELS, max(8, w_px * h_px / 2600)))
+            placed = self._place(px, py, order, w_px, h_px, cap)
+        while len(self._label_items) < len(placed):
+            item = pg.TextItem(color="#1a1a1a", anchor=(0, 0), fill=pg.mkBrush(255, 255, 255, 200))
+            item.setFont(self._font)
+            item.setZValue(10)
+            self.plot.addItem(item)
+            self._label_items.append(item)
+        for item, p in zip(self._label_items, placed, strict=False):
+            token_id = int(self.ids[p.index])
+            item._token_id = token_id
+            hl = token_id in self.highlight_ids
+            item.setColor("#d62728" if hl else "#1a1a1a")
+            item.setText(self.labels[p.index])
+            vx = x0 + (p.x) / w_px * (x1 - x0)
+            vy = y1 - (p.y) / h_px * (y1 - y0)
+            item.setPos(vx, vy)
+            item.show()
+        for item in self._label_items[len(placed) :]:
+            item.hide()
+
+    def _place(self, px, py, order, w_px, h_px, cap) -> list[figure.PlacedLabel]:
+        labels = self.labels
+        widths = {k: self._width(k) for k in order[:1500]}
+        index_of = {id(labels[k]): k for k in widths}  # width_of gets the text; map back cheaply
+
+        def width_of(text: str) -> float:
+            k = index_of.get(id(text))
+            return widths[k] if k is not None else self._metrics.horizontalAdvance(text) + 8
+
+        return figure.place_labels(
+            px,
+            py,
+            labels,
+            order,
+            width_of,
+            LABEL_PX + 6,
+            (2, 2, w_px - 2, h_px - 2),
+            cap,
+            max_tries=1500,
+        )
+
+    # -- mouse -----------------------------------------------------------------------------------
+    def nearest(self, scene_pos, radius_px: float = 8.0) -> int | None:
+        """Index of the point under a scene position (within radius_px pixels), or None."""
+        if not len(self.ids) or not self.viewbox.sceneBoundingRect().contains(scene_pos):
+            return None
+        p = self.viewbox.mapSceneToView(scene_pos)
+        (x0, x1), _ = self.viewbox.viewRange()
+        per_px = (x1 - x0) / max(self.viewbox.sceneBoundingRect().width(), 1.0)
+        d2 = (self.coords[:, 0] - p.x()) ** 2 + (self.coords[:, 1] - p.y()) ** 2
+        k = int(np.argmin(d2))
+        return k if d2[k] <= (radius_px * per_px) ** 2 else None
+
+    def describe(self, k: int) -> str:
+        token_id = int(self.ids[k])
+        parts = [f"{self.labels[k]}", f"id {token_id}"]
+        sim = self.values["similarity"]
+        if sim is not None and np.isfinite(sim[k]):
+            parts.append(f"cosine {sim[k]:.3f}")
+        norm = self.values["norm"]
+        if norm is not None:
+            parts.append(f"norm {norm[k]:.3g}")
+        return "  ·  ".join(parts)
+
+    def _mouse_moved(self, args) -> None:
+        scene_pos = args[0]
+        k = self.nearest(scene_pos)
+        token_id = None if k is None else int(self.ids[k])
+        if token_id == self.hover_id:
+            return
+        self.hover_id = token_id
+        self.hover_text = "" if k is None else self.describe(k)
+        if k is None:
+            QToolTip.hideText()
+        else:
+            global_pos = self.graphics.mapToGlobal(self.graphics.mapFromScene(scene_pos))
+            QToolTip.showText(global_pos, self.hover_text, self.graphics)
+        self.hovered.emit(token_id)
+
+    def _mouse_clicked(self, ev) -> None:
+        if ev.button() != Qt.MouseButton.LeftButton or ev.double():
+            return
+        k = self.nearest(ev.scenePos())
+        if k is None:
+            return
+        ev.accept()
+        token_id = int(self.ids[k])
+        if ev.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self.tokenCtrlClicked.emit(token_id)
+        else:
+            self.tokenClicked.emit(token_id)
+
+    def _box_selected(self, rect: QRectF) -> None:
+        if not len(self.ids):
+            return
+        x, y = self.coords[:, 0], self.coords[:, 1]
+        inside = (x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom())
+        chosen = [int(i) for i in self.ids[inside]]
+        self.set_selected(chosen)
+        self.selectionMade.emit(chosen)
+
+    def select_box(self, x0: float, y0: float, x1: float, y1: float) -> None:
+        """Select the points inside a data-coordinate rectangle (what Shift+drag does)."""
+        self._box_selected(QRectF(QPointF(x0, y0), QPointF(x1, y1)).normalized())
+
+    def clear(self) -> None:
+        self.set_points([], [], np.zeros((0, 2)))

@@ -1,0 +1,109 @@
+"""Model panel: what is open (path, tensor, shape, dtype, size, tied head, tokenizer)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
+
+from explorer.app.state import AppState
+from explorer.core.model import EmbeddingModel
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if size < 1024 or unit == "TB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.2f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def describe(model: EmbeddingModel) -> dict[str, tuple[str, str]]:
+    """Field → (shown text, tooltip). Cheap: no per-vocabulary work beyond cached labels."""
+    files = model.files
+    if model.tied is True:
+        tied = ("tied: the output head reuses this matrix", "tie_word_embeddings is true, or no "
+                "separate output head is stored")
+    elif model.tied is False:
+        tied = (f"untied: output head {model.output_tensor or '(not stored here)'}",
+                "The output projection is a separate matrix")
+    else:
+        tied = ("unknown (no config.json)", "Without config.json we cannot tell")
+    if model.tokenizer is not None:
+        vocab = model.tokenizer.vocab_size
+        unused = model.unused_rows
+        tok = (f"{vocab:,} tokens for {model.rows:,} rows"
+               + (f" · {unused:,} unused rows" if unused else ""),
+               "Rows the tokenizer never produces (e.g. padding up to a round size)")
+    else:
+        tok = ("none (no tokenizer.json): rows by id only",
+               "Put tokenizer.json next to the weights")
+    return {
+        "Path": (str(model.path), "\n".join(str(f) for f in files)),
+        "Format": (f"{model.format} · {len(files)} file{'s' if len(files) != 1 else ''}", ""),
+        "Tensor": (model.tensor, "The input embedding matrix"),
+        "Shape": (f"{model.rows:,} × {model.dim:,}", "rows (token ids) × d_model"),
+        "Dtype": (model.dtype, "Stored element type; values are shown exactly"),
+        "File size": (human_size(model.file_size), f"{model.file_size:,} bytes"),
+        "Output head": tied,
+        "Tokenizer": tok,
+    }
+
+
+class ModelPanel(QWidget):
+    FIELDS = ("Path", "Format", "Tensor", "Shape", "Dtype", "File size", "Output head", "Tokenizer")
+
+    def __init__(self, state: AppState, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.state = state
+        form = QFormLayout(self)
+        form.setContentsMargins(8, 6, 8, 6)
+        form.setVerticalSpacing(3)
+        form.setHorizontalSpacing(10)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
+        self.values: dict[str, QLabel] = {}
+        for name in self.FIELDS:
+            value = QLabel("—")
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            value.setTextFormat(Qt.TextFormat.PlainText)
+            value.setWordWrap(name in ("Output head", "Tokenizer"))
+            value.setMinimumWidth(60)
+            self.values[name] = value
+            key = QLabel(name)
+            key.setStyleSheet("color: palette(placeholder-text);")
+            form.addRow(key, value)
+        state.modelChanged.connect(self.show_model)
+        state.modelLoading.connect(self._loading)
+        state.modelFailed.connect(self._failed)
+        if state.model is not None:
+            self.show_model(state.model)
+
+    def show_model(self, model: EmbeddingModel) -> None:
+        for name, (text, tip) in describe(model).items():
+            label = self.values[name]
+            label.setToolTip(tip or text)
+            if name == "Path":
+                label.setText(self._elide_path(text))
+                label.setToolTip(text + ("\n" + tip if tip and tip != text else ""))
+            else:
+                label.setText(text)
+        self._model_text = self.values["Path"].text()
+
+    def _elide_path(self, path: str) -> str:
+        fm = self.values["Path"].fontMetrics()
+        width = max(self.values["Path"].width(), 220)
+        return fm.elidedText(path, Qt.TextElideMode.ElideMiddle, width)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.state.model is not None:
+            self.values["Path"].setText(self._elide_path(str(self.state.model.path)))
+
+    def _loading(self, path: str) -> None:
+        if self.state.model is None:
+            self.values["Path"].setText(f"opening {path}…")
+
+    def _failed(self, message: str) -> None:
+        if self.state.model is None:
+            self.values["Path"].setText("no model open")

@@ -1,0 +1,74 @@
+"""Status bar: the current job, a progress bar for long jobs, and a Cancel button."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QStatusBar, QToolButton, QWidget
+
+from explorer.app.jobs import Jobs
+
+SHOW_AFTER_MS = 300  # quick jobs (a row lookup) never flash a progress bar
+
+
+class JobStatus(QWidget):
+    """Permanent widget on the right of the status bar."""
+
+    def __init__(self, jobs: Jobs, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.jobs = jobs
+        self.label = QLabel()
+        self.bar = QProgressBar()
+        self.bar.setFixedWidth(160)
+        self.bar.setMaximumHeight(14)
+        self.bar.setTextVisible(False)
+        self.cancel = QToolButton()
+        self.cancel.setText("Cancel")
+        self.cancel.setToolTip("Cancel the running jobs (Esc)")
+        self.cancel.clicked.connect(jobs.cancel_all)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 4, 0)
+        layout.setSpacing(6)
+        layout.addWidget(self.label)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.cancel)
+        self._reveal = QTimer(self)
+        self._reveal.setSingleShot(True)
+        self._reveal.setInterval(SHOW_AFTER_MS)
+        self._reveal.timeout.connect(self._refresh)
+        jobs.activity.connect(self._activity)
+        self._set_visible(False)
+
+    def _set_visible(self, on: bool) -> None:
+        for w in (self.label, self.bar, self.cancel):
+            w.setVisible(on)
+
+    def _activity(self, label: str, fraction: float) -> None:
+        if not label:
+            self._reveal.stop()
+            self._set_visible(False)
+            return
+        if self.label.isVisible():
+            self._refresh()
+        elif not self._reveal.isActive():
+            self._reveal.start()
+
+    def _refresh(self) -> None:
+        current = self.jobs.current()
+        if current is None:
+            self._set_visible(False)
+            return
+        label, fraction = current
+        self.label.setText(label)
+        if fraction < 0:
+            self.bar.setRange(0, 0)  # busy indicator
+        else:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
+        self._set_visible(True)
+
+
+def make_status_bar(jobs: Jobs) -> tuple[QStatusBar, JobStatus]:
+    bar = QStatusBar()
+    status = JobStatus(jobs)
+    bar.addPermanentWidget(status)
+    return bar, status

@@ -1,0 +1,97 @@
+"""Application look: Fusion style with a light or dark palette that follows the system."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication, QWidget
+
+ACCENT_LIGHT = QColor("#2563eb")
+ACCENT_DARK = QColor("#60a5fa")
+
+
+def system_is_dark() -> bool:
+    hints = QGuiApplication.styleHints()
+    return hints.colorScheme() == Qt.ColorScheme.Dark
+
+
+def light_palette() -> QPalette:
+    p = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: "#f3f4f6",
+        QPalette.ColorRole.WindowText: "#111827",
+        QPalette.ColorRole.Base: "#ffffff",
+        QPalette.ColorRole.AlternateBase: "#f5f7fa",
+        QPalette.ColorRole.Text: "#111827",
+        QPalette.ColorRole.PlaceholderText: "#6b7280",
+        QPalette.ColorRole.Button: "#e8eaee",
+        QPalette.ColorRole.ButtonText: "#111827",
+        QPalette.ColorRole.ToolTipBase: "#fffbe6",
+        QPalette.ColorRole.ToolTipText: "#111827",
+        QPalette.ColorRole.Highlight: ACCENT_LIGHT.name(),
+        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.Link: ACCENT_LIGHT.name(),
+        QPalette.ColorRole.Mid: "#c4c8cf",
+        QPalette.ColorRole.Dark: "#9ca3af",
+        QPalette.ColorRole.Light: "#ffffff",
+    }
+    for role, colour in roles.items():
+        p.setColor(role, QColor(colour))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#9ca3af"))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor("#9ca3af"))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#9ca3af"))
+    return p
+
+
+def dark_palette() -> QPalette:
+    p = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: "#1f2227",
+        QPalette.ColorRole.WindowText: "#e5e7eb",
+        QPalette.ColorRole.Base: "#16181c",
+        QPalette.ColorRole.AlternateBase: "#1d2025",
+        QPalette.ColorRole.Text: "#e5e7eb",
+        QPalette.ColorRole.PlaceholderText: "#8b929c",
+        QPalette.ColorRole.Button: "#2b2f36",
+        QPalette.ColorRole.ButtonText: "#e5e7eb",
+        QPalette.ColorRole.ToolTipBase: "#2b2f36",
+        QPalette.ColorRole.ToolTipText: "#e5e7eb",
+        QPalette.ColorRole.Highlight: ACCENT_DARK.name(),
+        QPalette.ColorRole.HighlightedText: "#0b1020",
+        QPalette.ColorRole.Link: ACCENT_DARK.name(),
+        QPalette.ColorRole.Mid: "#3b4048",
+        QPalette.ColorRole.Dark: "#0f1114",
+        QPalette.ColorRole.Light: "#3b4048",
+    }
+    for role, colour in roles.items():
+        p.setColor(role, QColor(colour))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#6b7280"))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor("#6b7280"))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#6b7280"))
+    return p
+
+
+def apply_theme(app: QApplication, dark: bool | None = None) -> None:
+    """Fusion + our palette; `dark=None` follows the system and keeps following it."""
+    app.setStyle("Fusion")
+    use_dark = system_is_dark() if dark is None else dark
+    app.setPalette(dark_palette() if use_dark else light_palette())
+    if dark is None and not getattr(app, "_explorer_follows_scheme", False):
+        app._explorer_follows_scheme = True  # type: ignore[attr-defined]
+        QGuiApplication.styleHints().colorSchemeChanged.connect(
+            lambda _scheme: app.setPalette(dark_palette() if system_is_dark() else light_palette()))
+
+
+def is_dark(widget: QWidget) -> bool:
+    return widget.palette().color(QPalette.ColorRole.Base).lightnessF() < 0.5
+
+
+def chip_colors(dark: bool) -> tuple[QColor, QColor, QColor]:
+    """Two alternating chip fills and the fill of special tokens."""
+    if dark:
+        return QColor("#243a5a"), QColor("#4a3322"), QColor("#33363c")
+    return QColor("#dbeafe"), QColor("#fde7cf"), QColor("#e5e7eb")
+
+
+def accent(widget: QWidget) -> QColor:
+    return widget.palette().color(QPalette.ColorRole.Highlight)

@@ -1,0 +1,111 @@
+"""Find any token by text or '#id', with completion over the whole vocabulary."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QStringListModel, Qt, Signal
+from PySide6.QtWidgets import QApplication, QCompleter, QLineEdit, QWidget
+
+from explorer.app.state import AppState
+from explorer.app.vocab_index import Match, VocabIndex
+from explorer.core.model import EmbeddingModel
+
+MAX_SUGGESTIONS = 50
+SEP = "\u2003 #"  # between label and id in a suggestion
+
+
+def build_index(model: EmbeddingModel) -> VocabIndex:
+    """Worker thread: labels of every row, sorted for prefix search."""
+    labels = model.tokenizer.labels if model.tokenizer is not None else [
+        f"#{i}" for i in range(model.rows)]
+    return VocabIndex(labels[: model.rows])
+
+
+def suggestion_text(m: Match) -> str:
+    return f"{m.label}{SEP}{m.id}"
+
+
+def id_of_suggestion(text: str) -> int | None:
+    _, sep, tail = text.rpartition(SEP)
+    return int(tail) if sep and tail.isdigit() else None
+
+
+class TokenSearch(QLineEdit):
+    """Type a token ('cat', '␣cat', '##ing') or an id ('#4937'); Enter or a suggestion selects."""
+
+    indexReady = Signal()
+
+    def __init__(self, state: AppState, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.state = state
+        self.index: VocabIndex | None = None
+        self.matches: list[Match] = []
+        self.setPlaceholderText("Find token: text or #id  (Ctrl+F)")
+        self.setToolTip("Find any token of the vocabulary by its text or by id (#123).\n"
+                        "Enter selects it; Ctrl+Enter adds it to the selection.")
+        self.setClearButtonEnabled(True)
+        self.setMinimumWidth(240)
+        self.setMaximumWidth(380)
+        self._model = QStringListModel(self)
+        self.completer_ = QCompleter(self._model, self)
+        self.completer_.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
+        self.completer_.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.completer_.setMaxVisibleItems(14)
+        self.completer_.setWidget(self)
+        self.completer_.activated[str].connect(self._activated)
+        self.textEdited.connect(self._suggest)
+        self.returnPressed.connect(self._enter)
+        state.modelChanged.connect(self._model_changed)
+        if state.model is not None:
+            self._model_changed(state.model)
+
+    def _model_changed(self, model: EmbeddingModel) -> None:
+        self.index = None
+        self.matches = []
+        self._model.setStringList([])
+        self.state.jobs.lane("vocab").submit(build_index, model, label="Indexing the vocabulary",
+                                             on_result=self._index_ready)
+
+    def _index_ready(self, index: VocabIndex) -> None:
+        self.index = index
+        self.indexReady.emit()
+        if self.text():
+            self._suggest(self.text())
+
+    def suggestions(self, text: str) -> list[Match]:
+        return self.index.search(text, MAX_SUGGESTIONS) if self.index is not None else []
+
+    def _suggest(self, text: str) -> None:
+        self.matches = self.suggestions(text)
+        self._model.setStringList([suggestion_text(m) for m in self.matches])
+        if self.matches and self.hasFocus():
+            self.completer_.complete()
+        else:
+            self.completer_.popup().hide()
+
+    def _activated(self, text: str) -> None:
+        token_id = id_of_suggestion(text)
+        if token_id is not None:
+            self._select(token_id)
+
+    def _enter(self) -> None:
+        add = bool(QApplication.keyboardModifiers() & Qt.KeyboardModifier.ControlModifier)
+        popup = self.completer_.popup()
+        if popup.isVisible() and popup.currentIndex().isValid():
+            token_id = id_of_suggestion(str(popup.currentIndex().data()))
+            if token_id is not None:
+                self._select(token_id, add=add)
+                return
+        text = self.text().strip()
+        if not text:
+            return
+        if self.state.select_ref(text, add=add):
+            self.completer_.popup().hide()
+            return
+        if self.matches:  # not one token as typed: take the best suggestion
+            self._select(self.matches[0].id, add=add)
+
+    def _select(self, token_id: int, add: bool = False) -> None:
+        self.completer_.popup().hide()
+        self.state.select([token_id], add=add)
+        if self.state.model is not None:
+            self.setText(self.state.model.label(token_id))

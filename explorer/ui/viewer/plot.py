@@ -1,0 +1,134 @@
+"""Line plot of the d_model values of one row, or several rows overlaid with a legend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QPointF, Qt, Signal
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QWidget
+
+from explorer.core.rows import RowData
+from explorer.ui.viewer.style import is_dark, muted_text, row_name, series_color, style_plot
+
+
+class ValuesPlot(pg.PlotWidget):
+    hovered = Signal(int)  # index under the mouse, -1 when it leaves the data
+    indexClicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.rows: list[RowData] = []
+        self.curves: list[pg.PlotDataItem] = []
+        item = self.getPlotItem()
+        item.setLabel("bottom", "dimension")
+        item.setLabel("left", "value")
+        for name in ("left", "bottom"):
+            item.getAxis(name).enableAutoSIPrefix(False)  # show 0.15, not 150 (×0.001)
+        # no grid: its lines are redrawn with the axis on every repaint (~5 ms each)
+        item.setMenuEnabled(False)
+        item.hideButtons()
+        item.setClipToView(True)
+        item.setDownsampling(auto=True, mode="peak")
+        self.zero = pg.InfiniteLine(pos=0, angle=0, movable=False)
+        self.cursor = pg.InfiniteLine(angle=90, movable=False)
+        self.cursor.hide()
+        self.peak = pg.ScatterPlotItem(size=9, symbol="o")
+        for it in (self.zero, self.cursor, self.peak):
+            item.addItem(it, ignoreBounds=True)
+        self.legend = item.addLegend(offset=(-8, 8), labelTextSize="9pt")
+        self.legend.hide()
+        self._proxy = pg.SignalProxy(
+            self.scene().sigMouseMoved, rateLimit=60, slot=self._mouse_moved
+        )
+        self.scene().sigMouseClicked.connect(self._mouse_clicked)
+        self.setToolTip(
+            "Values of the row by position; drag to pan, wheel to zoom, double-click a "
+            "point to show it in the values table"
+        )
+        self._ready = True
+        self._restyle()
+
+    # -- content ------------------------------------------------------------------------------
+    def set_rows(self, rows: list[RowData]) -> None:
+        self.rows = list(rows)
+        item = self.getPlotItem()
+        while len(self.curves) > len(rows):
+            item.removeItem(self.curves.pop())
+        while len(self.curves) < len(rows):
+            curve = pg.PlotDataItem()
+            item.addItem(curve)
+            self.curves.append(curve)
+        for curve, row in zip(self.curves, rows, strict=True):
+            curve.setData(np.arange(row.values.shape[0]), row.values)
+        self._set_legend()
+        self._restyle()
+        peak = rows[0].stats.argmax_abs if len(rows) == 1 else -1
+        if peak >= 0 and np.isfinite(rows[0].values[peak]):
+            self.peak.setData([peak], [float(rows[0].values[peak])])
+        else:
+            self.peak.setData([], [])
+        self.cursor.hide()
+        item.enableAutoRange()
+
+    def clear_rows(self) -> None:
+        self.set_rows([])
+
+    def _set_legend(self) -> None:
+        self.legend.clear()
+        self.legend.setVisible(len(self.rows) > 1)
+        if len(self.rows) > 1:
+            for curve, row in zip(self.curves, self.rows, strict=True):
+                self.legend.addItem(curve, row_name(row.label, row.id))
+
+    # -- palette ------------------------------------------------------------------------------
+    def changeEvent(self, ev: QEvent) -> None:
+        super().changeEvent(ev)
+        if getattr(self, "_ready", False) and ev.type() in (
+            QEvent.Type.PaletteChange,
+            QEvent.Type.ApplicationPaletteChange,
+        ):
+            self._restyle()
+
+    def _restyle(self) -> None:
+        dark = is_dark(self)
+        base = self.palette().color(QPalette.ColorRole.Base)
+        self.setBackground(base)
+        style_plot(self.getPlotItem(), self)
+        faint = QColor(muted_text(self))
+        self.zero.setPen(pg.mkPen(faint, width=1, style=Qt.PenStyle.DashLine))
+        self.cursor.setPen(pg.mkPen(faint, width=1))
+        for n, curve in enumerate(self.curves):
+            color = series_color(n, dark)
+            curve.setPen(pg.mkPen(color, width=1))  # cosmetic 1 px lines draw ~3× faster
+        text = self.palette().color(QPalette.ColorRole.Text)
+        self.peak.setPen(pg.mkPen(text, width=1.5))
+        self.peak.setBrush(pg.mkBrush(None))
+        bg = QColor(base)
+        bg.setAlpha(210)
+        self.legend.setBrush(pg.mkBrush(bg))
+        self.legend.setPen(pg.mkPen(faint))
+        self.legend.setLabelTextColor(text)
+
+    # -- mouse --------------------------------------------------------------------------------
+    def _index_at(self, pos: QPointF) -> int:
+        if not self.rows or not self.getPlotItem().sceneBoundingRect().contains(pos):
+            return -1
+        x = self.getPlotItem().vb.mapSceneToView(pos).x()
+        i = int(round(x))
+        return i if 0 <= i < self.rows[0].values.shape[0] else -1
+
+    def _mouse_moved(self, args: tuple) -> None:
+        i = self._index_at(args[0])
+        if i >= 0:
+            self.cursor.setPos(i)
+            self.cursor.show()
+        else:
+            self.cursor.hide()
+        self.hovered.emit(i)
+
+    def _mouse_clicked(self, ev) -> None:
+        if ev.double():
+            i = self._index_at(ev.scenePos())
+            if i >= 0:
+                self.indexClicked.emit(i)

@@ -1,0 +1,247 @@
+"""The numbers of a row at a glance: a card for one row, a table for several."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.core.rows import RowData
+from explorer.ui.viewer.style import fmt, is_dark, mono_font, series_color
+
+UNUSED_TIP = (
+    "The tokenizer never produces this id: the row only pads the matrix to a round size, "
+    "so its values were probably never trained"
+)
+_CHIP = "QLabel { border: 1px solid palette(mid); border-radius: 9px; padding: 1px 8px; }"
+_UNUSED = (
+    "QLabel { background: #E8A33A; color: #1B1300; border-radius: 9px; padding: 1px 8px;"
+    " font-weight: bold; }"
+)
+_BAD = (
+    "QLabel { background: #D9534F; color: #FFFFFF; border-radius: 9px; padding: 1px 8px;"
+    " font-weight: bold; }"
+)
+
+# (key, caption, tooltip)
+STATS = (
+    ("norm", "L2 norm", "Euclidean length √(Σ v²) of the row"),
+    ("mean", "mean", "Average of the values"),
+    ("std", "std", "Standard deviation of the values (population, ddof = 0)"),
+    ("min", "min", "Smallest value"),
+    ("max", "max", "Largest value"),
+    ("argmax_abs", "largest |value|", "Position of the value with the largest magnitude"),
+)
+
+
+def _chip(text: str = "", style: str = _CHIP) -> QLabel:
+    label = QLabel(text)
+    label.setStyleSheet(style)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    return label
+
+
+def peak_text(row: RowData, digits: int = 6) -> str:
+    i = row.stats.argmax_abs
+    return "—" if i < 0 else f"{fmt(float(row.values[i]), digits)} at {i}"
+
+
+class SummaryCard(QFrame):
+    """One row: its readable piece, id, dtype and six statistics as tiles."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        font = QFont(self.font())
+        font.setPointSizeF(font.pointSizeF() * 1.6)
+        font.setBold(True)
+        self.title.setFont(font)
+        self.id_chip = _chip()
+        self.id_chip.setToolTip("Token id = row of the embedding matrix")
+        self.dtype_chip = _chip()
+        self.dtype_chip.setToolTip("Stored dtype and length (d_model) of the row")
+        self.unused_badge = _chip("unused row", _UNUSED)
+        self.unused_badge.setToolTip(UNUSED_TIP)
+        self.nonfinite_badge = _chip("NaN / ∞ inside", _BAD)
+        self.nonfinite_badge.setToolTip("The row holds non-finite values; statistics skip nothing")
+
+        head = QHBoxLayout()
+        head.setSpacing(8)
+        head.addWidget(self.title)
+        head.addWidget(self.id_chip)
+        head.addWidget(self.dtype_chip)
+        head.addWidget(self.unused_badge)
+        head.addWidget(self.nonfinite_badge)
+        head.addStretch(1)
+
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(18)
+        grid.setVerticalSpacing(0)
+        self.values: dict[str, QLabel] = {}
+        self.captions: dict[str, QLabel] = {}
+        big = mono_font()
+        big.setPointSizeF(self.font().pointSizeF() * 1.1)
+        for col, (key, caption, tip) in enumerate(STATS):
+            cap = QLabel(caption)
+            cap.setToolTip(tip)
+            cap.setForegroundRole(QPalette.ColorRole.PlaceholderText)  # muted in light and dark
+            value = QLabel()
+            value.setFont(big)
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            grid.addWidget(cap, 0, col)
+            grid.addWidget(value, 1, col)
+            self.captions[key], self.values[key] = cap, value
+        grid.setColumnStretch(len(STATS), 1)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 6)
+        layout.setSpacing(6)
+        layout.addLayout(head)
+        layout.addLayout(grid)
+
+    def set_row(self, row: RowData) -> None:
+        s = row.stats
+        self.title.setText(row.label)
+        self.title.setToolTip(f"Readable piece of token {row.id}: {row.label!r}")
+        self.id_chip.setText(f"#{row.id}")
+        self.id_chip.setVisible(row.label != f"#{row.id}")  # no tokenizer: the title is the id
+        self.dtype_chip.setText(f"{row.dtype} · {row.values.shape[0]} values")
+        self.unused_badge.setVisible(row.unused)
+        self.nonfinite_badge.setVisible(not s.finite)
+        for key, _caption, tip in STATS:
+            label = self.values[key]
+            if key == "argmax_abs":
+                label.setText(peak_text(row))
+                label.setToolTip(f"{tip}: index {s.argmax_abs}")
+            else:
+                x = float(getattr(s, key))
+                label.setText(fmt(x))
+                label.setToolTip(f"{tip}: {x!r}")
+
+
+_COLUMNS = ("token", "id", "L2 norm", "mean", "std", "min", "max", "largest |value|", "cosine")
+COSINE = len(_COLUMNS) - 1
+
+
+class SummaryTable(QTableWidget):
+    """Several rows, one line each, coloured like their plot lines; click one to inspect it."""
+
+    currentRowChanged = Signal(int)  # position in the list of rows
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(0, len(_COLUMNS), parent)
+        self.headers = [QTableWidgetItem(text) for text in _COLUMNS]
+        for col, item in enumerate(self.headers):
+            self.setHorizontalHeaderItem(col, item)
+        for col, (_k, _c, tip) in enumerate(STATS, start=2):
+            self.headers[col].setToolTip(tip)
+        self.headers[0].setToolTip("Readable piece; the swatch is its colour in the plot")
+        self.verticalHeader().hide()
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setAlternatingRowColors(True)
+        self.setWordWrap(False)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)  # ≤ a few dozen rows
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.itemSelectionChanged.connect(self._selection_changed)
+        self.setToolTip("Click a row to show its heatmap and values")
+
+    def set_rows(self, rows: list[RowData]) -> None:
+        dark = is_dark(self)
+        self.blockSignals(True)
+        self.setRowCount(0)  # drop the old items (and cosines) before filling
+        self.setRowCount(len(rows))
+        mono = mono_font()
+        for r, row in enumerate(rows):
+            s = row.stats
+            cells = [
+                row.label + ("  (unused row)" if row.unused else ""),
+                str(row.id),
+                fmt(s.norm, 4),
+                fmt(s.mean, 4),
+                fmt(s.std, 4),
+                fmt(s.min, 4),
+                fmt(s.max, 4),
+                peak_text(row, 4),
+            ]
+            exact = [
+                row.label,
+                str(row.id),
+                repr(s.norm),
+                repr(s.mean),
+                repr(s.std),
+                repr(s.min),
+                repr(s.max),
+                f"index {s.argmax_abs}",
+            ]
+            for c, (text, tip) in enumerate(zip(cells, exact, strict=True)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(UNUSED_TIP if c == 0 and row.unused else tip)
+                if c == 0:
+                    item.setData(Qt.ItemDataRole.DecorationRole, series_color(r, dark))
+                else:
+                    item.setFont(mono)
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                if c == 0 and row.unused:
+                    item.setForeground(QColor("#C77C00") if not dark else QColor("#F0B450"))
+                self.setItem(r, c, item)
+        self.blockSignals(False)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Show up to five rows without a vertical scrollbar, whatever the horizontal one does."""
+        visible = min(self.rowCount(), 5)
+        wide = self.horizontalHeader().length() > self.viewport().width()
+        self.setFixedHeight(
+            self.horizontalHeader().sizeHint().height()
+            + visible * self.verticalHeader().defaultSectionSize()
+            + 2 * self.frameWidth()
+            + (self.horizontalScrollBar().sizeHint().height() if wide else 0)
+        )
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_height()
+
+    def set_cosines(self, cosines: list[float], current: str) -> None:
+        """Cosine similarity of every row to the row being inspected."""
+        self.headers[COSINE].setText(f"cos to {current}")
+        self.headers[COSINE].setToolTip(
+            f"Cosine similarity of each row to {current}: 1 same direction, 0 unrelated"
+        )
+        mono = mono_font()
+        for r, c in enumerate(cosines):
+            item = QTableWidgetItem(f"{c:.3f}".replace("-", "−"))
+            item.setData(Qt.ItemDataRole.UserRole, c)
+            item.setToolTip(repr(c))
+            item.setFont(mono)
+            item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.setItem(r, COSINE, item)
+
+    def select(self, position: int) -> None:
+        self.blockSignals(True)
+        self.selectRow(position)
+        self.blockSignals(False)
+
+    def _selection_changed(self) -> None:
+        rows = self.selectionModel().selectedRows()
+        if rows:
+            self.currentRowChanged.emit(rows[0].row())

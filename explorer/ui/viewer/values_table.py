@@ -1,0 +1,394 @@
+"""A lazy table of one row's values and their stored bits (index, value, hex, sign, exponent…)."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.core.rows import RowData
+from explorer.core.vectors import BIT_LAYOUTS
+from explorer.ui.viewer.style import (
+    exact_decimal,
+    float_repr,
+    is_dark,
+    mono_font,
+    row_name,
+    series_color,
+)
+
+INDEX, VALUE, HEX, SIGN, EXPONENT, MANTISSA, BITS = range(7)
+_HEADERS = ("index", "value", "hex", "sign", "exponent", "mantissa", "bits")
+_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_ModelIndex = QModelIndex | QPersistentModelIndex
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
+_FONT = int(Qt.ItemDataRole.FontRole.value)
+_ALIGN = int(Qt.ItemDataRole.TextAlignmentRole.value)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
+_USER = int(Qt.ItemDataRole.UserRole.value)
+_RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+_LEFT = int((Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter).value)
+_CENTER = int(Qt.AlignmentFlag.AlignCenter.value)
+_ALIGNMENT = {
+    INDEX: _RIGHT,
+    VALUE: _RIGHT,
+    HEX: _CENTER,
+    SIGN: _CENTER,
+    EXPONENT: _RIGHT,
+    MANTISSA: _RIGHT,
+    BITS: _LEFT,
+}
+_FIELD_HUE = {SIGN: 3, EXPONENT: 0, MANTISSA: 2}  # series_color indices: red, blue, green
+
+
+def field_colors(dark: bool) -> dict[int, QColor]:
+    return {col: series_color(n, dark) for col, n in _FIELD_HUE.items()}
+
+
+class BitLayout:
+    """Field split of a whole row by numpy shifts (≤ d_model words); strings are made lazily."""
+
+    def __init__(self, raw: np.ndarray, dtype: str):
+        self.dtype = dtype
+        self.exp_bits, self.man_bits = BIT_LAYOUTS[dtype]
+        self.width = 1 + self.exp_bits + self.man_bits
+        self.bias = (1 << (self.exp_bits - 1)) - 1
+        words = np.ascontiguousarray(raw).view(_UINT[self.width]).astype(np.uint64)
+        self.words = words
+        self.sign = (words >> np.uint64(self.width - 1)).astype(np.int64)
+        self.exponent = (
+            (words >> np.uint64(self.man_bits)) & np.uint64((1 << self.exp_bits) - 1)
+        ).astype(np.int64)
+        self.mantissa = (words & np.uint64((1 << self.man_bits) - 1)).astype(np.int64)
+
+    def hex(self, i: int) -> str:
+        return f"0x{int(self.words[i]):0{self.width // 4}X}"
+
+    def binary(self, i: int) -> str:
+        b = format(int(self.words[i]), f"0{self.width}b")
+        return f"{b[0]} {b[1 : 1 + self.exp_bits]} {b[1 + self.exp_bits :]}"
+
+    def meaning(self, i: int) -> str:
+        """How the three fields make the value, e.g. '+1 × 2^−5 × (1 + 5/128)'."""
+        s, e, m = int(self.sign[i]), int(self.exponent[i]), int(self.mantissa[i])
+        top, frac = (1 << self.exp_bits) - 1, 1 << self.man_bits
+        sign = "−" if s else "+"
+        if self.dtype == "F8_E4M3":  # e4m3fn: no infinities, only S.1111.111 is NaN
+            if e == top and m == frac - 1:
+                return "NaN (exponent and mantissa all ones)"
+        elif e == top:
+            return (
+                f"{sign}infinity (exponent all ones, mantissa 0)"
+                if m == 0
+                else "NaN (exponent all ones)"
+            )
+        if e == 0:
+            if m == 0:
+                return f"{sign}0 (exponent and mantissa 0)"
+            return f"{sign}1 × 2^{_sup(1 - self.bias)} × ({m}/{frac})  — subnormal"
+        return f"{sign}1 × 2^{_sup(e - self.bias)} × (1 + {m}/{frac})"
+
+
+def _sup(n: int) -> str:
+    return str(n).replace("-", "−")
+
+
+def _header_tips(dtype: str | None) -> tuple[str, ...]:
+    if dtype in BIT_LAYOUTS:
+        e, m = BIT_LAYOUTS[dtype]
+        bias = (1 << (e - 1)) - 1
+        width = 1 + e + m
+    else:
+        e, m, bias, width = 0, 0, 0, 0
+    return (
+        "Position of the value in the embedding row (0 … d_model − 1)",
+        "The value decoded exactly to float32: the shortest decimal that reads back as the same "
+        "number (hover a cell for its exact decimal expansion)",
+        f"The {width} stored bits of the {dtype} value, in hexadecimal",
+        "Sign bit: 0 = positive, 1 = negative",
+        f"Exponent field ({e} bits, biased by {bias}): the value is scaled by "
+        f"2^(exponent − {bias}); 0 means zero or subnormal, all ones means infinity or NaN",
+        f"Mantissa field ({m} bits): the fraction after the leading 1, "
+        f"value = 1 + mantissa / 2^{m}",
+        "All bits as sign · exponent · mantissa",
+    )
+
+
+class ValuesModel(QAbstractTableModel):
+    """Rows are computed only when Qt asks for them, so 4096 (or 16384) entries scroll smoothly."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._row: RowData | None = None
+        self._bits: BitLayout | None = None
+        self._tips = _header_tips(None)
+        self._mono = mono_font()
+        self._bold = QFont(self._mono)
+        self._bold.setBold(True)
+        self.colors = field_colors(False)
+
+    def set_dark(self, dark: bool) -> None:
+        self.colors = field_colors(dark)
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, SIGN), self.index(self.rowCount() - 1, MANTISSA))
+
+    # -- content ----------------------------------------------------------------------------
+    def set_row(self, row: RowData | None) -> None:
+        self.beginResetModel()
+        self._row = row
+        self._bits = (
+            BitLayout(row.raw, row.dtype) if row is not None and row.dtype in BIT_LAYOUTS else None
+        )
+        self._tips = _header_tips(row.dtype if row is not None else None)
+        self.endResetModel()
+
+    @property
+    def row(self) -> RowData | None:
+        return self._row
+
+    @property
+    def row_dtype(self) -> str | None:
+        return None if self._row is None else self._row.dtype
+
+    @property
+    def has_bits(self) -> bool:
+        return self._bits is not None
+
+    # -- Qt model API -------------------------------------------------------------------------
+    def rowCount(self, parent: _ModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() or self._row is None else int(self._row.values.shape[0])
+
+    def columnCount(self, parent: _ModelIndex = QModelIndex()) -> int:  # noqa: B008
+        if parent.isValid():
+            return 0
+        return len(_HEADERS) if self._bits is not None else 2
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ):
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(_HEADERS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return _HEADERS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tips[section]
+        return None
+
+    def data(self, index: _ModelIndex, role: int = _DISPLAY):
+        # Called ~7 times per visible cell per repaint: plain int roles, no enum arithmetic.
+        row = self._row
+        if row is None:
+            return None
+        role = int(role)
+        if role == _DISPLAY:
+            i, col = index.row(), index.column()
+            if col == INDEX:
+                return str(i)
+            if col == VALUE:
+                return float_repr(row.values[i])
+            bits = self._bits
+            if bits is None:
+                return None
+            if col == HEX:
+                return bits.hex(i)
+            if col == SIGN:
+                return str(int(bits.sign[i]))
+            if col == EXPONENT:
+                return str(int(bits.exponent[i]))
+            if col == MANTISSA:
+                return str(int(bits.mantissa[i]))
+            return bits.binary(i)
+        if role == _FONT:
+            return self._bold if index.row() == row.stats.argmax_abs else self._mono
+        if role == _ALIGN:
+            return _ALIGNMENT[index.column()]
+        if role == _FOREGROUND:
+            return self.colors.get(index.column()) if self._bits is not None else None
+        if role == _TOOLTIP:
+            return self._tooltip(row, index.row(), index.column())
+        if role == _USER:  # exact machine values, for code and tests
+            return self._exact(row, index.row(), index.column())
+        return None
+
+    def _tooltip(self, row: RowData, i: int, col: int) -> str | None:
+        bits = self._bits
+        if col == VALUE:
+            tip = f"exactly {exact_decimal(float(row.values[i]))}"
+            return tip + (f"\n= {bits.meaning(i)}" if bits is not None else "")
+        if bits is not None and col != INDEX:
+            return bits.meaning(i)
+        return None
+
+    def _exact(self, row: RowData, i: int, col: int) -> object:
+        if col == INDEX:
+            return i
+        if col == VALUE:
+            return float(row.values[i])
+        bits = self._bits
+        if bits is None:
+            return None
+        return {
+            HEX: int(bits.words[i]),
+            SIGN: int(bits.sign[i]),
+            EXPONENT: int(bits.exponent[i]),
+            MANTISSA: int(bits.mantissa[i]),
+            BITS: bits.binary(i),
+        }.get(col)
+
+
+class BitsDelegate(QStyledItemDelegate):
+    """Draws 's eeeeeeee mmmmmmm' with each field in the colour of its own column."""
+
+    def __init__(self, model: ValuesModel, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.model = model
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _ModelIndex) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        text = opt.text
+        opt.text = ""
+        style = opt.widget.style() if opt.widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        parts = text.split(" ")
+        if len(parts) != 3:
+            return
+        painter.save()
+        painter.setFont(opt.font)
+        fm = QFontMetrics(opt.font)
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        x = opt.rect.left() + 8
+        top, height = opt.rect.top(), opt.rect.height()
+        for col, part in zip((SIGN, EXPONENT, MANTISSA), parts, strict=True):
+            color = (
+                opt.palette.color(QPalette.ColorRole.HighlightedText)
+                if selected
+                else self.model.colors[col]
+            )
+            painter.setPen(color)
+            width = fm.horizontalAdvance(part)
+            painter.drawText(x, top, width + 2, height, _LEFT, part)
+            x += width + fm.horizontalAdvance(" ")
+        painter.restore()
+
+
+class ValuesTable(QWidget):
+    """The table plus a caption, a go-to-index box and a jump to the largest |value|."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.model = ValuesModel(self)
+        self.caption = QLabel()
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)
+        self.goto = QSpinBox()
+        self.goto.setPrefix("index ")
+        self.goto.setToolTip("Scroll to a position in the row")
+        self.goto.setKeyboardTracking(False)
+        self.goto.valueChanged.connect(self.show_index)
+        self.peak = QPushButton("Largest |value|")
+        self.peak.setToolTip("Scroll to the entry with the largest magnitude (shown in bold)")
+        self.peak.clicked.connect(self._show_peak)
+
+        self.view = QTableView()
+        self.view.setModel(self.model)
+        self.view.setItemDelegateForColumn(BITS, BitsDelegate(self.model, self.view))
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setAlternatingRowColors(True)
+        self.view.verticalHeader().hide()
+        vh = self.view.verticalHeader()
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # never measure 4096 rows
+        vh.setDefaultSectionSize(self.fontMetrics().height() + 6)
+        hh = self.view.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setStretchLastSection(True)
+        hh.setHighlightSections(False)
+        self.view.setWordWrap(False)
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.caption, 1)
+        bar.addWidget(self.goto)
+        bar.addWidget(self.peak)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.view)
+
+    def changeEvent(self, ev) -> None:
+        super().changeEvent(ev)
+        if ev.type() == ev.Type.PaletteChange:
+            self.model.set_dark(is_dark(self))
+
+    def set_row(self, row: RowData | None) -> None:
+        self.model.colors = field_colors(is_dark(self))
+        self.model.set_row(row)
+        n = 0 if row is None else int(row.values.shape[0])
+        self.goto.blockSignals(True)
+        self.goto.setRange(0, max(0, n - 1))
+        self.goto.blockSignals(False)
+        self.peak.setEnabled(n > 0)
+        if row is None:
+            self.caption.setText("")
+            return
+        bits = "" if self.model.has_bits else f" — no bit layout for {row.dtype}"
+        self.caption.setText(
+            f"{row_name(row.label, row.id)}  ·  {n} values stored as {row.dtype}{bits}"
+        )
+        self._size_columns(n)
+
+    def _size_columns(self, n: int) -> None:
+        fm = QFontMetrics(self.model._bold)
+        pad = 18
+        widths = {
+            INDEX: fm.horizontalAdvance("index") + pad,
+            VALUE: fm.horizontalAdvance(
+                "-1.2345678901234567e-05" if self.model.row_dtype == "F64" else "-1.2345678e-05"
+            )
+            + pad,
+        }
+        if self.model.has_bits:
+            bits = self.model._bits
+            assert bits is not None
+            widths.update(
+                {
+                    HEX: fm.horizontalAdvance("0x" + "F" * (bits.width // 4)) + pad * 2,
+                    SIGN: fm.horizontalAdvance("sign") + pad,
+                    EXPONENT: fm.horizontalAdvance("exponent") + pad,
+                    MANTISSA: fm.horizontalAdvance("mantissa ") + pad,
+                }
+            )
+        widths[INDEX] = max(widths[INDEX], fm.horizontalAdvance(str(n)) + pad)
+        for col, w in widths.items():
+            self.view.setColumnWidth(col, w)
+
+    def show_index(self, i: int) -> None:
+        if self.model.rowCount() == 0:
+            return
+        i = max(0, min(int(i), self.model.rowCount() - 1))
+        idx = self.model.index(i, VALUE)
+        self.view.selectRow(i)
+        self.view.scrollTo(idx, QAbstractItemView.ScrollHint.PositionAtCenter)
+        if self.goto.value() != i:
+            self.goto.blockSignals(True)
+            self.goto.setValue(i)
+            self.goto.blockSignals(False)
+
+    def _show_peak(self) -> None:
+        row = self.model.row
+        if row is not None and row.stats.argmax_abs >= 0:
+            self.show_index(row.stats.argmax_abs)

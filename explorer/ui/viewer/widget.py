@@ -1,0 +1,261 @@
+"""EmbeddingViewer: summary, plot, heatmap, values/bits table and cosine matrix of selected rows."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QFont, QPalette
+from PySide6.QtWidgets import (
+    QLabel,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.core.rows import RowData
+from explorer.ui.viewer.cosine import CosinePanel
+from explorer.ui.viewer.heatmap import RowHeatmap
+from explorer.ui.viewer.plot import ValuesPlot
+from explorer.ui.viewer.summary import SummaryCard, SummaryTable
+from explorer.ui.viewer.values_table import ValuesTable
+
+DEFAULT_HINT = "Click a token to see its embedding"
+SUB_HINT = "Select several tokens to overlay them and compare their cosine similarities."
+READOUT_HINT = (
+    "Hover the plot or the heatmap to read a value; double-click to find it in the table."
+)
+
+
+class EmbeddingViewer(QWidget):
+    """Shows rows read and decoded off the GUI thread; its own work is O(d_model) per row."""
+
+    rowActivated = Signal(object)  # token id of the row picked in the multi-row summary
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.rows: list[RowData] = []
+        self.current = 0  # position in self.rows shown by the heatmap and the table
+        self.shared_limit: float | None = None
+
+        # empty state
+        self.hint = QLabel(DEFAULT_HINT)
+        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.hint.setWordWrap(True)
+        font = QFont(self.hint.font())
+        font.setPointSizeF(font.pointSizeF() * 1.4)
+        self.hint.setFont(font)
+        self.hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.sub_hint = QLabel(SUB_HINT)
+        self.sub_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.sub_hint.setWordWrap(True)
+        self.sub_hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        empty = QWidget()
+        ev = QVBoxLayout(empty)
+        ev.addStretch(1)
+        ev.addWidget(self.hint)
+        ev.addWidget(self.sub_hint)
+        ev.addStretch(1)
+
+        # summary: a card for one row, a table for several
+        self.card = SummaryCard()
+        self.table = SummaryTable()
+        self.table.currentRowChanged.connect(self._activate)
+
+        # overview tab: plot | heatmap, and a readout line
+        self.plot = ValuesPlot()
+        self.heatmap = RowHeatmap()
+        self.heatmap_caption = QLabel()
+        self.heatmap_caption.setTextFormat(Qt.TextFormat.PlainText)
+        self.heatmap_caption.setWordWrap(True)
+        heat_box = QWidget()
+        hv = QVBoxLayout(heat_box)
+        hv.setContentsMargins(0, 0, 0, 0)
+        hv.setSpacing(2)
+        hv.addWidget(self.heatmap_caption)
+        hv.addWidget(self.heatmap, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.plot)
+        self.splitter.addWidget(heat_box)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)
+        self.readout = QLabel(READOUT_HINT)
+        self.readout.setTextFormat(Qt.TextFormat.PlainText)
+        self.readout.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        overview = QWidget()
+        ov = QVBoxLayout(overview)
+        ov.setContentsMargins(0, 4, 0, 0)
+        ov.setSpacing(2)
+        ov.addWidget(self.splitter, 1)
+        ov.addWidget(self.readout)
+
+        self.values = ValuesTable()
+        self.cosine = CosinePanel()
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(overview, "Overview")
+        self.tabs.addTab(self.values, "Values && bits")
+        self.tabs.addTab(self.cosine, "Cosine similarity")
+        self.tabs.setTabToolTip(0, "The values as a line plot and as a heatmap")
+        self.tabs.setTabToolTip(
+            1, "Every value with its stored bits: hex, sign, exponent, mantissa"
+        )
+        self.tabs.setTabToolTip(2, "Pairwise cosine similarities of the selected tokens")
+
+        content = QWidget()
+        cv = QVBoxLayout(content)
+        cv.setContentsMargins(0, 0, 0, 0)
+        cv.setSpacing(4)
+        cv.addWidget(self.card)
+        cv.addWidget(self.table)
+        cv.addWidget(self.tabs, 1)
+
+        self.stack = QStackedWidget()
+        self.stack.addWidget(empty)
+        self.stack.addWidget(content)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.stack)
+
+        for source in (self.plot, self.heatmap):
+            source.hovered.connect(self._hovered)
+            source.indexClicked.connect(self._open_in_table)
+        self.clear()
+
+    # -- public API ---------------------------------------------------------------------------
+    def set_rows(self, rows: list[RowData]) -> None:
+        """Show one row (a selected token) or several overlaid (a multi-selection)."""
+        rows = list(rows)
+        if not rows:
+            self.clear()
+            return
+        previous = self.current_row
+        self.rows = rows
+        ids = [r.id for r in rows]
+        self.current = ids.index(previous.id) if previous is not None and previous.id in ids else 0
+        multi = len(rows) > 1
+        if multi:
+            self.table.set_rows(rows)
+            self.table.select(self.current)
+            self.card.hide()
+            self.table.show()
+        else:
+            self.card.set_row(rows[0])
+            self.table.hide()
+            self.card.show()
+        self.plot.set_rows(rows)
+        self.cosine.set_rows(rows if multi else [])
+        self.tabs.setTabEnabled(2, multi)
+        self.tabs.setTabText(
+            2, f"Cosine similarity ({len(rows)})" if multi else "Cosine similarity"
+        )
+        if not multi and self.tabs.currentIndex() == 2:
+            self.tabs.setCurrentIndex(0)
+        self._show_current()
+        self.readout.setText(READOUT_HINT)
+        self.stack.setCurrentIndex(1)
+
+    def clear(self, message: str = "") -> None:
+        """Empty state with a hint (or `message`, e.g. an error or 'Loading…')."""
+        self.rows = []
+        self.current = 0
+        self.hint.setText(message or DEFAULT_HINT)
+        self.sub_hint.setVisible(not message)
+        self.plot.clear_rows()
+        self.heatmap.set_row(None, 1.0)
+        self.values.set_row(None)
+        self.cosine.set_rows([])
+        self.stack.setCurrentIndex(0)
+
+    def set_levels(self, limit: float | None) -> None:
+        """Shared symmetric heatmap levels ±limit for the whole model; None or ≤ 0: per row."""
+        ok = limit is not None and math.isfinite(limit) and limit > 0
+        self.shared_limit = float(limit) if ok else None  # type: ignore[arg-type]
+        if self.rows:
+            self.heatmap.set_limit(self.limit())
+            self._caption_heatmap()
+
+    @property
+    def current_row(self) -> RowData | None:
+        return self.rows[self.current] if 0 <= self.current < len(self.rows) else None
+
+    def set_current(self, position: int) -> None:
+        """Show row `position` of a multi-selection in the heatmap and the table."""
+        if 0 <= position < len(self.rows) and position != self.current:
+            self.current = position
+            self.table.select(position)
+            self._show_current()
+
+    def limit(self) -> float:
+        """Heatmap half-range: the shared one, else the largest |value| of the rows shown."""
+        if self.shared_limit is not None:
+            return self.shared_limit
+        peaks = [np.nanmax(np.abs(r.values[np.isfinite(r.values)]), initial=0.0) for r in self.rows]
+        peak = float(max(peaks, default=0.0))
+        return peak if peak > 0 else 1.0
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and len(self.rows) > 1:
+            self.table.set_rows(self.rows)  # swatch colours follow light / dark
+            self.table.select(self.current)
+            self._show_current()
+
+    # -- internals ----------------------------------------------------------------------------
+    def _show_current(self) -> None:
+        row = self.current_row
+        self.heatmap.set_row(row, self.limit())
+        self.values.set_row(row)
+        self._caption_heatmap()
+        if row is not None and len(self.rows) > 1:
+            cos = self.cosine.matrix[self.current]
+            self.table.set_cosines([float(c) for c in cos], row.label)
+
+    def _caption_heatmap(self) -> None:
+        row = self.current_row
+        if row is None:
+            self.heatmap_caption.setText("")
+            return
+        r, c = self.heatmap.shape
+        scale = (
+            "model-wide"
+            if self.shared_limit is not None
+            else ("this row" if len(self.rows) == 1 else "these rows")
+        )
+        who = f"{row.label} · " if len(self.rows) > 1 else ""
+        self.heatmap_caption.setText(f"{who}{r} × {c} grid · ±{self.limit():.4g} ({scale})")
+        self.heatmap_caption.setToolTip(
+            "Blue negative, white 0, red positive. The colour scale is "
+            + (
+                "shared by every row of this model, so rows can be compared."
+                if self.shared_limit is not None
+                else "the largest |value| of the rows shown."
+            )
+        )
+
+    def _activate(self, position: int) -> None:
+        if 0 <= position < len(self.rows):
+            if position != self.current:
+                self.current = position
+                self._show_current()
+            self.rowActivated.emit(self.rows[position].id)
+
+    def _hovered(self, i: int) -> None:
+        row = self.current_row
+        if row is None or i < 0 or i >= row.values.shape[0]:
+            self.readout.setText(READOUT_HINT)
+            return
+        r, c = divmod(i, max(self.heatmap.shape[1], 1))
+        if len(self.rows) == 1:
+            self.readout.setText(f"index {i}  (grid row {r}, col {c})   value {row.values[i]}")
+        else:
+            parts = [f"{x.label} {x.values[i]}" for x in self.rows if i < x.values.shape[0]]
+            self.readout.setText(f"index {i}:   " + "   ·   ".join(parts))
+
+    def _open_in_table(self, i: int) -> None:
+        self.tabs.setCurrentWidget(self.values)
+        self.values.show_index(i)

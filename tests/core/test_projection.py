@@ -1,0 +1,246 @@
+"""Projection core (no Qt): PCA preview, UMAP job, cancellation, tiny inputs, alignment, labels."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from explorer.core import figure, neighbourhood, projection
+from explorer.core.errors import Cancelled, ExplorerError, TokenError
+from explorer.core.model import open_model
+from explorer.core.projection import ProjectionParams, Progress
+from explorer.core.resources import demo_model_dir
+
+FAST = ProjectionParams(n_neighbors=5, n_epochs=20, seed=3)
+
+
+def clusters(n_per: int = 20, dim: int = 32, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Three well separated directions plus noise; returns vectors and their cluster labels."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((3, dim)) * 4
+    labels = np.repeat(np.arange(3), n_per)
+    x = centres[labels] + rng.standard_normal((3 * n_per, dim))
+    return x.astype(np.float32), labels
+
+
+def steps(job) -> tuple[list[Progress], np.ndarray]:
+    seen: list[Progress] = []
+    coords = projection.run(job, seen.append)
+    return seen, coords
+
+
+@pytest.fixture(scope="module")
+def demo():
+    model = open_model(demo_model_dir())
+    yield model
+    model.close()
+
+
+def test_prepare_normalises_and_neutralises_bad_rows():
+    x = np.array([[3.0, 4.0], [0.0, 0.0], [np.nan, 1.0], [np.inf, 0.0]], dtype=np.float32)
+    p = projection.prepare(x)
+    assert np.allclose(p[0], [0.6, 0.8])
+    assert np.all(np.isfinite(p))
+    assert np.all(p[1] == 0)
+    assert np.allclose(p[2], [0.0, 1.0])
+
+
+def test_pca_preview_separates_clusters_and_is_deterministic():
+    x, labels = clusters()
+    a = projection.pca_2d(projection.prepare(x), seed=1)
+    b = projection.pca_2d(projection.prepare(x), seed=1)
+    assert a.shape == (60, 2) and a.dtype == np.float32
+    assert np.array_equal(a, b)
+    means = np.array([a[labels == c].mean(axis=0) for c in range(3)])
+    spread = max(np.linalg.norm(a[labels == c] - means[c], axis=1).mean() for c in range(3))
+    gaps = [np.linalg.norm(means[i] - means[j]) for i in range(3) for j in range(i + 1, 3)]
+    assert min(gaps) > 2 * spread
+
+
+def test_pca_of_high_dimensional_rows_matches_exact_svd():
+    rng = np.random.default_rng(5)
+    # rank-5 structure with distinct scales plus noise, like real neighbourhoods
+    latent = rng.standard_normal((200, 5)) * [9, 5, 3, 2, 1]
+    raw = latent @ rng.standard_normal((5, 300)) + 0.3 * rng.standard_normal((200, 300))
+    x = projection.prepare(raw.astype(np.float32))
+    fast = projection.pca_2d(x)  # randomized SVD path
+    centred = (x - x.mean(axis=0)).astype(np.float64)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    exact = centred @ vt[:2].T
+    for k in range(2):  # same axes up to sign
+        assert abs(abs(np.corrcoef(fast[:, k], exact[:, k])[0, 1]) - 1) < 1e-3
+
+
+def test_knn_is_exact_and_lists_each_point_first():
+    x = projection.prepare(clusters(15, 16, seed=2)[0])
+    idx, dist = projection.knn_cosine(x, 6)
+    sims = x.astype(np.float64) @ x.T.astype(np.float64)
+    np.fill_diagonal(sims, np.inf)
+    ref = np.argsort(-sims, axis=1, kind="stable")[:, :6]
+    assert np.array_equal(idx[:, 0], np.arange(len(x)))
+    assert np.array_equal(np.sort(idx[:, 1:], axis=1), np.sort(ref[:, 1:], axis=1))
+    assert np.all(dist[:, 0] == 0) and np.all(np.diff(dist, axis=1) >= -1e-6)
+
+
+def test_umap_job_yields_preview_then_layout_and_is_deterministic():
+    x, labels = clusters()
+    seen, coords = steps(projection.project(x, FAST))
+    stages = [p.stage for p in seen]
+    assert stages[:2] == ["prepare", "preview"] and stages[-1] == "done"
+    assert seen[1].coords is not None and seen[1].coords.shape == (60, 2)
+    assert all(isinstance(p, tuple) and 0 <= p[1] <= 1 for p in seen)  # job-lane protocol
+    assert coords.shape == (60, 2) and np.isfinite(coords).all()
+    _, again = steps(projection.project(x, FAST))
+    assert np.array_equal(coords, again)
+    # the layout keeps the clusters apart: every point's nearest point is in its own cluster
+    d = np.linalg.norm(coords[:, None] - coords[None], axis=2)
+    np.fill_diagonal(d, np.inf)
+    assert np.mean(labels[d.argmin(axis=1)] == labels) > 0.95
+
+
+def test_cancel_between_stages_and_between_epochs():
+    x, _ = clusters()
+    flag = {"stop": False}
+    job = projection.project(x, FAST, cancelled=lambda: flag["stop"])
+    assert next(job).stage == "prepare"
+    assert next(job).stage == "preview"
+    flag["stop"] = True
+    with pytest.raises(Cancelled):
+        next(job)
+
+    flag["stop"] = False
+    epochs: list[Progress] = []
+
+    def on_progress(p: Progress) -> None:
+        if p.stage == "layout":
+            epochs.append(p)
+            flag["stop"] = True  # cancel during the UMAP epochs
+
+    job = projection.project(x, ProjectionParams(n_neighbors=5, n_epochs=200, seed=3),
+                             cancelled=lambda: flag["stop"], progress=on_progress)
+    with pytest.raises(Cancelled):
+        projection.run(job)
+    assert epochs and epochs[0].fraction < 0.9
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 7])
+@pytest.mark.parametrize("method", ["umap", "pca"])
+def test_tiny_inputs_do_not_crash(n, method):
+    x = np.random.default_rng(n).standard_normal((n, 5)).astype(np.float32)
+    _, coords = steps(projection.project(x, ProjectionParams(method=method, n_epochs=5)))
+    assert coords.shape == (n, 2) and np.isfinite(coords).all()
+    if n == 2:
+        assert not np.allclose(coords[0], coords[1])
+
+
+def test_duplicates_and_zero_rows_do_not_crash():
+    x, _ = clusters(10, 8)
+    dup = np.vstack([x[:1].repeat(12, axis=0), x, np.zeros((3, 8), np.float32), x[:5]])
+    _, coords = steps(projection.project(dup, FAST))
+    assert coords.shape == (len(dup), 2) and np.isfinite(coords).all()
+    same = np.ones((9, 4), np.float32)
+    _, coords = steps(projection.project(same, FAST))
+    assert coords.shape == (9, 2) and np.isfinite(coords).all()
+
+
+def test_params_are_validated():
+    with pytest.raises(ExplorerError, match="method"):
+        ProjectionParams(method="tsne")
+    with pytest.raises(ExplorerError, match="n_neighbors"):
+        ProjectionParams(n_neighbors=1)
+    with pytest.raises(ExplorerError, match="min_dist"):
+        ProjectionParams(min_dist=2.0)
+
+
+def test_align_recovers_a_rotated_scaled_shifted_layout():
+    rng = np.random.default_rng(0)
+    old = rng.standard_normal((30, 2))
+    theta = 1.1
+    rot = np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]])
+    reflect = np.array([[1.0, 0.0], [0.0, -1.0]])
+    new = (old @ rot @ reflect) * 3.5 + [10.0, -4.0]
+    old_ids = list(range(100, 130))
+    # the new map has the old points in another order plus 5 new points
+    order = rng.permutation(30)
+    extra = rng.standard_normal((5, 2))
+    new_all = np.vstack([new[order], extra])
+    new_ids = [old_ids[i] for i in order] + [900, 901, 902, 903, 904]
+    aligned = projection.align(new_all, new_ids, old, old_ids)
+    assert np.allclose(aligned[:30], old[order], atol=1e-5)
+    # fewer than 3 shared points: unchanged
+    assert np.array_equal(projection.align(new_all, new_ids, old[:2], [old_ids[order[0]], 5]),
+                          new_all.astype(np.float32))
+
+
+def test_neighbourhoods_on_the_demo_model(demo):
+    cat = demo.tokenizer.find("cat")
+    nb = neighbourhood.around(demo, cat, 50)
+    assert nb.ids[0] == cat and len(nb) == 50 and len(set(nb.ids.tolist())) == 50
+    assert {"cats", "kitten", "dog"} <= set(nb.labels[:10])
+    assert "banana" not in nb.labels
+    assert nb.similarity[0] == pytest.approx(1.0, abs=1e-3)
+    assert np.all(np.diff(nb.similarity[1:]) <= 1e-6)
+    # exact against a brute-force float64 reference
+    v = demo.vectors(np.arange(demo.rows)).astype(np.float64)
+    sims = v @ v[cat] / (np.linalg.norm(v, axis=1) * np.linalg.norm(v[cat]))
+    assert np.allclose(nb.similarity, sims[nb.ids], atol=1e-4)
+
+    text = neighbourhood.around_text(demo, "the cat sat", 40)
+    assert set(text.query_ids) == {demo.tokenizer.find(w) for w in ("the", "cat", "sat")}
+    assert set(text.query_ids) <= set(text.ids.tolist()) and len(text) == 40
+
+    listed = neighbourhood.from_list(demo, "cat, dog,#5, 100, cat")
+    assert listed.ids.tolist() == [cat, demo.tokenizer.find("dog"), 5, 100]
+    sample = neighbourhood.sample(demo, 300, seed=1)
+    assert len(set(sample.ids.tolist())) == 300
+    assert np.array_equal(sample.ids, neighbourhood.sample(demo, 300, seed=1).ids)
+
+
+def test_neighbourhood_bad_input(demo):
+    with pytest.raises(TokenError):
+        neighbourhood.around(demo, demo.tokenizer.find("cat"), 0)
+    with pytest.raises(TokenError):
+        neighbourhood.sample(demo, neighbourhood.MAX_SAMPLE + 1)
+    with pytest.raises(TokenError):
+        neighbourhood.from_list(demo, " , ,")
+    with pytest.raises(TokenError):
+        neighbourhood.from_list(demo, "999999999")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 400), st.integers(0, 10_000))
+def test_placed_labels_never_overlap_and_stay_inside(n, seed):
+    rng = np.random.default_rng(seed)
+    px, py = rng.uniform(0, 800, n), rng.uniform(0, 500, n)
+    texts = ["".join(rng.choice(list("abcdefgh##"), rng.integers(1, 12))) for _ in range(n)]
+    placed = figure.place_labels(px, py, texts, range(n), lambda s: 9.0 * len(s) + 6, 16.0,
+                                 (0, 0, 800, 500), max_labels=120)
+    boxes = np.array([(p.x, p.y, p.x + p.w, p.y + p.h) for p in placed]).reshape(-1, 4)
+    assert len({p.index for p in placed}) == len(placed) <= 120
+    assert np.all(boxes[:, 0] >= 0) and np.all(boxes[:, 2] <= 800)
+    assert np.all(boxes[:, 1] >= 0) and np.all(boxes[:, 3] <= 500)
+    for a in range(len(boxes)):
+        for b in range(a + 1, len(boxes)):
+            overlap = (boxes[a, 0] < boxes[b, 2] and boxes[b, 0] < boxes[a, 2]
+                       and boxes[a, 1] < boxes[b, 3] and boxes[b, 1] < boxes[a, 3])
+            assert not overlap
+    if n and placed:
+        assert placed[0].index == 0  # first in priority order is always placed when it fits
+
+
+def test_svg_figure_and_coordinate_files():
+    coords = np.array([[0.0, 0.0], [1.0, 2.0], [2.0, -1.0]])
+    labels = ["cat", "<dog & co>", "##s"]
+    svg = figure.map_svg(coords, labels, title="Three", subtitle="sub", similarity=np.array([1, 0.5, 0.2]),
+                         highlight=[0], colour_label="cosine to cat")
+    root = ET.fromstring(svg)
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert "Three" in texts and "<dog & co>" in texts and "cat" in texts
+    assert len(list(root.iter("{http://www.w3.org/2000/svg}circle"))) >= 3
+    csv_text = figure.coordinates_csv([7, 8, 9], labels, coords)
+    lines = csv_text.splitlines()
+    assert lines[0] == "id,piece,x,y" and lines[2].startswith('8,<dog & co>,1,2')

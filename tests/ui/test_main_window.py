@@ -1,0 +1,190 @@
+"""The main window with tiny real models: chips, viewer values, errors, drops, recent, search."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+from ui.helpers import make_model
+
+from explorer.app import settings as recent
+from explorer.app.state import AppState
+from explorer.ui.main_window import MainWindow
+
+
+def idle(qtbot, window: MainWindow, timeout: int = 10000) -> None:
+    qtbot.waitUntil(lambda: not window.pending, timeout=timeout)
+
+
+@pytest.fixture
+def window(qtbot, tiny_model):
+    path, _ = tiny_model
+    win = MainWindow(AppState())
+    qtbot.addWidget(win)
+    win.resize(1280, 800)
+    win.show()
+    with qtbot.waitSignal(win.state.modelChanged, timeout=10000):
+        win.open_path(str(path))
+    idle(qtbot, win)
+    return win
+
+
+def type_text(qtbot, window: MainWindow, text: str) -> list:
+    with qtbot.waitSignal(window.state.tokensChanged, timeout=5000) as blocker:
+        qtbot.keyClicks(window.token_pane.editor, text)
+    idle(qtbot, window)
+    return blocker.args[0]
+
+
+def click_chip(qtbot, window: MainWindow, index: int, modifier=Qt.KeyboardModifier.NoModifier):
+    chips = window.token_pane.chips
+    centre = chips.chip_rect(index).center()
+    with qtbot.waitSignal(window.jobs.lane("lookup").finished, timeout=5000):
+        qtbot.mouseClick(chips, Qt.MouseButton.LeftButton, modifier, centre)
+    idle(qtbot, window)
+
+
+def test_typing_updates_chips(qtbot, window):
+    tokens = type_text(qtbot, window, "The cat sat")
+    assert [t.id for t in tokens] == [3, 4, 5]
+    chips = window.token_pane.chips
+    assert [t.text for t in chips.tokens] == ["the", "cat", "sat"]
+    assert "3 tokens" in window.token_pane.counts.text()
+    assert "3.67 characters/token" in window.token_pane.counts.text()
+    # more typing replaces the chips; the debounce sends only the final text
+    tokens = type_text(qtbot, window, " on the mat")
+    assert [t.id for t in tokens] == [3, 4, 5, 6, 3, 7]
+    assert len(chips.tokens) == 6
+    # special tokens toggle
+    with qtbot.waitSignal(window.state.tokensChanged, timeout=5000) as blocker:
+        window.token_pane.special.setChecked(True)
+    assert [t.id for t in blocker.args[0]][0] == 1 and blocker.args[0][-1].special
+    idle(qtbot, window)
+
+
+def test_clicking_a_chip_shows_exact_values_of_that_row(qtbot, window, tiny_model):
+    _, matrix = tiny_model
+    type_text(qtbot, window, "the cat sat")
+    click_chip(qtbot, window, 1)
+    assert window.state.selection == [4]
+    rows = window.viewer.rows
+    assert [r.id for r in rows] == [4]
+    np.testing.assert_array_equal(rows[0].values, matrix[4].astype(np.float32))
+    assert rows[0].raw.tobytes() == matrix[4].tobytes()
+    assert window.viewer.stack.currentIndex() == 1
+    assert window.token_pane.chips.selected == {4}
+    # Ctrl-click adds a second row, then the viewer overlays both
+    click_chip(qtbot, window, 2, Qt.KeyboardModifier.ControlModifier)
+    assert window.state.selection == [4, 5]
+    assert [r.id for r in window.viewer.rows] == [4, 5]
+    np.testing.assert_array_equal(window.viewer.rows[1].values, matrix[5].astype(np.float32))
+
+
+def test_chip_tooltip_names_id_piece_and_bytes(window, qtbot):
+    from explorer.ui.token_chips import token_tooltip
+
+    tokens = type_text(qtbot, window, "cat")
+    tip = token_tooltip(tokens[0])
+    assert "id 4" in tip and "'cat'" in tip and "63 61 74" in tip
+
+
+def test_bad_file_shows_error_and_keeps_old_model(qtbot, window, tmp_path):
+    old = window.state.model
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{not json")
+    with qtbot.waitSignal(window.state.modelFailed, timeout=5000):
+        window.open_path(str(bad))
+    idle(qtbot, window)
+    assert window.state.model is old
+    assert window.error_box is not None and window.error_box.isVisible()
+    assert "bad.safetensors" in window.error_box.text()
+    assert window.model_panel.values["Shape"].text() == "16 × 8"
+    window.error_box.close()
+
+
+def _drop(window: MainWindow, path: str) -> tuple[bool, bool]:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(path)])
+    pos = QPointF(window.width() / 2, window.height() / 2)
+    actions = Qt.DropAction.CopyAction
+    enter = QDragEnterEvent(pos, actions, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    window.dragEnterEvent(enter)
+    drop = QDropEvent(pos, actions, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(drop)
+    return enter.isAccepted(), drop.isAccepted()
+
+
+def test_drag_and_drop_opens_a_model(qtbot, window, tmp_path):
+    other, matrix = make_model(tmp_path / "other", rows=20, dim=12, seed=3)
+    with qtbot.waitSignal(window.state.modelChanged, timeout=10000):
+        accepted = _drop(window, str(other))
+    assert accepted == (True, True)
+    idle(qtbot, window)
+    assert window.state.model.rows == 20 and window.state.model.dim == 12
+    assert window.model_panel.values["Shape"].text() == "20 × 12"
+    # text that is not a file is refused
+    mime = QMimeData()
+    mime.setText("hello")
+    enter = QDragEnterEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
+                            Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.dragEnterEvent(enter)
+    assert not enter.isAccepted()
+
+
+def test_recent_files_are_remembered_and_reopen(qtbot, window, tmp_path, tiny_model):
+    first, _ = tiny_model
+    other, _ = make_model(tmp_path / "second", rows=18, dim=4, seed=1)
+    with qtbot.waitSignal(window.state.modelChanged, timeout=10000):
+        window.open_path(str(other))
+    idle(qtbot, window)
+    items = recent.recent_models(window.settings)
+    assert items[:2] == [str(other.resolve()), str(first.resolve())]
+    actions = [a for a in window.recent_menu.actions() if a.data()]
+    assert [a.data() for a in actions] == items
+    with qtbot.waitSignal(window.state.modelChanged, timeout=10000):
+        actions[1].trigger()
+    idle(qtbot, window)
+    assert window.state.model.rows == 16
+    assert recent.recent_models(window.settings)[0] == str(first.resolve())
+    # a new window with the same settings store sees the same list
+    again = MainWindow(AppState(), window.settings)
+    qtbot.addWidget(again)
+    assert [a.data() for a in again.recent_menu.actions() if a.data()][:2] == [
+        str(first.resolve()), str(other.resolve())]
+
+
+def test_search_box_selects_by_text_and_id(qtbot, window, tiny_model):
+    _, matrix = tiny_model
+    search = window.search
+    if search.index is None:
+        with qtbot.waitSignal(search.indexReady, timeout=5000):
+            pass
+    window.focus_search()
+    qtbot.keyClicks(search, "kit")
+    assert [m.label for m in search.matches] == ["kitten"]
+    with qtbot.waitSignal(window.jobs.lane("lookup").finished, timeout=5000):
+        qtbot.keyClick(search, Qt.Key.Key_Return)
+    idle(qtbot, window)
+    assert window.state.selection == [10]
+    assert window.viewer.rows[0].id == 10
+    np.testing.assert_array_equal(window.viewer.rows[0].values, matrix[10].astype(np.float32))
+    search.clear()
+    qtbot.keyClicks(search, "#12")
+    assert [m.id for m in search.matches] == [12]
+    with qtbot.waitSignal(window.state.selectionChanged, timeout=5000):
+        qtbot.keyClick(search, Qt.Key.Key_Return)
+    idle(qtbot, window)
+    assert window.state.selection == [12]
+
+
+def test_shortcuts_focus_panes_and_settings_survive(qtbot, window):
+    window.activateWindow()
+    window.focus_text()
+    assert QApplication.focusWidget() is window.token_pane.editor
+    window.focus_search()
+    assert QApplication.focusWidget() is window.search
+    window.close()
+    assert window.settings.value("window/geometry") is not None

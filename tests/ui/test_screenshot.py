@@ -1,0 +1,53 @@
+"""`embedding-explorer gui --screenshot` through a real subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from PySide6.QtGui import QImage
+
+from explorer.ui.launch import SCREENSHOT_SIZE
+
+
+def run_gui(*args: str, tmp_path) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("QT_QPA_PLATFORM", None)  # the command must choose offscreen by itself
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")  # never touch the user's settings
+    return subprocess.run([sys.executable, "-m", "explorer", "gui", *args], capture_output=True,
+                          text=True, timeout=180, env=env, cwd=tmp_path)
+
+
+def test_screenshot_of_the_demo_with_text_and_selection(tmp_path):
+    out = tmp_path / "window.png"
+    proc = run_gui("--screenshot", str(out), "--text", "The cat sat on the mat", "--select", "cat",
+                   tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    image = QImage(str(out))
+    assert not image.isNull()
+    assert (image.width(), image.height()) == SCREENSHOT_SIZE
+    # not blank: many distinct colours (text, chips, plot, heatmap)
+    small = image.scaled(160, 100)
+    colours = {small.pixel(x, y) for x in range(small.width()) for y in range(small.height())}
+    assert len(colours) > 50
+
+
+def test_screenshot_with_a_bad_path_fails_with_one_line(tmp_path):
+    out = tmp_path / "never.png"
+    proc = run_gui(str(tmp_path / "missing"), "--screenshot", str(out), tmp_path=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "missing" in lines[0] and "no such file" in lines[0]
+    assert not out.exists()
+
+
+def test_screenshot_with_a_malformed_model_fails_with_one_line(tmp_path):
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"\x00" * 3)
+    proc = run_gui(str(bad), "--screenshot", str(tmp_path / "x.png"), tmp_path=tmp_path)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "bad.safetensors" in proc.stderr

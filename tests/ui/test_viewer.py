@@ -1,0 +1,340 @@
+"""EmbeddingViewer on rows read from tiny real safetensors models (real widgets, offscreen)."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QColor, QPalette
+from tokenizers import Tokenizer, models, pre_tokenizers
+
+from explorer.core.formats.safetensors import write_safetensors
+from explorer.core.model import open_model
+from explorer.core.rows import load_rows
+from explorer.core.vectors import near_square
+from explorer.ui.viewer import EmbeddingViewer
+from explorer.ui.viewer.style import fmt
+from explorer.ui.viewer.values_table import BITS, EXPONENT, HEX, INDEX, MANTISSA, SIGN, VALUE
+
+WORDS = ["[UNK]", "the", "cat", "sat", "on", "mat", "dog", "banana", "kitten"]
+
+
+def write_model(folder: Path, matrix: np.ndarray) -> Path:
+    """A model folder: the embedding as safetensors plus a real WordLevel tokenizer.json.
+
+    Rows past len(WORDS) are never produced by the tokenizer (unused padding rows)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_safetensors(folder / "model.safetensors", {"model.embed_tokens.weight": matrix})
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.save(str(folder / "tokenizer.json"))
+    return folder
+
+
+def random_matrix(rows: int, dim: int, dtype, seed: int = 0) -> np.ndarray:
+    return (np.random.default_rng(seed).standard_normal((rows, dim)) * 0.3).astype(dtype)
+
+
+@pytest.fixture
+def bf16_model(tmp_path):
+    matrix = random_matrix(12, 40, ml_dtypes.bfloat16)
+    model = open_model(write_model(tmp_path / "bf16", matrix))
+    yield model, matrix
+    model.close()
+
+
+@pytest.fixture
+def viewer(qtbot):
+    w = EmbeddingViewer()
+    qtbot.addWidget(w)
+    w.resize(900, 600)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+def test_starts_empty_with_a_hint(viewer):
+    assert viewer.stack.currentIndex() == 0
+    assert "Click a token" in viewer.hint.text()
+    viewer.clear("Reading rows…")
+    assert viewer.hint.text() == "Reading rows…"
+
+
+def test_summary_shows_the_exact_stats_of_the_row(viewer, bf16_model):
+    model, matrix = bf16_model
+    cat = model.tokenizer.find("cat")
+    viewer.set_rows(load_rows(model, [cat]))
+    assert viewer.stack.currentIndex() == 1
+    assert viewer.card.isVisible() and not viewer.table.isVisible()
+    card = viewer.card
+    assert card.title.text() == "cat"
+    assert card.id_chip.text() == f"#{cat}"
+    assert card.dtype_chip.text() == "BF16 · 40 values"
+    v = matrix[cat].astype(np.float64)  # independent: straight from the array we wrote
+    expected = {
+        "norm": np.sqrt((v * v).sum()),
+        "mean": v.mean(),
+        "std": v.std(),
+        "min": v.min(),
+        "max": v.max(),
+    }
+    for key, x in expected.items():
+        label = card.values[key]
+        shown = float(label.toolTip().rsplit(": ", 1)[1])  # the tooltip holds the exact float
+        assert shown == pytest.approx(x, rel=1e-12, abs=1e-15)
+        assert label.text() == fmt(shown)
+    peak = int(np.argmax(np.abs(v)))
+    assert card.values["argmax_abs"].text() == f"{fmt(float(v[peak]))} at {peak}"
+    assert card.unused_badge.isHidden()
+
+
+def test_unused_row_shows_the_badge(viewer, bf16_model):
+    model, _ = bf16_model
+    unused = len(WORDS) + 1
+    assert model.is_unused(unused)
+    viewer.set_rows(load_rows(model, [unused]))
+    assert not viewer.card.unused_badge.isHidden()
+    assert viewer.card.unused_badge.isVisible()
+    viewer.set_rows(load_rows(model, [2, unused]))  # in the multi-row table too
+    assert "unused" in viewer.table.item(1, 0).text()
+    assert "unused" not in viewer.table.item(0, 0).text()
+
+
+def _column(viewer, col, role=Qt.ItemDataRole.DisplayRole):
+    m = viewer.values.model
+    return [m.data(m.index(i, col), role) for i in range(m.rowCount())]
+
+
+def test_table_values_and_bf16_bits_match_an_independent_decoding(viewer, bf16_model):
+    model, matrix = bf16_model
+    viewer.set_rows(load_rows(model, [3]))
+    row = matrix[3]
+    as_f32 = row.astype(np.float32)
+    assert viewer.values.model.rowCount() == 40
+    assert _column(viewer, INDEX) == [str(i) for i in range(40)]
+    # value: exact float32, and its text reads back as the very same float32
+    assert _column(viewer, VALUE, Qt.ItemDataRole.UserRole) == [float(x) for x in as_f32]
+    assert [np.float32(t) for t in _column(viewer, VALUE)] == list(as_f32)
+    # bfloat16 is the top half of the float32 bit pattern
+    words = [struct.unpack("<I", struct.pack("<f", float(x)))[0] >> 16 for x in as_f32]
+    assert _column(viewer, HEX) == [f"0x{w:04X}" for w in words]
+    assert _column(viewer, SIGN, Qt.ItemDataRole.UserRole) == [w >> 15 for w in words]
+    assert _column(viewer, EXPONENT, Qt.ItemDataRole.UserRole) == [(w >> 7) & 0xFF for w in words]
+    assert _column(viewer, MANTISSA, Qt.ItemDataRole.UserRole) == [w & 0x7F for w in words]
+    bits = [f"{w:016b}" for w in words]
+    assert _column(viewer, BITS) == [f"{b[0]} {b[1:9]} {b[9:]}" for b in bits]
+    # each value is what its fields say: (−1)^s × 2^(e−127) × (1 + m/128)
+    for x, w in zip(as_f32, words, strict=True):
+        s, e, m = w >> 15, (w >> 7) & 0xFF, w & 0x7F
+        assert (-1) ** s * 2.0 ** (e - 127) * (1 + m / 128) == float(x)
+
+
+def test_table_f16_bits_with_special_values(viewer, tmp_path):
+    special = np.array(
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 6e-8, 1.0, -2.5, 65504.0, 0.333], dtype=np.float16
+    )
+    matrix = random_matrix(10, 10, np.float16)
+    matrix[1] = special
+    model = open_model(write_model(tmp_path / "f16", matrix))
+    try:
+        viewer.set_rows(load_rows(model, [1]))
+    finally:
+        model.close()
+    words = [struct.unpack("<H", struct.pack("<e", float(x)))[0] for x in special]
+    assert _column(viewer, HEX) == [f"0x{w:04X}" for w in words]
+    assert _column(viewer, SIGN, Qt.ItemDataRole.UserRole) == [w >> 15 for w in words]
+    assert _column(viewer, EXPONENT, Qt.ItemDataRole.UserRole) == [(w >> 10) & 0x1F for w in words]
+    assert _column(viewer, MANTISSA, Qt.ItemDataRole.UserRole) == [w & 0x3FF for w in words]
+    tips = _column(viewer, SIGN, Qt.ItemDataRole.ToolTipRole)
+    assert "infinity" in tips[2] and tips[3].startswith("−infinity")
+    assert "NaN" in tips[4] and "subnormal" in tips[5]
+    assert tips[6] == "+1 × 2^0 × (1 + 0/1024)"
+    values = _column(viewer, VALUE, Qt.ItemDataRole.UserRole)
+    assert values[:4] == [0.0, -0.0, np.inf, -np.inf] and np.isnan(values[4])
+    assert values[8] == 65504.0
+    assert viewer.card.nonfinite_badge.isVisible()
+
+
+def test_column_headers_explain_the_fields(viewer, bf16_model):
+    model, _ = bf16_model
+    viewer.set_rows(load_rows(model, [2]))
+    m = viewer.values.model
+    tip = {
+        c: m.headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+        for c in (SIGN, EXPONENT, MANTISSA)
+    }
+    assert "Sign bit" in tip[SIGN]
+    assert "8 bits, biased by 127" in tip[EXPONENT]
+    assert "7 bits" in tip[MANTISSA]
+
+
+def test_table_scrolls_through_a_4096_row(viewer, tmp_path):
+    matrix = random_matrix(10, 4096, ml_dtypes.bfloat16, seed=3)
+    model = open_model(write_model(tmp_path / "wide", matrix))
+    try:
+        viewer.set_rows(load_rows(model, [5]))
+    finally:
+        model.close()
+    viewer.tabs.setCurrentWidget(viewer.values)
+    viewer.values.show_index(4095)
+    view = viewer.values.view
+    last = view.indexAt(view.viewport().rect().center()).row()
+    assert 4000 < last <= 4095
+    assert viewer.values.model.data(
+        viewer.values.model.index(4095, VALUE), Qt.ItemDataRole.UserRole
+    ) == float(matrix[5, 4095])
+    viewer.values.peak.click()
+    peak = int(np.argmax(np.abs(matrix[5].astype(np.float32))))
+    assert view.selectionModel().selectedRows()[0].row() == peak
+    assert viewer.values.goto.value() == peak
+
+
+def test_plot_and_heatmap_show_the_row(viewer, bf16_model):
+    model, matrix = bf16_model
+    viewer.set_rows(load_rows(model, [4]))
+    values = matrix[4].astype(np.float32)
+    x, y = viewer.plot.curves[0].getData()
+    np.testing.assert_array_equal(x, np.arange(40))
+    np.testing.assert_array_equal(y, values)
+    img = viewer.heatmap.image.image
+    assert img.shape == near_square(40)
+    np.testing.assert_array_equal(img.ravel()[:40], values)
+    assert np.isnan(img.ravel()[40:]).all()
+    peak = float(np.abs(values).max())
+    assert tuple(viewer.heatmap.image.getLevels()) == (-peak, peak)  # symmetric, from the row
+    viewer.set_levels(2.5)  # shared levels for the whole model
+    assert tuple(viewer.heatmap.image.getLevels()) == (-2.5, 2.5)
+    assert tuple(viewer.heatmap.bar.levels()) == (-2.5, 2.5)
+    viewer.set_rows(load_rows(model, [5]))
+    assert tuple(viewer.heatmap.image.getLevels()) == (-2.5, 2.5)
+    viewer.set_levels(None)
+    peak5 = float(np.abs(matrix[5].astype(np.float32)).max())
+    assert tuple(viewer.heatmap.image.getLevels()) == (-peak5, peak5)
+
+
+def test_heatmap_cells_map_to_row_indices(viewer, bf16_model, qtbot):
+    model, matrix = bf16_model
+    viewer.set_rows(load_rows(model, [4]))
+    rows, cols = viewer.heatmap.shape
+    vb = viewer.heatmap.plot.vb
+    for r, c in ((0, 0), (0, cols - 1), (1, 2), (rows - 1, 0)):
+        scene = vb.mapViewToScene(QPointF(c + 0.5, r + 0.5))
+        assert viewer.heatmap._index_at(scene) == r * cols + c
+    plot_vb = viewer.plot.getPlotItem().vb
+    qtbot.waitUntil(lambda: plot_vb.viewRange()[0][1] >= 39)  # auto-range runs before a paint
+    assert viewer.plot._index_at(plot_vb.mapViewToScene(QPointF(10.2, 0.0))) == 10
+    assert viewer.plot._index_at(plot_vb.mapViewToScene(QPointF(39.4, 0.0))) == 39
+    with_signal = []
+    viewer.heatmap.hovered.connect(with_signal.append)
+    viewer.heatmap._mouse_moved((vb.mapViewToScene(QPointF(2.5, 1.5)),))
+    assert with_signal == [cols + 2]
+    assert viewer.readout.text().startswith(f"index {cols + 2} ")
+    assert str(matrix[4].astype(np.float32)[cols + 2]) in viewer.readout.text()
+
+
+def test_several_rows_overlay_and_cosine_matrix(viewer, bf16_model, qtbot):
+    model, matrix = bf16_model
+    ids = [model.tokenizer.find(w) for w in ("cat", "dog", "banana")]
+    viewer.set_rows(load_rows(model, ids))
+    assert viewer.table.isVisible() and not viewer.card.isVisible()
+    assert viewer.table.rowCount() == 3
+    assert [viewer.table.item(r, 0).text() for r in range(3)] == ["cat", "dog", "banana"]
+    assert len(viewer.plot.curves) == 3
+    for curve, i in zip(viewer.plot.curves, ids, strict=True):
+        np.testing.assert_array_equal(curve.getData()[1], matrix[i].astype(np.float32))
+    assert [label.text for _, label in viewer.plot.legend.items] == [
+        f"{w}  #{i}" for w, i in zip(("cat", "dog", "banana"), ids, strict=True)
+    ]
+    pens = {curve.opts["pen"].color().name() for curve in viewer.plot.curves}
+    assert len(pens) == 3  # distinct colours
+    # cosine similarities against an independent numpy computation
+    v = matrix[ids].astype(np.float64)
+    expected = (v @ v.T) / np.outer(np.linalg.norm(v, axis=1), np.linalg.norm(v, axis=1))
+    np.testing.assert_allclose(viewer.cosine.matrix, expected, rtol=0, atol=1e-12)
+    shown = [
+        [viewer.cosine.table.item(r, c).data(Qt.ItemDataRole.UserRole) for c in range(3)]
+        for r in range(3)
+    ]
+    np.testing.assert_allclose(shown, expected, rtol=0, atol=1e-12)
+    assert viewer.cosine.table.item(0, 1).text() == f"{expected[0, 1]:.3f}".replace("-", "−")
+    assert viewer.cosine.table.horizontalHeaderItem(2).text() == f"banana  #{ids[2]}"
+    assert viewer.tabs.isTabEnabled(2)
+    cos_col = viewer.table.columnCount() - 1
+    assert viewer.table.item(1, cos_col).data(Qt.ItemDataRole.UserRole) == pytest.approx(
+        expected[0, 1], abs=1e-12
+    )
+
+
+def test_clicking_a_row_of_the_summary_inspects_it(viewer, bf16_model, qtbot):
+    model, matrix = bf16_model
+    ids = [model.tokenizer.find(w) for w in ("cat", "dog", "banana")]
+    viewer.set_rows(load_rows(model, ids))
+    assert viewer.values.model.row.id == ids[0]
+    table = viewer.table
+    rect = table.visualRect(table.model().index(2, 1))
+    with qtbot.waitSignal(viewer.rowActivated) as blocker:
+        qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert blocker.args == [ids[2]]
+    assert viewer.current_row.id == ids[2]
+    assert viewer.values.model.row.id == ids[2]
+    np.testing.assert_array_equal(
+        viewer.heatmap.image.image.ravel()[:40], matrix[ids[2]].astype(np.float32)
+    )
+    # a new selection that still holds banana keeps showing it
+    viewer.set_rows(load_rows(model, [ids[1], ids[2]]))
+    assert viewer.current_row.id == ids[2]
+
+
+def test_clear_empties_everything(viewer, bf16_model):
+    model, _ = bf16_model
+    viewer.set_rows(load_rows(model, [2, 3]))
+    viewer.clear()
+    assert viewer.stack.currentIndex() == 0
+    assert viewer.hint.text() == "Click a token to see its embedding"
+    assert viewer.rows == [] and viewer.current_row is None
+    assert viewer.values.model.rowCount() == 0
+    assert viewer.plot.curves == []
+    assert viewer.heatmap.image.image is None
+    assert viewer.cosine.table.rowCount() == 0
+    viewer.set_rows(load_rows(model, [2]))
+    viewer.set_rows([])  # an empty selection is the empty state too
+    assert viewer.stack.currentIndex() == 0
+
+
+def test_follows_a_dark_palette_and_renders(viewer, bf16_model, tmp_path):
+    model, _ = bf16_model
+    viewer.set_rows(load_rows(model, [2, 6]))
+    dark = QPalette(viewer.palette())
+    for role, color in (
+        (QPalette.ColorRole.Base, "#1e1e1e"),
+        (QPalette.ColorRole.Window, "#2b2b2b"),
+        (QPalette.ColorRole.Text, "#e6e6e6"),
+        (QPalette.ColorRole.WindowText, "#e6e6e6"),
+    ):
+        dark.setColor(role, QColor(color))
+    viewer.setPalette(dark)
+    assert viewer.plot.backgroundBrush().color().name() == "#1e1e1e"
+    assert viewer.heatmap.backgroundBrush().color().name() == "#1e1e1e"
+    axis_text = viewer.plot.getPlotItem().getAxis("left").textPen().color().name()
+    assert axis_text == "#e6e6e6"
+    image = viewer.grab().toImage()
+    assert image.width() == 900 and image.height() == 600
+    colors = {image.pixelColor(x, y).name() for x in range(0, 900, 15) for y in range(0, 600, 15)}
+    assert len(colors) > 20  # a drawn window, not a blank one
+
+
+def test_double_click_in_plot_or_heatmap_opens_the_value_in_the_table(viewer, bf16_model):
+    model, _ = bf16_model
+    viewer.set_rows(load_rows(model, [4]))
+    assert viewer.tabs.currentIndex() == 0
+    viewer.heatmap.indexClicked.emit(17)
+    assert viewer.tabs.currentWidget() is viewer.values
+    assert viewer.values.view.selectionModel().selectedRows()[0].row() == 17
+    viewer.tabs.setCurrentIndex(0)
+    viewer.plot.indexClicked.emit(3)
+    assert viewer.tabs.currentWidget() is viewer.values
+    assert viewer.values.goto.value() == 3
