@@ -125,7 +125,9 @@ def main() -> None:
                 "--skip-plain-above",
                 str(args.skip_plain_above),
             ]
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            if proc.returncode != 0:
+                sys.exit(f"{mode} run failed:\n{proc.stderr}")
             results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     cold, warm = results
     print(f"machine: {os.cpu_count()} cores; data: clusters + noise, {DIM} dims, float32")

@@ -22,6 +22,7 @@ class GapMeter(QObject):
     def start(self) -> None:
         self.max_gap_ms = 0.0
         self.ticks = 0
+        self.gaps = []  # TMPPROBE
         self._clock.start()
         self._last = self._clock.nsecsElapsed()
         self._timer.start()
@@ -34,5 +35,6 @@ class GapMeter(QObject):
     def _tick(self) -> None:
         now = self._clock.nsecsElapsed()
         self.max_gap_ms = max(self.max_gap_ms, (now - self._last) / 1e6)
+        self.gaps.append((now - self._last) / 1e6)  # TMPPROBE
         self._last = now
         self.ticks += 1

@@ -42,6 +42,8 @@ def search_neighbors(searcher: NeighborSearcher, ids: tuple[int, ...], k: int,
 def build_index(searcher: NeighborSearcher):
     """Worker thread: load the cached fast index, or build it in a child process (progress)."""
     yield from build_in_child(searcher, cancel_flag().is_set)
+    if searcher.fast_ready:  # compile (or load from numba's cache) the fast kernels now, while
+        searcher.search(query_for_ids(searcher.model, [0]), k=1)  # the model is still opening
     return searcher.fast_ready
 
 
@@ -53,6 +55,8 @@ def load_index(searcher: NeighborSearcher) -> bool:
 class NeighborJobs(QObject):
     resultsReady = Signal(object)  # Neighbors
     cleared = Signal(str)  # no selection (or no model): a hint to show instead
+    failed = Signal(str)  # the search failed (message)
+    searching = Signal(bool)  # a search started (True) or ended (False)
     fastReadyChanged = Signal(bool)
 
     def __init__(self, state: AppState, k: int = DEFAULT_K, metric: str = "cosine",
@@ -88,11 +92,13 @@ class NeighborJobs(QObject):
         if self.searcher is None or not ids:
             lane.cancel()
             self.latest = None
+            self.searching.emit(False)
             self.cleared.emit("Select a token to see its nearest neighbours")
             return
         label = "Searching neighbours" + ("" if self.fast_ready else " (exact)")
         lane.submit(search_neighbors, self.searcher, ids, self.k, self.metric, label=label,
-                    on_result=self._found)
+                    on_result=self._found, on_error=self._failed)
+        self.searching.emit(True)
 
     def _model_changed(self, model: EmbeddingModel) -> None:
         self.searcher = NeighborSearcher(model, cache_dir=self.cache_dir)
@@ -108,7 +114,12 @@ class NeighborJobs(QObject):
             self.state.statusMessage.emit("Fast neighbour search is ready")
 
     def _found(self, found: Neighbors) -> None:
+        self.searching.emit(False)
         if found.model is not self.state.model:
             return
         self.latest = found
         self.resultsReady.emit(found)
+
+    def _failed(self, message: str) -> None:
+        self.searching.emit(False)
+        self.failed.emit(message)

@@ -20,6 +20,9 @@ How another pane plugs in (see also explorer/app/jobs.py)::
   Its memmap may be read from worker threads; labels (``model.label``) are precomputed on open.
 * ``statusMessage(str)`` shows a transient line in the status bar; ``errorOccurred(str)`` is for
   failures the user must see (the window shows a dialog).
+* In the window (explorer/ui/main_window.py) a pane is a dock: ``window.add_dock(widget, title,
+  Qt.DockWidgetArea.RightDockWidgetArea)``; the map pane is the "Map" tab beside the viewer.
+  ``window.pending`` is True while any job runs or typed text waits for its debounce.
 """
 
 from __future__ import annotations

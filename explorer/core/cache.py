@@ -63,7 +63,7 @@ def read_meta(folder: Path) -> dict | None:
 
 
 def publish(tmp: Path, final: Path, key: dict) -> None:
-    """Make a fully written temporary folder the cache entry; drop stale entries of the same file."""
+    """Make a fully written temporary folder the cache entry; drop stale entries of the file."""
     (tmp / "meta.json").write_text(json.dumps({"key": key}, sort_keys=True), encoding="utf-8")
     if final.exists():
         shutil.rmtree(final, ignore_errors=True)

@@ -94,39 +94,49 @@ def place_labels(
     max_labels: int = 200,
     max_tries: int = 4000,
     gap: float = 2.0,
+    offset: float | None = None,
 ) -> list[PlacedLabel]:
     """Greedy placement: in priority order, put each label beside its point (right, left, above,
     below) where its box overlaps no label placed before and stays inside `bounds`
-    (x0, y0, x1, y1, in the same pixel units as px/py). Labels that do not fit are left out."""
+    (x0, y0, x1, y1, in the same pixel units as px/py), `offset` pixels from the point.
+    Labels that do not fit are left out."""
     x0, y0, x1, y1 = bounds
-    boxes = np.empty((0, 4))
+    cell = 4.0 * height  # a grid of buckets: each test looks only at nearby labels
+    grid: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
     placed: list[PlacedLabel] = []
+    xs, ys = np.asarray(px, dtype=np.float64), np.asarray(py, dtype=np.float64)
     for tries, i in enumerate(order):
         if len(placed) >= max_labels or tries >= max_tries:
             break
         i = int(i)
-        if not (np.isfinite(px[i]) and np.isfinite(py[i])) or not (
-            x0 <= px[i] <= x1 and y0 <= py[i] <= y1
-        ):
+        x, y = float(xs[i]), float(ys[i])
+        if not (x0 <= x <= x1 and y0 <= y <= y1):  # also false for NaN
             continue
         w, h = width_of(texts[i]), height
-        r = 0.35 * h
+        r = 0.35 * h if offset is None else offset
         for cx, cy in (
-            (px[i] + r, py[i] - h / 2),
-            (px[i] - r - w, py[i] - h / 2),
-            (px[i] - w / 2, py[i] - r - h),
-            (px[i] - w / 2, py[i] + r),
+            (x + r, y - h / 2),
+            (x - r - w, y - h / 2),
+            (x - w / 2, y - r - h),
+            (x - w / 2, y + r),
         ):
             if cx < x0 or cy < y0 or cx + w > x1 or cy + h > y1:
                 continue
-            if len(boxes) and np.any(
-                (cx - gap < boxes[:, 2])
-                & (boxes[:, 0] < cx + w + gap)
-                & (cy - gap < boxes[:, 3])
-                & (boxes[:, 1] < cy + h + gap)
+            a0, a1, b0, b1 = cx - gap, cx + w + gap, cy - gap, cy + h + gap
+            keys = [
+                (gx, gy)
+                for gx in range(int(a0 // cell), int(a1 // cell) + 1)
+                for gy in range(int(b0 // cell), int(b1 // cell) + 1)
+            ]
+            if any(
+                a0 < bx1 and bx0 < a1 and b0 < by1 and by0 < b1
+                for key in keys
+                for bx0, by0, bx1, by1 in grid.get(key, ())
             ):
                 continue
-            boxes = np.vstack([boxes, (cx, cy, cx + w, cy + h)])
+            box = (cx, cy, cx + w, cy + h)
+            for key in keys:
+                grid.setdefault(key, []).append(box)
             placed.append(PlacedLabel(i, float(cx), float(cy), float(w), float(h)))
             break
     return placed

@@ -61,7 +61,8 @@ def query_for_ids(model: EmbeddingModel, ids: Sequence[int]) -> Query:
 
 def _need_tokenizer(model: EmbeddingModel, what: str):
     if model.tokenizer is None:
-        raise TokenError(f"cannot look up {what!r}: this model has no tokenizer.json; use ids (#123)")
+        raise TokenError(f"cannot look up {what!r}: this model has no tokenizer.json; "
+                         "use ids (#123)")
     return model.tokenizer
 
 
@@ -107,7 +108,8 @@ def _split_expression(expr: str) -> list[tuple[int, str]]:
             continue
         if ch in "+-":
             if expect_term and (terms or signed):
-                raise TokenError(f"expression {expr!r}: two operators in a row at position {pos + 1}")
+                raise TokenError(
+                    f"expression {expr!r}: two operators in a row at position {pos + 1}")
             sign, signed, expect_term = (1 if ch == "+" else -1), True, True
             pos += 1
             continue
@@ -231,23 +233,28 @@ class NeighborSearcher:
         if self.load_cached_fast_index():
             yield 1.0
             return
-        if self._sq is None:  # one pass for the row norms (progress 0 .. 0.3)
-            progress: list[float] = []
-            _, sq = search_exact.scan(self.model.matrix, np.zeros((0, self.model.dim), np.float32),
-                                      True, cancel, progress.append)
-            assert sq is not None
-            self._set_norms(sq)
-        yield 0.3
+        if self._sq is None:  # one pass for the row norms, in slices to report progress
+            rows, no_query = self.model.rows, np.zeros((0, self.model.dim), np.float32)
+            parts = []
+            for n, start in enumerate(range(0, rows, max(1, -(-rows // 10)))):
+                stop = min(rows, start + max(1, -(-rows // 10)))
+                _, sq = search_exact.scan(self.model.matrix[start:stop], no_query, True, cancel)
+                parts.append(sq)
+                yield 0.05 * (n + 1) / 10
+            self._set_norms(np.concatenate(parts) if parts else np.zeros(0))
+        yield 0.05
         assert self._sq is not None
         for step in search_fast.build(self.model, self.cache_dir, self._sq, cancel):
             if isinstance(step, search_fast.SketchIndex):
                 self._fast = step
             else:
-                yield 0.3 + 0.7 * float(step)
+                yield 0.05 + 0.95 * float(step)
         yield 1.0
 
-    def search(self, query: Query, k: int = 10, metric: str = "cosine", include_query: bool = False,
-               exact: bool | None = None, cancel: Callable[[], bool] | None = None) -> NeighborResult:
+    def search(self, query: Query, k: int = 10, metric: str = "cosine",
+               include_query: bool = False, exact: bool | None = None,
+               cancel: Callable[[], bool] | None = None) -> NeighborResult:
+        """Top-k for one query. exact=None: the fast index if it is ready, else the exact scan."""
         return self.search_many([query], k, metric, include_query, exact, cancel)[0]
 
     def search_many(self, queries: Sequence[Query], k: int = 10, metric: str = "cosine",

@@ -3,8 +3,9 @@
 The matrix is read in blocks straight from the memory map, so extra memory stays small (one
 block of decoded rows at most, none for BF16/F32) and a cancel check runs between blocks.
 BF16 — the common case for large models — goes through a fused numba kernel that widens each
-row to float32 in a cache-resident buffer; converting whole blocks with numpy costs 3–5× more
-than reading them.  F32 uses BLAS on the mapped block; other dtypes are decoded per block.
+value to float32 inside the multiply-add loop (a shift, no copy); converting blocks with numpy
+costs 3–5× more than reading them.  F32 uses BLAS on the mapped block; other dtypes are
+decoded per block.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from collections.abc import Callable
 
 import ml_dtypes
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import get_num_threads, njit, prange, types
+from numba.extending import intrinsic
 
 from explorer.core.errors import Cancelled
 
@@ -27,6 +29,19 @@ _BF16 = np.dtype(ml_dtypes.bfloat16)
 KERNEL_LOCK = threading.Lock()
 
 
+@intrinsic
+def _bf16_to_f32(typingctx, x):  # pragma: no cover - compiled
+    """Widen one bf16 (as uint16 bits) to float32: shift into the high half, reinterpret."""
+    sig = types.float32(types.uint16)
+
+    def codegen(context, builder, signature, args):
+        wide = builder.zext(args[0], context.get_value_type(types.uint32))
+        shifted = builder.shl(wide, wide.type(16))
+        return builder.bitcast(shifted, context.get_value_type(types.float32))
+
+    return sig, codegen
+
+
 @njit(parallel=True, fastmath=True, cache=True, nogil=True)
 def _scan_bf16(block, queries, dots, sq, want_sq, parts):  # pragma: no cover - compiled
     n, d = block.shape
@@ -34,22 +49,44 @@ def _scan_bf16(block, queries, dots, sq, want_sq, parts):  # pragma: no cover - 
     for p in prange(parts):
         lo = p * n // parts
         hi = (p + 1) * n // parts
-        bits = np.empty(d, np.uint32)
-        row = bits.view(np.float32)
-        for i in range(lo, hi):
-            src = block[i]
-            for j in range(d):
-                bits[j] = np.uint32(src[j]) << np.uint32(16)
+        i = lo
+        # Four rows at a time: four independent sums keep the FMA units busy and each query
+        # value is loaded once per four rows (~1/3 less CPU than one row at a time).
+        while i + 4 <= hi:
+            r0, r1, r2, r3 = block[i], block[i + 1], block[i + 2], block[i + 3]
             for q in range(nq):
-                acc = np.float32(0.0)
                 qv = queries[q]
+                a0 = np.float32(0.0)
+                a1 = np.float32(0.0)
+                a2 = np.float32(0.0)
+                a3 = np.float32(0.0)
+                for j in range(d):  # vectorises to zero-extend, shift, fused multiply-add
+                    x = qv[j]
+                    a0 += _bf16_to_f32(r0[j]) * x
+                    a1 += _bf16_to_f32(r1[j]) * x
+                    a2 += _bf16_to_f32(r2[j]) * x
+                    a3 += _bf16_to_f32(r3[j]) * x
+                dots[q, i] = a0
+                dots[q, i + 1] = a1
+                dots[q, i + 2] = a2
+                dots[q, i + 3] = a3
+            i += 4
+        while i < hi:
+            r0 = block[i]
+            for q in range(nq):
+                qv = queries[q]
+                a0 = np.float32(0.0)
                 for j in range(d):
-                    acc += row[j] * qv[j]
-                dots[q, i] = acc
-            if want_sq:
+                    a0 += _bf16_to_f32(r0[j]) * qv[j]
+                dots[q, i] = a0
+            i += 1
+        if want_sq:  # first search only: the row norms are kept afterwards
+            for i in range(lo, hi):
+                src = block[i]
                 s = 0.0
                 for j in range(d):
-                    s += np.float64(row[j]) * np.float64(row[j])
+                    x = np.float64(_bf16_to_f32(src[j]))
+                    s += x * x
                 sq[i] = s
 
 
@@ -59,22 +96,16 @@ def _gather_bf16(matrix, ids, queries, dots):  # pragma: no cover - compiled
 
     Serial: a few thousand rows take a millisecond or two.
     """
-    n = ids.shape[0]
-    d = matrix.shape[1]
     nq = queries.shape[0]
-    if n > 0:
-        bits = np.empty(d, np.uint32)
-        row = bits.view(np.float32)
-        for i in range(n):
-            src = matrix[ids[i]]
+    d = matrix.shape[1]
+    for i in range(ids.shape[0]):
+        src = matrix[ids[i]]
+        for q in range(nq):
+            acc = np.float32(0.0)
+            qv = queries[q]
             for j in range(d):
-                bits[j] = np.uint32(src[j]) << np.uint32(16)
-            for q in range(nq):
-                acc = np.float32(0.0)
-                qv = queries[q]
-                for j in range(d):
-                    acc += row[j] * qv[j]
-                dots[q, i] = acc
+                acc += _bf16_to_f32(src[j]) * qv[j]
+            dots[q, i] = acc
 
 
 def _parts(n: int) -> int:

@@ -4,8 +4,9 @@ Each row x is normalised (x̂ = x/|x|) and described by its first SKETCH_DIMS pr
 coordinates c = P(x̂ − μ), stored as int8 with one scale per coordinate (64 MB for 248k rows).
 For a query q, q̂·x̂ ≈ q̂·μ + (Pq̂)·c ranks every row from the sketch alone; the best CANDIDATES
 rows are then scored exactly from the memory map, so scores are exact and recall is limited
-only by the sketch's candidate list.  Dot products reuse the same estimate with the
-stored row norms; Euclidean distance always uses the exact scan (the estimate ranks it poorly).  The sketch lives in the user cache folder, keyed to the file.
+only by the sketch's candidate list.  Dot products reuse the same estimate with the stored
+row norms; Euclidean distance always uses the exact scan (the estimate ranks it poorly).
+The sketch lives in the user cache folder, keyed to the file.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ class SketchIndex:
         """Estimated cosine of every row with q (float32 [rows])."""
         qn = np.linalg.norm(q)
         qhat = (q / qn).astype(np.float32) if qn > 0 else q.astype(np.float32)
-        weights = ((self.components @ qhat) * self.scales).astype(np.float32)
+        # einsum, not BLAS: a 128 × dim product is too small to be worth waking BLAS threads.
+        weights = (np.einsum("ij,j->i", self.components, qhat) * self.scales).astype(np.float32)
         out = np.empty(self.codes.shape[0], dtype=np.float32)
         _sketch_scores(self.codes, weights, out)
         out += np.float32(qhat @ self.mean)
@@ -83,7 +85,8 @@ def load(model, root: Path) -> SketchIndex | None:
     try:
         arrays = np.load(folder / "arrays.npz")
         codes = cache.open_array(folder / "codes.npy")
-        index = SketchIndex(arrays["mean"], arrays["components"], arrays["scales"], codes, arrays["sq"])
+        index = SketchIndex(arrays["mean"], arrays["components"], arrays["scales"], codes,
+                            arrays["sq"])
     except (OSError, ValueError, KeyError):
         return None
     if codes.shape[0] != model.rows or index.mean.shape != (model.dim,):
@@ -124,8 +127,10 @@ def build(model, root: Path, sq: np.ndarray, cancel: Callable[[], bool] | None =
         valid = np.isfinite(sq) & (sq > 0)
         valid_ids = np.flatnonzero(valid)
         rng = np.random.default_rng(0)
-        sample_ids = np.sort(rng.choice(valid_ids, size=min(SAMPLE_ROWS, len(valid_ids)), replace=False))
-        sample = decode_block(np.asarray(matrix[sample_ids])) / norms[sample_ids, None].astype(np.float32)
+        n_sample = min(SAMPLE_ROWS, len(valid_ids))
+        sample_ids = np.sort(rng.choice(valid_ids, size=n_sample, replace=False))
+        sample = decode_block(np.asarray(matrix[sample_ids]))
+        sample /= norms[sample_ids, None].astype(np.float32)
         mean = sample.mean(axis=0) if len(sample) else np.zeros(dim, np.float32)
         sample -= mean
         check()

@@ -36,9 +36,16 @@ def initial_path(args: argparse.Namespace, settings) -> str | None:
 
 
 def _quiet_offscreen(mode, context, message: str) -> None:
-    """The offscreen platform warns about every window feature it lacks; keep stderr clean."""
     if not message.startswith("This plugin does not support"):
         sys.stderr.write(message + "\n")
+
+
+def quiet_offscreen_warnings() -> None:
+    """The offscreen platform warns about every window feature it lacks; keep stderr clean."""
+    from PySide6.QtCore import qInstallMessageHandler  # noqa: PLC0415
+
+    if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
+        qInstallMessageHandler(_quiet_offscreen)
 
 
 def launch(args: argparse.Namespace) -> int:
@@ -47,7 +54,7 @@ def launch(args: argparse.Namespace) -> int:
     if _needs_offscreen(args):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
-    from PySide6.QtCore import QCoreApplication, QSettings, qInstallMessageHandler  # noqa: PLC0415
+    from PySide6.QtCore import QCoreApplication, QSettings  # noqa: PLC0415
     from PySide6.QtWidgets import QApplication  # noqa: PLC0415
 
     from explorer.app.settings import recent_models  # noqa: PLC0415
@@ -56,8 +63,7 @@ def launch(args: argparse.Namespace) -> int:
     from explorer.ui.main_window import MainWindow  # noqa: PLC0415
     from explorer.ui.style import apply_theme  # noqa: PLC0415
 
-    if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
-        qInstallMessageHandler(_quiet_offscreen)
+    quiet_offscreen_warnings()
     QCoreApplication.setOrganizationName("embedding-explorer")
     QCoreApplication.setApplicationName("Embedding Explorer")
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -74,7 +80,8 @@ def launch(args: argparse.Namespace) -> int:
             except ExplorerError as e:
                 return fail(str(e))
             state.set_model(model)
-    window = MainWindow(state, settings, persist=not args.screenshot)
+    window = MainWindow(state, settings, persist=not args.screenshot,
+                        warm_up=not args.screenshot)
     if state.model is None and path is not None:
         window.open_path(path, args.tensor)
     if args.text:

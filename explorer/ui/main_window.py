@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QUrl
+from PySide6.QtCore import QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -13,24 +13,29 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QScrollArea,
+    QTabWidget,
     QToolBar,
     QWidget,
 )
 
 from explorer import __version__
 from explorer.app import settings as recent
-from explorer.app.neighbor_jobs import NeighborJobs
+from explorer.app.neighbor_jobs import NeighborJobs, Neighbors
 from explorer.app.state import AppState
 from explorer.core.model import EmbeddingModel
 from explorer.core.resources import demo_model_dir
 from explorer.core.rows import RowData, load_rows
+from explorer.ui.map_pane import MapPane, start_warm_up
 from explorer.ui.model_panel import ModelPanel
+from explorer.ui.neighbors_pane import NeighborsPane
 from explorer.ui.status import make_status_bar
 from explorer.ui.token_pane import TokenPane
 from explorer.ui.token_search import TokenSearch
 from explorer.ui.viewer import EmbeddingViewer
 
 LEFT_WIDTH = 400  # px of the left dock column in the default layout
+NEIGHBOURS_BUSY_MS = 200  # say "searching" only when a search is not instant
 MAX_VIEW_ROWS = 16  # rows overlaid in the viewer; a larger selection shows its first ones
 TITLE = "Embedding Explorer"
 MODEL_FILTER = "Models (*.safetensors *.json);;All files (*)"
@@ -46,8 +51,9 @@ def dropped_path(urls: list[QUrl]) -> str | None:
 
 class MainWindow(QMainWindow):
     def __init__(self, state: AppState | None = None, settings: QSettings | None = None,
-                 persist: bool = True):
-        """`persist=False` (headless screenshots) neither reads nor writes geometry or recents."""
+                 persist: bool = True, warm_up: bool = False):
+        """`persist=False` (headless screenshots) neither reads nor writes geometry, recents or
+        the neighbour-index cache; `warm_up=True` compiles umap-learn in the background now."""
         super().__init__()
         self.state = state if state is not None else AppState(parent=self)
         self.jobs = self.state.jobs
@@ -59,9 +65,24 @@ class MainWindow(QMainWindow):
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks
                             | QMainWindow.DockOption.AllowTabbedDocks)
 
-        # panes
+        # panes: the viewer and the map share the centre as tabs
         self.viewer = EmbeddingViewer()
-        self.setCentralWidget(self.viewer)
+        self.map_pane = MapPane(self.state, warm_up=warm_up)
+        self.centre = QTabWidget()
+        self.centre.setDocumentMode(True)
+        self.centre.addTab(self.viewer, "Embedding")
+        # In a scroll area, so that a wide row of map controls never widens the whole window.
+        map_scroll = QScrollArea()
+        map_scroll.setWidget(self.map_pane)
+        map_scroll.setWidgetResizable(True)
+        map_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        map_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.centre.addTab(map_scroll, "Map")
+        self.centre.setTabToolTip(0, "Values, bits and plots of the selected tokens (Ctrl+1)")
+        self.centre.setTabToolTip(1, "A UMAP map of a neighbourhood of tokens (Ctrl+2)")
+        self.setCentralWidget(self.centre)
+        if warm_up:
+            start_warm_up()
         self.model_panel = ModelPanel(self.state)
         self.token_pane = TokenPane(self.state)
         self.token_pane.editor.setAcceptDrops(False)  # a dropped file opens it as a model
@@ -115,7 +136,31 @@ class MainWindow(QMainWindow):
         return dock
 
     def _add_neighbors(self) -> None:
-        """The neighbours pane, when its module is present."""
+        """Neighbours of the selection: searched by NeighborJobs, shown by NeighborsPane."""
+        pane = NeighborsPane(k=self.neighbors.k, metric=self.neighbors.metric)
+        self.neighbors_pane = pane
+        self.neighbors_dock = self.add_dock(pane, "Nearest neighbours",
+                                            Qt.DockWidgetArea.LeftDockWidgetArea)
+        pane.paramsChanged.connect(lambda: self.neighbors.set_options(pane.k, pane.metric))
+        pane.tokenActivated.connect(lambda token_id: self.state.select([int(token_id)]))
+        self.neighbors.resultsReady.connect(self._neighbors_found)
+        self.neighbors.cleared.connect(pane.clear)
+        self.neighbors.failed.connect(pane.show_error)
+        self._neighbors_busy = QTimer(self)
+        self._neighbors_busy.setSingleShot(True)
+        self._neighbors_busy.setInterval(NEIGHBOURS_BUSY_MS)
+        self._neighbors_busy.timeout.connect(self._show_neighbors_busy)
+        self.neighbors.searching.connect(
+            lambda on: self._neighbors_busy.start() if on else self._neighbors_busy.stop())
+
+    def _neighbors_found(self, found: Neighbors) -> None:
+        model = found.model
+        self.neighbors_pane.show_result(found.result, model.label, model.is_unused,
+                                        found.description)
+
+    def _show_neighbors_busy(self) -> None:
+        note = "" if self.neighbors.fast_ready else " (exact search until the fast index is ready)"
+        self.neighbors_pane.show_busy(f"Searching neighbours…{note}")
 
     def _make_actions(self) -> None:
         menu = self.menuBar()
@@ -147,6 +192,11 @@ class MainWindow(QMainWindow):
         for dock in self.findChildren(QDockWidget):
             self.view_menu.addAction(dock.toggleViewAction())
         self.view_menu.addSeparator()
+        for i, name in enumerate(("&Embedding", "&Map")):
+            tab = QAction(name, self)
+            tab.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
+            tab.triggered.connect(lambda _=False, i=i: self.centre.setCurrentIndex(i))
+            self.view_menu.addAction(tab)
         find = QAction("&Find token", self)
         find.setShortcut(QKeySequence("Ctrl+F"))
         find.triggered.connect(self.focus_search)
@@ -320,7 +370,9 @@ class MainWindow(QMainWindow):
         """Dock sizes that read well at 1280 × 800."""
         left = [d for d in (self.model_dock, self.text_dock, self.neighbors_dock) if d is not None]
         self.resizeDocks([self.model_dock], [LEFT_WIDTH], Qt.Orientation.Horizontal)
-        heights = [175, 260, 400][: len(left)]
+        model_h = self.model_panel.sizeHint().height() + 24  # + the dock's title bar
+        rest = max(200, self.height() - model_h - 120)
+        heights = [model_h] + ([rest] if len(left) == 2 else [rest * 2 // 5, rest * 3 // 5])
         self.resizeDocks(left, heights, Qt.Orientation.Vertical)
 
     def showEvent(self, event) -> None:

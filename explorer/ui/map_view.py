@@ -18,6 +18,7 @@ from explorer.core import figure
 
 PALETTE_STEPS = 16
 MAX_LABELS = 120
+MAX_TRIES = 800  # labels tried per pass: bounds the work whatever the zoom
 LABEL_PX = 13
 COLOUR_MODES = ("similarity", "norm", "cluster", "none")
 
@@ -81,7 +82,7 @@ class MapView(QWidget):
         self.selected_ids: list[int] = []
         self.hover_id: int | None = None
         self.hover_text = ""
-        self._order: list[int] = []
+        self._order_arr = np.zeros(0, dtype=np.int64)
         self._widths: dict[int, float] = {}
         self._index: dict[int, int] = {}
 
@@ -119,11 +120,27 @@ class MapView(QWidget):
         self._font = QFont()
         self._font.setPixelSize(LABEL_PX)
         self._metrics = QFontMetricsF(self._font)
+        # a TextItem's box is its text plus document margins: measure it once, place exactly
+        probe = pg.TextItem("Xg")
+        probe.setFont(self._font)
+        box = probe.textItem.boundingRect()
+        self._label_h = box.height()
+        self._label_pad = box.width() - self._metrics.horizontalAdvance("Xg")
+        # The label pool is made once: adding items to the scene later, while a projection
+        # runs, costs GUI time that competes with the worker for the GIL.
         self._label_items: list[pg.TextItem] = []
+        for _ in range(MAX_LABELS):
+            item = pg.TextItem(color="#1a1a1a", anchor=(0, 0), fill=pg.mkBrush(255, 255, 255, 160))
+            item.setFont(self._font)
+            item.setZValue(10)
+            item._token_id, item._style = None, None
+            item.hide()
+            self.plot.addItem(item)
+            self._label_items.append(item)
         self._label_timer = QTimer(self, singleShot=True, interval=60)
         self._label_timer.timeout.connect(self.update_labels)
-        self.viewbox.sigRangeChanged.connect(lambda *_: self._label_timer.start())
-        self.viewbox.sigResized.connect(lambda *_: self._label_timer.start())
+        self.viewbox.sigRangeChanged.connect(lambda *_: self._label_timer.start(60))
+        self.viewbox.sigResized.connect(lambda *_: self._label_timer.start(60))
         self.viewbox.boxSelected.connect(self._box_selected)
         # hover is throttled: at most 30 look-ups a second, whatever the mouse does
         self._hover_proxy = pg.SignalProxy(
@@ -161,11 +178,7 @@ class MapView(QWidget):
         self.highlight_ids = {int(i) for i in highlight}
         self.selected_ids = []
         self._widths = {}
-        self._order = figure.label_order(
-            len(self.ids),
-            self.values["similarity"],
-            [self._index[i] for i in self.highlight_ids if i in self._index],
-        )
+        self._reorder()
         if self.colour_mode != "none" and self.values.get(self.colour_mode) is None:
             self.colour_mode = next(
                 m for m in COLOUR_MODES if m == "none" or self.values[m] is not None
@@ -186,9 +199,9 @@ class MapView(QWidget):
         )
         self._update_overlay()
         if not keep_view and n:
-            self.plot.autoRange(padding=0.06)
+            self.plot.getViewBox().autoRange(padding=0.06, items=[self.scatter])  # not the labels
         self._update_legend()
-        self._label_timer.start()
+        self._label_timer.start(60)
 
     def set_colour_mode(self, mode: str) -> None:
         if mode not in COLOUR_MODES:
@@ -201,10 +214,19 @@ class MapView(QWidget):
     def available_colour_modes(self) -> list[str]:
         return [m for m in COLOUR_MODES if m == "none" or self.values.get(m) is not None]
 
+    def _reorder(self) -> None:
+        """Label priority: highlighted tokens, then the most similar (a stable order, so labels
+        stay put while zooming)."""
+        first = [self._index[i] for i in self.highlight_ids if i in self._index]
+        self._order_arr = np.asarray(
+            figure.label_order(len(self.ids), self.values["similarity"], first), dtype=np.int64
+        )
+
     def set_highlight(self, ids) -> None:
         self.highlight_ids = {int(i) for i in ids}
+        self._reorder()
         self._update_overlay()
-        self._label_timer.start()
+        self._label_timer.start(60)
 
     def set_selected(self, ids) -> None:
         self.selected_ids = [int(i) for i in ids if int(i) in self._index]
@@ -297,7 +319,7 @@ class MapView(QWidget):
     def _width(self, k: int) -> float:
         w = self._widths.get(k)
         if w is None:
-            w = self._widths[k] = self._metrics.horizontalAdvance(self.labels[k]) + 8
+            w = self._widths[k] = self._metrics.horizontalAdvance(self.labels[k]) + self._label_pad
         return w
 
     def visible_labels(self) -> list[tuple[int, str]]:
@@ -318,36 +340,43 @@ class MapView(QWidget):
             px = (self.coords[:, 0] - x0) / (x1 - x0) * w_px
             py = (y1 - self.coords[:, 1]) / (y1 - y0) * h_px
             inside = (px >= 0) & (px <= w_px) & (py >= 0) & (py <= h_px)
-            order = [k for k in self._order if inside[k]]
+            order = self._order_arr[inside[self._order_arr]]
             cap = int(min(MAX_LABELS, max(8, w_px * h_px / 2600)))
             placed = self._place(px, py, order, w_px, h_px, cap)
-        while len(self._label_items) < len(placed):
-            item = pg.TextItem(color="#1a1a1a", anchor=(0, 0), fill=pg.mkBrush(255, 255, 255, 200))
-            item.setFont(self._font)
-            item.setZValue(10)
-            self.plot.addItem(item)
-            self._label_items.append(item)
-        for item, p in zip(self._label_items, placed, strict=False):
+        placed = placed[: len(self._label_items)]
+        # Keep each token's item where it still has a label: no text re-layout for it.
+        by_token = {item._token_id: item for item in self._label_items}
+        wanted = {int(self.ids[p.index]) for p in placed}
+        free = [item for item in self._label_items if item._token_id not in wanted]
+        for p in placed:
             token_id = int(self.ids[p.index])
-            item._token_id = token_id
-            hl = token_id in self.highlight_ids
-            item.setColor("#d62728" if hl else "#1a1a1a")
-            item.setText(self.labels[p.index])
-            vx = x0 + (p.x) / w_px * (x1 - x0)
-            vy = y1 - (p.y) / h_px * (y1 - y0)
-            item.setPos(vx, vy)
+            item = by_token.get(token_id)
+            if item is None or item._token_id != token_id:
+                item = free.pop()
+                item._token_id = token_id
+                item.setText(self.labels[p.index])
+                item._style = None
+            style = token_id in self.highlight_ids
+            if item._style != style:
+                item.setColor("#d62728" if style else "#1a1a1a")
+                item._style = style
+            item.setPos(x0 + p.x / w_px * (x1 - x0), y1 - p.y / h_px * (y1 - y0))
             item.show()
-        for item in self._label_items[len(placed) :]:
+        for item in free:
             item.hide()
 
     def _place(self, px, py, order, w_px, h_px, cap) -> list[figure.PlacedLabel]:
         labels = self.labels
-        widths = {k: self._width(k) for k in order[:1500]}
+        widths = {int(k): self._width(int(k)) for k in order[:MAX_TRIES]}
         index_of = {id(labels[k]): k for k in widths}  # width_of gets the text; map back cheaply
 
         def width_of(text: str) -> float:
             k = index_of.get(id(text))
-            return widths[k] if k is not None else self._metrics.horizontalAdvance(text) + 8
+            return (
+                widths[k]
+                if k is not None
+                else self._metrics.horizontalAdvance(text) + self._label_pad
+            )
 
         return figure.place_labels(
             px,
@@ -355,10 +384,11 @@ class MapView(QWidget):
             labels,
             order,
             width_of,
-            LABEL_PX + 6,
+            self._label_h,
             (2, 2, w_px - 2, h_px - 2),
             cap,
-            max_tries=1500,
+            max_tries=MAX_TRIES,
+            offset=9.0,  # clear of the larger highlighted markers
         )
 
     # -- mouse -----------------------------------------------------------------------------------

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QStatusBar, QToolButton, QWidget
 
 from explorer.app.jobs import Jobs
 
 SHOW_AFTER_MS = 300  # quick jobs (a row lookup) never flash a progress bar
+LABEL_WIDTH = 240
 
 
 class JobStatus(QWidget):
@@ -17,6 +18,7 @@ class JobStatus(QWidget):
         super().__init__(parent)
         self.jobs = jobs
         self.label = QLabel()
+        self.label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.bar = QProgressBar()
         self.bar.setFixedWidth(160)
         self.bar.setMaximumHeight(14)
@@ -28,9 +30,17 @@ class JobStatus(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 4, 0)
         layout.setSpacing(6)
-        layout.addWidget(self.label)
+        layout.addWidget(self.label, 1)
         layout.addWidget(self.bar)
         layout.addWidget(self.cancel)
+        # Showing or hiding the job must never re-lay out the window (that repaints every plot):
+        # hidden parts keep their space, and the widget has a fixed size.
+        for w in (self.label, self.bar, self.cancel):
+            policy = w.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            w.setSizePolicy(policy)
+        self.label.setFixedWidth(LABEL_WIDTH)
+        self.setFixedHeight(max(self.cancel.sizeHint().height(), self.bar.sizeHint().height()))
         self._reveal = QTimer(self)
         self._reveal.setSingleShot(True)
         self._reveal.setInterval(SHOW_AFTER_MS)
@@ -58,7 +68,9 @@ class JobStatus(QWidget):
             self._set_visible(False)
             return
         label, fraction = current
-        self.label.setText(label)
+        self.label.setText(self.label.fontMetrics().elidedText(
+            label, Qt.TextElideMode.ElideRight, LABEL_WIDTH))
+        self.label.setToolTip(label)
         if fraction < 0:
             self.bar.setRange(0, 0)  # busy indicator
         else:

@@ -52,7 +52,7 @@ class TokenPane(QWidget):
         self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
-        self.hint = QLabel("Click a token to see its embedding; Ctrl+click adds more to compare.")
+        self.hint = QLabel("Click a token to see its embedding; Ctrl+click to compare several.")
         self.hint.setWordWrap(True)
         self.hint.setStyleSheet("color: palette(placeholder-text);")
 

@@ -21,8 +21,8 @@ def run_cli(*args: str, env_cache=None) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     if env_cache is not None:
         env["XDG_CACHE_HOME"] = str(env_cache)
-    return subprocess.run([sys.executable, "-m", "explorer", "neighbors", *args], capture_output=True,
-                          text=True, encoding="utf-8", timeout=120, env=env)
+    return subprocess.run([sys.executable, "-m", "explorer", "neighbors", *args],
+                          capture_output=True, text=True, encoding="utf-8", timeout=120, env=env)
 
 
 @pytest.fixture

@@ -1,0 +1,259 @@
+"""Neighbours pane: the top-k list for the selection (rank, token, id, score with a bar).
+
+Only shows results; searching happens elsewhere on a worker thread.  Everything here is
+proportional to k (at most a few hundred rows), never to the vocabulary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSpinBox,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.core.neighbors import METRICS, NeighborResult
+
+METRIC_NAMES = {"cosine": "Cosine", "dot": "Dot product", "l2": "Euclidean"}
+SCORE_NAMES = {"cosine": "Cosine", "dot": "Dot", "l2": "Distance"}
+COLUMNS = ("#", "Token", "ID", "Score")
+MAX_K = 1000
+BAR_ROLE = Qt.ItemDataRole.UserRole + 1
+_ROOT = QModelIndex()
+
+
+class _Rows(QAbstractTableModel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.ids: list[int] = []
+        self.labels: list[str] = []
+        self.unused: list[bool] = []
+        self.scores: list[float] = []
+        self.bars: list[float] = []
+        self.metric = "cosine"
+
+    def set_rows(self, ids, labels, unused, scores, bars, metric) -> None:
+        self.beginResetModel()
+        self.ids, self.labels, self.unused = ids, labels, unused
+        self.scores, self.bars, self.metric = scores, bars, metric
+        self.endResetModel()
+
+    def rowCount(self, parent=_ROOT) -> int:  # noqa: N802 - Qt API
+        return 0 if parent.isValid() else len(self.ids)
+
+    def columnCount(self, parent=_ROOT) -> int:  # noqa: N802 - Qt API
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
+        if orientation != Qt.Orientation.Horizontal or role != Qt.ItemDataRole.DisplayRole:
+            return None
+        return SCORE_NAMES[self.metric] if section == 3 else COLUMNS[section]
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        r, c = index.row(), index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if c == 0:
+                return str(r + 1)
+            if c == 1:
+                return self.labels[r] + ("  (unused)" if self.unused[r] else "")
+            if c == 2:
+                return str(self.ids[r])
+            return f"{self.scores[r]:.4f}"
+        if role == BAR_ROLE and c == 3:
+            return self.bars[r]
+        if role == Qt.ItemDataRole.TextAlignmentRole and c != 1:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            note = "\nUnused row: the tokenizer never produces this id" if self.unused[r] else ""
+            return f"{self.labels[r]}  (id {self.ids[r]}){note}\nClick to select it"
+        if role == Qt.ItemDataRole.ForegroundRole and (self.unused[r] or c in (0, 2)):
+            return QColor(128, 128, 128)
+        if role == Qt.ItemDataRole.FontRole and c == 1:
+            font = QFont()
+            font.setItalic(self.unused[r])
+            return font
+        return None
+
+
+class _BarDelegate(QStyledItemDelegate):
+    """Draws the score over a bar whose length shows how good it is."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        frac = index.data(BAR_ROLE)
+        if frac is not None:
+            painter.save()
+            selected = bool(option.state & QStyle.StateFlag.State_Selected)
+            if selected:
+                painter.fillRect(option.rect, option.palette.color(QPalette.ColorRole.Highlight))
+            colour = QColor(option.palette.color(QPalette.ColorRole.Highlight))
+            colour.setAlpha(110 if not selected else 60)
+            bar = QRect(option.rect.adjusted(2, 3, -2, -3))
+            bar.setWidth(max(1, int(bar.width() * float(frac))) if frac > 0 else 0)
+            painter.fillRect(bar, colour)
+            painter.restore()
+            opt = QStyleOptionViewItem(option)
+            self.initStyleOption(opt, index)
+            opt.backgroundBrush = QBrush(Qt.BrushStyle.NoBrush)
+            opt.state &= ~QStyle.StateFlag.State_Selected
+            if selected:
+                opt.palette.setColor(QPalette.ColorRole.Text,
+                                     option.palette.color(QPalette.ColorRole.HighlightedText))
+            style = opt.widget.style() if opt.widget else None
+            if style is not None:
+                style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+            return
+        super().paint(painter, option, index)
+
+
+def bar_fractions(scores: np.ndarray, metric: str) -> list[float]:
+    """Bar length 0..1 per row: cosine as is, dot relative to the best, l2 as best/distance."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size == 0:
+        return []
+    if metric == "cosine":
+        f = np.clip(s, 0.0, 1.0)
+    elif metric == "dot":
+        top = s.max()
+        f = np.clip(s / top, 0.0, 1.0) if top > 0 else np.zeros_like(s)
+    else:
+        best = s.min()
+        f = np.where(s > 0, best / np.where(s > 0, s, 1.0), 1.0)
+    return [float(x) for x in f]
+
+
+class NeighborsPane(QWidget):
+    tokenActivated = Signal(object)  # a token id (object: ids may exceed 32 bits)
+    paramsChanged = Signal()
+
+    def __init__(self, parent: QWidget | None = None, k: int = 50, metric: str = "cosine"):
+        super().__init__(parent)
+        self.metric_box = QComboBox()
+        for m in METRICS:
+            self.metric_box.addItem(METRIC_NAMES[m], m)
+        self.metric_box.setCurrentIndex(METRICS.index(metric))
+        self.metric_box.setToolTip("How closeness is measured: cosine of the angle, dot product, "
+                                   "or Euclidean distance (smaller is closer)")
+        self.k_box = QSpinBox()
+        self.k_box.setRange(1, MAX_K)
+        self.k_box.setValue(k)
+        self.k_box.setPrefix("k = ")
+        self.k_box.setToolTip("How many neighbours to list")
+        self.k_box.setKeyboardTracking(False)  # typing "100" does not search for 1 and 10 first
+        self.metric_box.currentIndexChanged.connect(lambda _i: self.paramsChanged.emit())
+        self.k_box.valueChanged.connect(lambda _v: self.paramsChanged.emit())
+
+        self.status = QLabel("Select a token to see its nearest neighbours")
+        self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setStyleSheet("color: palette(placeholder-text);")
+
+        self.rows = _Rows(self)
+        self.table = QTableView()
+        self.table.setModel(self.rows)
+        self.table.setItemDelegateForColumn(3, _BarDelegate(self.table))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        header = self.table.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(3, self.fontMetrics().horizontalAdvance("Distance 0.00000") + 16)
+        self.table.clicked.connect(self._clicked)
+        self.table.activated.connect(self._clicked)
+
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(self.metric_box, 1)
+        bar.addWidget(self.k_box)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(4)
+        layout.addLayout(bar)
+        layout.addWidget(self.status)
+        layout.addWidget(self.table, 1)
+
+    # -- parameters ------------------------------------------------------------------------------
+    # Shadows QPaintDevice.metric(); Qt still calls the C++ one (checked: logicalDpiX, grab).
+    @property  # type: ignore[override]
+    def metric(self) -> str:
+        return str(self.metric_box.currentData())
+
+    @metric.setter
+    def metric(self, value: str) -> None:
+        self.metric_box.setCurrentIndex(METRICS.index(value))
+
+    @property
+    def k(self) -> int:
+        return int(self.k_box.value())
+
+    @k.setter
+    def k(self, value: int) -> None:
+        self.k_box.setValue(int(value))
+
+    # -- showing results -------------------------------------------------------------------------
+    def show_result(self, result: NeighborResult, labels: Callable[[int], str],
+                    unused: Callable[[int], bool], description: str = "") -> None:
+        ids = [int(i) for i in result.ids]
+        scores = [float(s) for s in result.scores]
+        self.rows.set_rows(ids, [labels(i) for i in ids], [bool(unused(i)) for i in ids], scores,
+                           bar_fractions(result.scores, result.metric), result.metric)
+        parts = [f"Neighbours of {description}" if description else "Neighbours",
+                 METRIC_NAMES[result.metric].lower(),
+                 "exact" if result.exact else "fast index"]
+        if result.skipped:
+            plural = "s" if result.skipped != 1 else ""
+            parts.append(f"{result.skipped:,} zero/NaN row{plural} skipped")
+        if not ids:
+            parts.append("no usable rows")
+        self.status.setText(" · ".join(parts))
+        self.table.setEnabled(True)
+        self.table.scrollToTop()
+
+    def show_busy(self, text: str) -> None:
+        """A search is running: say so and dim the (now stale) rows."""
+        self.status.setText(text)
+        self.table.setEnabled(False)
+
+    def show_error(self, text: str) -> None:
+        self.rows.set_rows([], [], [], [], [], self.rows.metric)
+        self.status.setText(text)
+        self.table.setEnabled(True)
+
+    def clear(self, text: str = "Select a token to see its nearest neighbours") -> None:
+        self.show_error(text)
+
+    def _clicked(self, index: QModelIndex) -> None:
+        if index.isValid():
+            self.tokenActivated.emit(self.rows.ids[index.row()])

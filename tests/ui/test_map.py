@@ -1,0 +1,190 @@
+"""The map: scatter hover/click/box selection and labels (MapView); the pane with real jobs."""
+
+from __future__ import annotations
+
+import csv
+import struct
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+
+from explorer.app.gapmeter import GapMeter
+from explorer.app.state import AppState
+from explorer.core.resources import demo_model_dir
+from explorer.ui.map_pane import MapPane
+from explorer.ui.map_view import MapView
+
+
+def grid_points(n_side: int = 6):
+    xs, ys = np.meshgrid(np.arange(n_side, dtype=np.float32), np.arange(n_side, dtype=np.float32))
+    coords = np.column_stack([xs.ravel(), ys.ravel()]) * 10
+    ids = np.arange(1000, 1000 + len(coords))
+    labels = [f"tok{i}" for i in range(len(coords))]
+    sim = np.linspace(1, 0, len(coords))
+    return ids, labels, coords, sim
+
+
+@pytest.fixture
+def view(qtbot):
+    v = MapView()
+    qtbot.addWidget(v)
+    v.resize(700, 500)
+    v.show()
+    qtbot.waitExposed(v)
+    ids, labels, coords, sim = grid_points()
+    v.set_points(ids, labels, coords, similarity=sim, norms=np.arange(len(ids)) + 1.0,
+                 highlight=[1000])
+    qtbot.waitUntil(lambda: len(v.visible_labels()) > 0)
+    return v
+
+
+def test_hover_shows_piece_id_and_similarity(qtbot, view):
+    target = 1000 + 14
+    pos = view.point_position(target).toPoint()
+    qtbot.mouseMove(view.graphics.viewport(), pos + QPoint(1, 1))
+    qtbot.waitUntil(lambda: view.hover_id == target, timeout=3000)
+    assert "tok14" in view.hover_text and f"id {target}" in view.hover_text
+    assert "cosine 0.6" in view.hover_text
+    # far from every point: nothing hovered
+    qtbot.mouseMove(view.graphics.viewport(), QPoint(3, 3))
+    qtbot.waitUntil(lambda: view.hover_id is None, timeout=3000)
+
+
+def test_click_emits_the_token_id(qtbot, view):
+    target = 1000 + 21
+    pos = view.point_position(target).toPoint()
+    with qtbot.waitSignal(view.tokenClicked, timeout=3000) as sig:
+        qtbot.mouseClick(view.graphics.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert sig.args == [target]
+
+
+def test_box_selection_lists_the_points_inside(qtbot, view):
+    with qtbot.waitSignal(view.selectionMade) as sig:
+        view.select_box(-1, -1, 15, 25)  # x in {0, 10}, y in {0, 10, 20}
+    chosen = sig.args[0]
+    assert sorted(chosen) == sorted([1000, 1001, 1006, 1007, 1012, 1013])
+    lines = view.selection_text().splitlines()
+    assert len(lines) == 6 and lines[0].split("\t")[1].startswith("tok")
+
+
+def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot):
+    v = MapView()
+    qtbot.addWidget(v)
+    v.resize(600, 400)
+    v.show()
+    qtbot.waitExposed(v)
+    rng = np.random.default_rng(0)
+    coords = rng.normal(size=(3000, 2)).astype(np.float32)
+    labels = [f"word{i}" for i in range(3000)]
+    v.set_points(np.arange(3000), labels, coords)
+    qtbot.waitUntil(lambda: len(v.visible_labels()) > 5)
+    before = len(v.visible_labels())
+    rects = [item.sceneBoundingRect() for item in v._label_items if item.isVisible()]
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            assert not a.adjusted(1, 1, -1, -1).intersects(b.adjusted(1, 1, -1, -1))
+    v.viewbox.setRange(xRange=(-0.2, 0.2), yRange=(-0.2, 0.2), padding=0)
+
+    def in_view() -> set[int]:
+        (x0, x1), (y0, y1) = v.viewbox.viewRange()  # the aspect lock widens one axis
+        ok = (coords[:, 0] >= x0) & (coords[:, 0] <= x1) & (coords[:, 1] >= y0) & (coords[:, 1] <= y1)
+        return set(np.flatnonzero(ok).tolist())
+
+    # the debounced relabel runs: every label shown is of a point in view
+    qtbot.waitUntil(lambda: v.visible_labels() and {i for i, _ in v.visible_labels()} <= in_view(),
+                    timeout=3000)
+    shown = {i for i, _ in v.visible_labels()}
+    # zoomed in on a dense centre, far more of the points in view get a label than before
+    assert len(shown) >= min(len(in_view()), before) * 0.5
+    assert len(shown) / len(in_view()) > before / 3000 * 2
+
+
+def test_colour_modes_and_legend(qtbot, view):
+    assert view.colour_bar.isVisible()
+    view.set_colour_mode("none")
+    assert not view.colour_bar.isVisible()
+    view.values["cluster"] = np.arange(len(view.ids)) % 3
+    view.cluster_names = ["a", "b", "c"]
+    view.set_colour_mode("cluster")
+    assert view.legend.isVisible() and len(view.legend.items) == 3
+
+
+# -- the pane, with the demo model and real jobs -------------------------------------------------
+
+@pytest.fixture
+def pane(qtbot):
+    state = AppState()
+    p = MapPane(state, warm_up=False)
+    qtbot.addWidget(p)
+    p.resize(1100, 750)
+    p.show()
+    with qtbot.waitSignal(state.modelChanged, timeout=30000):
+        state.open(demo_model_dir())
+    yield p
+    state.jobs.shutdown()
+
+
+def png_size(path) -> tuple[int, int]:
+    data = open(path, "rb").read(32)
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_pca_map_of_a_selection_click_selects_and_exports(qtbot, pane, tmp_path):
+    state = pane.state
+    cat = state.model.tokenizer.find("cat")
+    state.select([cat])
+    pane.method.setCurrentIndex(pane.method.findData("pca"))
+    pane.n.setValue(200)
+    with qtbot.waitSignal(pane.mapShown, timeout=30000):
+        qtbot.mouseClick(pane.map_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not pane.lane.busy)
+    assert pane.data.final and len(pane.data.nb) == 200 and pane.data.nb.ids[0] == cat
+    assert "cat" in pane.title.text()
+    assert cat in pane.view.highlight_ids
+
+    kitten = state.model.tokenizer.find("kitten")
+    with qtbot.waitSignal(state.selectionChanged, timeout=3000) as sig:
+        qtbot.mouseClick(pane.view.graphics.viewport(), Qt.MouseButton.LeftButton,
+                         pos=pane.view.point_position(kitten).toPoint())
+    assert sig.args[0] == [kitten] or pane.view.hover_id is not None  # nearest point may be a twin
+    assert state.selection and state.selection[0] in pane.data.nb.ids.tolist()
+
+    pane.export(tmp_path / "m.png", scale=2)
+    assert png_size(tmp_path / "m.png") == (pane.view.width() * 2, pane.view.height() * 2)
+    pane.export(tmp_path / "m.svg")
+    assert ET.parse(tmp_path / "m.svg").getroot().tag.endswith("svg")
+    pane.export(tmp_path / "m.csv")
+    rows = list(csv.reader(open(tmp_path / "m.csv", encoding="utf-8")))
+    assert rows[0] == ["id", "piece", "x", "y"] and len(rows) == 201
+
+    pane.view.select_box(-1e9, -1e9, 1e9, 1e9)
+    assert pane.copy_selection().count("\n") == 200
+    assert pane.remap_button.isEnabled()
+
+
+def test_umap_map_keeps_the_gui_responsive_and_new_request_wins(qtbot, pane):
+    from explorer.core import projection
+
+    projection.warm_up()  # numba compilation is a one-off per process, measured in the bench
+    state = pane.state
+    tok = state.model.tokenizer
+    state.select([tok.find("dog")])
+    pane.n.setValue(400)
+    meter = GapMeter(5)
+    meter.start()
+    pane.request_map()  # cancelled by the next request
+    state.select([tok.find("cat")])
+    previews = []
+    pane.mapShown.connect(previews.append)
+    pane.request_map()
+    qtbot.waitUntil(lambda: pane.data is not None and pane.data.final, timeout=120000)
+    gap = meter.stop()
+    print(f"longest GUI-thread gap during a 400-point UMAP map: {gap:.1f} ms")
+    assert previews[:1] == [False] and previews[-1] is True  # preview first, then UMAP
+    assert pane.data.nb.ids[0] == tok.find("cat")
+    assert pane.data.clusters is not None and len(pane.data.cluster_names) >= 2
+    assert gap < 100
+    assert not pane.progress.isVisible()

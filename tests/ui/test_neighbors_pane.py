@@ -1,0 +1,90 @@
+"""The neighbours pane alone (pytest-qt), fed with real results from a tiny model."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+
+from explorer.core.model import open_model
+from explorer.core.neighbors import NeighborSearcher, query_for_ids
+from explorer.ui.neighbors_pane import NeighborsPane, bar_fractions
+
+
+def _search(tmp_path, tiny_model, metric="cosine", k=5):
+    folder, _ = tiny_model
+    model = open_model(folder)
+    searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
+    return model, searcher.search(query_for_ids(model, [4]), k=k, metric=metric)
+
+
+def test_shows_rows_and_status(qtbot, tmp_path, tiny_model):
+    model, result = _search(tmp_path, tiny_model)
+    pane = NeighborsPane()
+    qtbot.addWidget(pane)
+    pane.resize(360, 320)
+    pane.show()
+    pane.show_result(result, model.label, model.is_unused, description=model.label(4))
+    rows = pane.rows
+    assert rows.rowCount() == 5
+    for r in range(5):
+        assert rows.data(rows.index(r, 0)) == str(r + 1)
+        assert rows.data(rows.index(r, 2)) == str(int(result.ids[r]))
+        assert rows.data(rows.index(r, 3)) == f"{result.scores[r]:.4f}"
+        assert rows.data(rows.index(r, 1)).startswith(model.label(int(result.ids[r])))
+    status = pane.status.text()
+    assert model.label(4) in status and "exact" in status and "cosine" in status
+    assert rows.headerData(3, Qt.Orientation.Horizontal) == "Cosine"
+    pane.grab().save(str(tmp_path / "neighbors_pane.png"))
+
+
+def test_unused_rows_are_marked(qtbot, tmp_path, tiny_model):
+    model, result = _search(tmp_path, tiny_model, k=15)
+    unused_ids = [i for i in result.ids.tolist() if model.is_unused(i)]
+    assert unused_ids, "the tiny model has padding rows beyond its tokenizer"
+    pane = NeighborsPane()
+    qtbot.addWidget(pane)
+    pane.show_result(result, model.label, model.is_unused)
+    r = result.ids.tolist().index(unused_ids[0])
+    assert "(unused)" in pane.rows.data(pane.rows.index(r, 1))
+
+
+def test_click_emits_token_id_and_params_signal(qtbot, tmp_path, tiny_model):
+    model, result = _search(tmp_path, tiny_model)
+    pane = NeighborsPane()
+    qtbot.addWidget(pane)
+    pane.show()
+    pane.show_result(result, model.label, model.is_unused)
+    rect = pane.table.visualRect(pane.rows.index(2, 1))
+    with qtbot.waitSignal(pane.tokenActivated) as blocker:
+        qtbot.mouseClick(pane.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert blocker.args == [int(result.ids[2])]
+    with qtbot.waitSignal(pane.paramsChanged):
+        pane.metric_box.setCurrentIndex(2)
+    assert pane.metric == "l2"
+    with qtbot.waitSignal(pane.paramsChanged):
+        pane.k = 25
+    assert pane.k == 25
+
+
+def test_busy_error_and_l2_and_skipped(qtbot, tmp_path, tiny_model):
+    folder, matrix = tiny_model
+    pane = NeighborsPane()
+    qtbot.addWidget(pane)
+    pane.show_busy("Searching neighbours…")
+    assert pane.status.text() == "Searching neighbours…" and not pane.table.isEnabled()
+    pane.show_error("cannot search: bad input")
+    assert pane.rows.rowCount() == 0 and pane.status.text() == "cannot search: bad input"
+    model, result = _search(tmp_path, tiny_model, metric="l2")
+    result.skipped = 3  # as if three zero rows had been left out
+    pane.show_result(result, model.label, model.is_unused)
+    assert "3 zero/NaN rows skipped" in pane.status.text() and pane.table.isEnabled()
+    assert pane.rows.headerData(3, Qt.Orientation.Horizontal) == "Distance"
+    bars = [pane.rows.data(pane.rows.index(r, 3), Qt.ItemDataRole.UserRole + 1) for r in range(5)]
+    assert bars[0] == 1.0 and bars == sorted(bars, reverse=True)
+
+
+def test_bar_fractions():
+    assert bar_fractions(np.array([0.9, 0.5, -0.2]), "cosine") == [0.9, 0.5, 0.0]
+    assert bar_fractions(np.array([4.0, 2.0]), "dot") == [1.0, 0.5]
+    assert bar_fractions(np.array([1.0, 2.0, 4.0]), "l2") == [1.0, 0.5, 0.25]
+    assert bar_fractions(np.array([]), "l2") == []

@@ -1,0 +1,36 @@
+"""The status bar shows a long job with its progress, and its Cancel button stops it."""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import Qt
+
+from explorer.app.jobs import Jobs
+from explorer.ui.status import make_status_bar
+
+
+def test_long_job_shows_progress_and_cancel_stops_it(qtbot):
+    jobs = Jobs()
+    bar, status = make_status_bar(jobs)
+    qtbot.addWidget(bar)
+    bar.show()
+    release = threading.Event()
+    results = []
+
+    def long_job():
+        yield ("Projecting", 0.4)
+        release.wait(10)
+        yield 0.9
+        return "done"
+
+    jobs.lane("projection").submit(long_job, label="UMAP of 500 tokens", on_result=results.append)
+    qtbot.waitUntil(lambda: status.bar.isVisible() and status.bar.value() == 400, timeout=5000)
+    assert status.label.text() == "UMAP of 500 tokens"
+    assert status.cancel.isVisible()
+    with qtbot.waitSignal(jobs.lane("projection").finished, timeout=5000):
+        qtbot.mouseClick(status.cancel, Qt.MouseButton.LeftButton)
+    release.set()
+    qtbot.waitUntil(lambda: not jobs.busy, timeout=5000)
+    assert results == []
+    qtbot.waitUntil(lambda: not status.bar.isVisible(), timeout=5000)

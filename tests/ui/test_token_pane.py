@@ -1,0 +1,57 @@
+"""Tokenizer pane: debounced typing, long text, chips and their hit areas."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from explorer.app.state import AppState
+from explorer.ui.token_chips import MAX_CHIPS
+from explorer.ui.token_pane import TokenPane
+
+
+def open_state(qtbot, path) -> AppState:
+    state = AppState()
+    with qtbot.waitSignal(state.modelChanged, timeout=10000):
+        state.open(path)
+    qtbot.waitUntil(lambda: not state.jobs.busy, timeout=10000)
+    return state
+
+
+def test_typing_is_debounced_into_one_tokenization(qtbot, tiny_model):
+    state = open_state(qtbot, tiny_model[0])
+    pane = TokenPane(state)
+    qtbot.addWidget(pane)
+    pane.resize(400, 300)
+    pane.show()
+    texts = []
+    state.textChanged.connect(texts.append)
+    with qtbot.waitSignal(state.tokensChanged, timeout=5000):
+        qtbot.keyClicks(pane.editor, "hello world")
+    assert texts == ["hello world"]  # one commit after the pause, not one per key
+    assert [t.text for t in pane.chips.tokens] == ["hello", "world"]
+    qtbot.waitUntil(lambda: not state.jobs.busy)
+
+
+def test_long_text_lays_out_a_capped_number_of_chips(qtbot, tiny_model):
+    state = open_state(qtbot, tiny_model[0])
+    pane = TokenPane(state)
+    qtbot.addWidget(pane)
+    pane.resize(400, 300)
+    pane.show()
+    n = MAX_CHIPS + 2000
+    with qtbot.waitSignal(state.tokensChanged, timeout=10000) as blocker:
+        pane.set_text(" ".join(["cat", "dog"] * (n // 2)))
+    assert len(blocker.args[0]) == n
+    chips = pane.chips
+    assert len(chips._rects) == MAX_CHIPS
+    assert "2,000 more tokens" in chips._more
+    assert f"{n:,} tokens" in pane.counts.text()
+    # chips wrap inside the pane's width and every chip is hit where it is drawn
+    assert all(r.right() < chips.width() for r in chips._rects)
+    last = chips.chip_rect(MAX_CHIPS - 1)
+    assert chips.chip_at(last.center()) == MAX_CHIPS - 1
+    with qtbot.waitSignal(state.selectionChanged, timeout=5000) as sel:
+        qtbot.mouseClick(chips, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                         last.center())
+    assert sel.args[0] == [8]  # "dog"
+    qtbot.waitUntil(lambda: not state.jobs.busy)
