@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     from ui.helpers import write_bf16_model  # noqa: PLC0415
 
-    from explorer.app.gapmeter import GapMeter  # noqa: PLC0415
+    from explorer.app.gapmeter import GapMeter, OtherLoad  # noqa: PLC0415
     from explorer.app.state import AppState  # noqa: PLC0415
     from explorer.ui.launch import quiet_offscreen_warnings  # noqa: PLC0415
     from explorer.ui.main_window import MainWindow  # noqa: PLC0415
@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         window.show()
         meter = GapMeter(5)
         meter.start()
+        others = OtherLoad()
         phases: dict[str, float] = {}
 
         def phase(name: str) -> None:
@@ -174,8 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, gap in phases.items():
             print(f"  {name:<58} {gap:6.1f} ms")
         print(f"  {'overall':<58} {max(phases.values()):6.1f} ms")
-        print(f"machine: {os.cpu_count()} cores, load average "
-              f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        print(f"machine: {os.cpu_count()} cores; other processes used {others.share():.0%} of "
+              f"them during the run (load average {os.getloadavg()[0]:.1f})")
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

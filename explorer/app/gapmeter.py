@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import time
+
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer
 
 
@@ -22,7 +25,6 @@ class GapMeter(QObject):
     def start(self) -> None:
         self.max_gap_ms = 0.0
         self.ticks = 0
-        self.gaps = []  # TMPPROBE
         self._clock.start()
         self._last = self._clock.nsecsElapsed()
         self._timer.start()
@@ -35,6 +37,34 @@ class GapMeter(QObject):
     def _tick(self) -> None:
         now = self._clock.nsecsElapsed()
         self.max_gap_ms = max(self.max_gap_ms, (now - self._last) / 1e6)
-        self.gaps.append((now - self._last) / 1e6)  # TMPPROBE
         self._last = now
         self.ticks += 1
+
+
+class OtherLoad:
+    """CPU time other processes used meanwhile, as a share of the machine (Linux; else 0).
+    A timing bound says nothing when other programs take the cores from under the window."""
+
+    def __init__(self):
+        self.start = self._sample()
+
+    @staticmethod
+    def _sample() -> tuple[float, float, float] | None:
+        try:
+            with open("/proc/stat") as f:
+                fields = [int(x) for x in f.readline().split()[1:]]
+        except OSError:
+            return None
+        tick = os.sysconf("SC_CLK_TCK")
+        busy = (sum(fields) - fields[3] - fields[4]) / tick  # all but idle and iowait
+        t = os.times()
+        return busy, t.user + t.system + t.children_user + t.children_system, time.monotonic()
+
+    def share(self) -> float:
+        end = self._sample()
+        if self.start is None or end is None:
+            return 0.0
+        busy = end[0] - self.start[0]
+        ours = end[1] - self.start[1]
+        wall = end[2] - self.start[2]
+        return max(0.0, busy - ours) / (wall * (os.cpu_count() or 1))

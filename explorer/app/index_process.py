@@ -86,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
 
     path, tensor, cache_dir = (argv if argv is not None else sys.argv[1:])[:3]
     if hasattr(os, "nice"):
-        os.nice(10)  # background work: the window's own thread comes first
+        # Background work: the window comes first. (Only a separate process may be niced: a
+        # niced thread of the app itself would hold the GIL longer and stall the window.)
+        os.nice(10)
     try:
         model = open_model(path, tensor=tensor, tokenizer=False)
         searcher = NeighborSearcher(model, cache_dir=Path(cache_dir))

@@ -24,12 +24,17 @@ How a pane plugs in (all calls on the GUI thread)::
 * ``Jobs`` (``state.jobs``) owns every lane: ``busy``/``idle`` (all lanes done, results
   delivered), ``activity`` (text, fraction) for the status bar, ``cancel_all()`` and
   ``shutdown()`` (cancel and wait; the window calls it on close).
+* Lanes run in parallel; within a lane one job runs at a time, so a cancelled job that is still
+  running delays the next one until it reaches a ``yield`` or checks its flag.
+* A worker thread shares the GIL with the window: a C call that holds it for long (LAPACK in
+  ``numpy.linalg.qr``, ``tokenizers.Tokenizer.encode``; ``encode_batch`` releases it) freezes
+  the window however it is scheduled. Run such work in a child process
+  (explorer/app/index_process.py does this for the fast neighbour index).
 """
 
 from __future__ import annotations
 
 import inspect
-import os
 import sys
 import threading
 import time
@@ -47,7 +52,6 @@ _local = threading.local()
 _running_lock = threading.Lock()
 _running = 0  # workers inside run(), over every lane (tests assert it is 0 after each test)
 _PROGRESS_INTERVAL = 0.05  # seconds between progress signals of one job
-WORKER_NICE = 5  # workers yield the CPU to the GUI thread when both want it (Linux)
 # A worker running Python holds the GIL for up to this long before the GUI thread, which gives
 # the GIL up on every call into Qt, gets it back (CPython's default is 5 ms).
 GIL_SWITCH_INTERVAL = 0.0005
@@ -55,20 +59,6 @@ GIL_SWITCH_INTERVAL = 0.0005
 
 def use_short_gil_switch_interval() -> None:
     sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
-
-
-def _lower_thread_priority() -> None:
-    """Once per worker thread: a higher nice value for this thread (and threads it starts,
-    e.g. numba's pool), so that on a busy machine the GUI thread gets the CPU first."""
-    if getattr(_local, "niced", False):
-        return
-    _local.niced = True
-    if sys.platform.startswith("linux") and hasattr(os, "setpriority"):
-        try:
-            tid = threading.get_native_id()
-            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + WORKER_NICE)
-        except OSError:
-            pass
 
 
 def running_workers() -> int:
@@ -143,7 +133,6 @@ class _Job(QRunnable):
         global _running
         with _running_lock:
             _running += 1
-        _lower_thread_priority()
         _local.job = self
         outcome, payload = "cancelled", None
         try:

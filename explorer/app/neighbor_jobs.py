@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from explorer.app.index_process import build_in_child
 from explorer.app.jobs import cancel_flag
@@ -19,6 +19,7 @@ from explorer.core.model import EmbeddingModel
 from explorer.core.neighbors import NeighborResult, NeighborSearcher, query_for_ids
 
 DEFAULT_K = 50
+SETTLE_MS = 80  # a search starts once the selection has settled (clicking through tokens)
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,12 @@ class NeighborJobs(QObject):
         self.cache_dir = cache_dir
         self.searcher: NeighborSearcher | None = None
         self.latest: Neighbors | None = None
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(SETTLE_MS)
+        self._settle.timeout.connect(self.refresh)
         state.modelChanged.connect(self._model_changed)
-        state.selectionChanged.connect(lambda _ids: self.refresh())
+        state.selectionChanged.connect(lambda _ids: self._settle.start())
         if state.model is not None:
             self._model_changed(state.model)
 
@@ -85,8 +90,14 @@ class NeighborJobs(QObject):
         self.metric = metric if metric is not None else self.metric
         self.refresh()
 
+    @property
+    def pending(self) -> bool:
+        """A search is waiting for the selection to settle."""
+        return self._settle.isActive()
+
     def refresh(self) -> None:
-        """Search again for the current selection."""
+        """Search again for the current selection (now)."""
+        self._settle.stop()
         lane = self.state.jobs.lane("neighbors")
         ids = tuple(self.state.selection)
         if self.searcher is None or not ids:

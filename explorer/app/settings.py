@@ -14,7 +14,9 @@ def recent_models(settings: QSettings) -> list[str]:
     value = settings.value(RECENT_KEY, [])
     if isinstance(value, str):  # QSettings returns a single-item list as a plain string
         value = [value]
-    return [str(v) for v in value or [] if v]
+    if not isinstance(value, list | tuple):
+        return []
+    return [str(v) for v in value if v]
 
 
 def add_recent(settings: QSettings, path: str | Path) -> list[str]:

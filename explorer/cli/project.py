@@ -63,8 +63,9 @@ def register(sub) -> None:
         default=defaults.min_dist,
         help=f"UMAP min_dist (default {defaults.min_dist})",
     )
-    p.add_argument("--n-epochs", type=int, default=projection.ProjectionParams().n_epochs,
-                   help="UMAP epochs (default %(default)s)")
+    p.add_argument(
+        "--n-epochs", type=int, help="UMAP epochs (default: 500 below 10,000 points, else 200)"
+    )
     p.add_argument("--title", help="figure title (default: describes the selection)")
     p.add_argument(
         "--size",

@@ -235,20 +235,22 @@ class NeighborSearcher:
             return
         if self._sq is None:  # one pass for the row norms, in slices to report progress
             rows, no_query = self.model.rows, np.zeros((0, self.model.dim), np.float32)
-            parts = []
-            for n, start in enumerate(range(0, rows, max(1, -(-rows // 10)))):
-                stop = min(rows, start + max(1, -(-rows // 10)))
-                _, sq = search_exact.scan(self.model.matrix[start:stop], no_query, True, cancel)
+            parts: list[np.ndarray] = []
+            step = max(1, -(-rows // 10))
+            for n, start in enumerate(range(0, rows, step)):
+                _, sq = search_exact.scan(self.model.matrix[start:start + step], no_query, True,
+                                          cancel)
+                assert sq is not None
                 parts.append(sq)
                 yield 0.05 * (n + 1) / 10
             self._set_norms(np.concatenate(parts) if parts else np.zeros(0))
         yield 0.05
         assert self._sq is not None
-        for step in search_fast.build(self.model, self.cache_dir, self._sq, cancel):
-            if isinstance(step, search_fast.SketchIndex):
-                self._fast = step
+        for item in search_fast.build(self.model, self.cache_dir, self._sq, cancel):
+            if isinstance(item, search_fast.SketchIndex):
+                self._fast = item
             else:
-                yield 0.05 + 0.95 * float(step)
+                yield 0.05 + 0.95 * float(item)
         yield 1.0
 
     def search(self, query: Query, k: int = 10, metric: str = "cosine",
@@ -311,15 +313,17 @@ class NeighborSearcher:
         # the stored rows, so that near-ties and tiny l2 distances come out exactly.
         cand = _rank_unordered(key, max(2 * k, k + 64))
         rows = self.model.vectors(ids[cand]).astype(np.float64)
+        exact_dots = rows @ q64
+        cand_sq = sq[cand]  # exact float64 sums of squares of the stored values
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             if metric == "cosine":
-                scores = (rows @ q64) / (np.linalg.norm(rows, axis=1) * np.sqrt(qq))
+                scores = exact_dots / (np.sqrt(cand_sq) * np.sqrt(qq))
                 exact_key = scores
             elif metric == "dot":
-                scores = rows @ q64
+                scores = exact_dots
                 exact_key = scores
             else:
-                scores = np.linalg.norm(rows - q64, axis=1)
+                scores = np.sqrt(np.maximum(cand_sq - 2 * exact_dots + qq, 0.0))
                 exact_key = -scores
         top = _rank(exact_key, k)
         return NeighborResult(ids=np.asarray(ids[cand][top], dtype=np.int64),
@@ -332,14 +336,10 @@ class NeighborSearcher:
         if self._penalty is None:  # float32 helpers: the whole-vocabulary steps stay cheap
             self._penalty = np.where(self._valid, 0, -np.inf).astype(np.float32)
             self._norms32 = np.sqrt(np.where(self._valid, self._sq, 0)).astype(np.float32)
-        key = index.estimate(q.vector)  # estimated cosine of every row
-        if metric == "dot":
-            key *= self._norms32
-        key += self._penalty
-        if not include_query and q.exclude:
-            key[np.fromiter(q.exclude, dtype=np.int64)] = -np.inf
-        cand = _rank_unordered(key, max(search_fast.CANDIDATES, 4 * k))
-        cand.sort()
+        exclude = (np.fromiter(q.exclude, dtype=np.int64) if q.exclude and not include_query
+                   else np.zeros(0, dtype=np.int64))
+        cand = index.candidates(q.vector, max(search_fast.CANDIDATES, 4 * k),
+                                self._norms32 if metric == "dot" else None, self._penalty, exclude)
         dots = search_exact.dots_for_ids(self.model.matrix, cand, q.vector[None, :])[0]
         return self._finish(q, cand, dots, k, metric, include_query, False)
 

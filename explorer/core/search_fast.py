@@ -29,19 +29,59 @@ INDEX_VERSION = 1
 SKETCH_DIMS = 128
 SAMPLE_ROWS = 8192
 CANDIDATES = 1000
+HEAD_DIMS = 32   # stage one reads only these leading (highest-variance) coordinates
+STAGE1 = 16384   # rows kept by stage one
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-# Serial on purpose: a ~3 ms kernel gains little from threads and loses a lot when another
-# process holds a core (the parallel region waits for its slowest thread).
+# Serial on purpose: these kernels take a millisecond or two; a parallel region gains little
+# and loses a lot when another process holds a core (it waits for its slowest thread).
 @njit(fastmath=True, cache=True, nogil=True)
 def _sketch_scores(codes, weights, out):  # pragma: no cover - compiled
     n, r = codes.shape
-    for i in range(n):
+    i = 0
+    while i + 4 <= n:  # four rows at a time: independent sums, no long dependency chain
+        a0 = np.float32(0.0)
+        a1 = np.float32(0.0)
+        a2 = np.float32(0.0)
+        a3 = np.float32(0.0)
+        for j in range(r):
+            w = weights[j]
+            a0 += np.float32(codes[i, j]) * w
+            a1 += np.float32(codes[i + 1, j]) * w
+            a2 += np.float32(codes[i + 2, j]) * w
+            a3 += np.float32(codes[i + 3, j]) * w
+        out[i] = a0
+        out[i + 1] = a1
+        out[i + 2] = a2
+        out[i + 3] = a3
+        i += 4
+    while i < n:
+        a0 = np.float32(0.0)
+        for j in range(r):
+            a0 += np.float32(codes[i, j]) * weights[j]
+        out[i] = a0
+        i += 1
+
+
+@njit(fastmath=True, cache=True, nogil=True)
+def _sketch_scores_ids(codes, ids, weights, out):  # pragma: no cover - compiled
+    r = codes.shape[1]
+    for k in range(ids.shape[0]):
+        i = ids[k]
         acc = np.float32(0.0)
         for j in range(r):
             acc += np.float32(codes[i, j]) * weights[j]
-        out[i] = acc
+        out[k] = acc
+
+
+def _top_unordered(key: np.ndarray, c: int) -> np.ndarray:
+    """Positions of the c largest finite keys, in no particular order."""
+    c = min(c, len(key))
+    if c <= 0:
+        return np.zeros(0, dtype=np.int64)
+    top = np.argpartition(-key, c - 1)[:c] if c < len(key) else np.arange(len(key))
+    return top[np.isfinite(key[top])].astype(np.int64)
 
 
 def decode_block(block: np.ndarray) -> np.ndarray:
@@ -56,23 +96,58 @@ class SketchIndex:
     components: np.ndarray  # float32 [r, dim]: orthonormal principal directions
     scales: np.ndarray      # float32 [r]: int8 step per coordinate
     codes: np.ndarray       # int8 [rows, r], memory-mapped
+    head: np.ndarray        # int8 [rows, HEAD_DIMS]: the leading coordinates, contiguous
     sq: np.ndarray          # float64 [rows]: squared row norms (non-finite: row holds NaN/inf)
 
-    def estimate(self, q: np.ndarray) -> np.ndarray:
-        """Estimated cosine of every row with q (float32 [rows])."""
+    def _weights(self, q: np.ndarray) -> tuple[np.ndarray, float]:
         qn = np.linalg.norm(q)
         qhat = (q / qn).astype(np.float32) if qn > 0 else q.astype(np.float32)
         # einsum, not BLAS: a 128 × dim product is too small to be worth waking BLAS threads.
         weights = (np.einsum("ij,j->i", self.components, qhat) * self.scales).astype(np.float32)
+        return weights, float(qhat @ self.mean)
+
+    def estimate(self, q: np.ndarray) -> np.ndarray:
+        """Estimated cosine of every row with q from the full sketch (float32 [rows])."""
+        weights, offset = self._weights(q)
         out = np.empty(self.codes.shape[0], dtype=np.float32)
         _sketch_scores(self.codes, weights, out)
-        out += np.float32(qhat @ self.mean)
+        out += np.float32(offset)
         return out
+
+    def candidates(self, q: np.ndarray, count: int, row_scale: np.ndarray | None,
+                   penalty: np.ndarray, exclude: np.ndarray) -> np.ndarray:
+        """Row ids likely to hold the best cosine (row_scale=None) or dot (row_scale=norms).
+
+        Two stages: the leading HEAD_DIMS coordinates of every row keep the best STAGE1 rows
+        (a quarter of the bytes), then all coordinates of those pick `count`.
+        """
+        weights, offset = self._weights(q)
+        rows = self.codes.shape[0]
+        stage1 = max(STAGE1, 4 * count)
+        if rows <= stage1 or self.head.shape[1] >= self.codes.shape[1]:
+            ids = np.arange(rows, dtype=np.int64)
+        else:
+            est = np.empty(rows, dtype=np.float32)
+            _sketch_scores(self.head, np.ascontiguousarray(weights[: self.head.shape[1]]), est)
+            est += np.float32(offset)
+            if row_scale is not None:
+                est *= row_scale
+            est += penalty
+            est[exclude] = -np.inf
+            ids = np.sort(_top_unordered(est, stage1))
+        est2 = np.empty(len(ids), dtype=np.float32)
+        _sketch_scores_ids(self.codes, ids, weights, est2)
+        est2 += np.float32(offset)
+        if row_scale is not None:
+            est2 *= row_scale[ids]
+        est2 += penalty[ids]
+        est2[np.isin(ids, exclude)] = -np.inf
+        return np.sort(ids[_top_unordered(est2, count)])
 
 
 def _cache_key(model) -> dict:
     return cache.file_key(model, "neighbors-sketch", {
-        "version": INDEX_VERSION, "dims": SKETCH_DIMS, "sample": SAMPLE_ROWS})
+        "version": INDEX_VERSION, "dims": SKETCH_DIMS, "head": HEAD_DIMS, "sample": SAMPLE_ROWS})
 
 
 def load(model, root: Path) -> SketchIndex | None:
@@ -85,24 +160,35 @@ def load(model, root: Path) -> SketchIndex | None:
     try:
         arrays = np.load(folder / "arrays.npz")
         codes = cache.open_array(folder / "codes.npy")
-        index = SketchIndex(arrays["mean"], arrays["components"], arrays["scales"], codes,
+        head = cache.open_array(folder / "head.npy")
+        index = SketchIndex(arrays["mean"], arrays["components"], arrays["scales"], codes, head,
                             arrays["sq"])
     except (OSError, ValueError, KeyError):
         return None
-    if codes.shape[0] != model.rows or index.mean.shape != (model.dim,):
+    if codes.shape[0] != model.rows or head.shape[0] != model.rows or index.mean.shape != (
+            model.dim,):
         return None
     return index
+
+
+def _orth(y: np.ndarray) -> np.ndarray:
+    """Orthonormal basis of y's columns via the small Gram matrix (LAPACK QR on a tall matrix
+    is slow here and holds the GIL); float64 keeps it accurate."""
+    y = y.astype(np.float64)
+    w, v = np.linalg.eigh(y.T @ y)
+    keep = w > w.max() * 1e-12 if w.size and w.max() > 0 else np.zeros(w.shape, bool)
+    return y @ (v[:, keep] / np.sqrt(w[keep]))
 
 
 def _principal_directions(x: np.ndarray, r: int, rng: np.random.Generator) -> np.ndarray:
     """Top-r right singular vectors of x (randomized SVD with two power iterations)."""
     r = min(r, *x.shape)
     omega = rng.standard_normal((x.shape[1], r + 16)).astype(np.float32)
-    y, _ = np.linalg.qr(x @ omega)
+    y = _orth(x @ omega)
     for _ in range(2):
-        z, _ = np.linalg.qr(x.T @ y)
-        y, _ = np.linalg.qr(x @ z)
-    _, _, vt = np.linalg.svd(y.T @ x, full_matrices=False)
+        z = _orth(x.T @ y.astype(np.float32))
+        y = _orth(x @ z.astype(np.float32))
+    _, _, vt = np.linalg.svd(y.T.astype(np.float32) @ x, full_matrices=False)
     return np.ascontiguousarray(vt[:r], dtype=np.float32)
 
 
@@ -159,6 +245,7 @@ def build(model, root: Path, sq: np.ndarray, cancel: Callable[[], bool] | None =
             codes[start:stop] = np.clip(c, -127, 127).astype(np.int8)
             yield 0.15 + 0.85 * stop / rows
         codes.flush()
+        np.save(tmp / "head.npy", np.ascontiguousarray(codes[:, :HEAD_DIMS]))
         del codes
         np.savez(tmp / "arrays.npz", mean=mean.astype(np.float32), components=components,
                  scales=scales, sq=sq)

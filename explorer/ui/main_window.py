@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -142,7 +143,7 @@ class MainWindow(QMainWindow):
         self.neighbors_dock = self.add_dock(pane, "Nearest neighbours",
                                             Qt.DockWidgetArea.LeftDockWidgetArea)
         pane.paramsChanged.connect(lambda: self.neighbors.set_options(pane.k, pane.metric))
-        pane.tokenActivated.connect(lambda token_id: self.state.select([int(token_id)]))
+        pane.tokenActivated.connect(self._neighbor_clicked)
         self.neighbors.resultsReady.connect(self._neighbors_found)
         self.neighbors.cleared.connect(pane.clear)
         self.neighbors.failed.connect(pane.show_error)
@@ -152,6 +153,12 @@ class MainWindow(QMainWindow):
         self._neighbors_busy.timeout.connect(self._show_neighbors_busy)
         self.neighbors.searching.connect(
             lambda on: self._neighbors_busy.start() if on else self._neighbors_busy.stop())
+
+    def _neighbor_clicked(self, token_id: int) -> None:
+        """A neighbour selects that token; Ctrl/Shift-click adds it, as on the token chips."""
+        mods = QApplication.keyboardModifiers()
+        add = bool(mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier))
+        self.state.select([int(token_id)], add=add)
 
     def _neighbors_found(self, found: Neighbors) -> None:
         model = found.model
@@ -357,7 +364,8 @@ class MainWindow(QMainWindow):
     @property
     def pending(self) -> bool:
         """Anything still to do: a job running, a result undelivered, typed text not yet sent."""
-        return self.jobs.busy or self.token_pane.pending or self.state.loading is not None
+        return (self.jobs.busy or self.token_pane.pending or self.neighbors.pending
+                or self.state.loading is not None)
 
     def _restore(self) -> bool:
         geometry = self.settings.value("window/geometry")

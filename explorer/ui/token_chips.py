@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from explorer.core.tokens import Token
 from explorer.ui.style import accent, chip_colors, is_dark
 
+_TOOLTIP = QEvent.Type.ToolTip  # looked up once: event() sees every event of the widget
 MAX_CHIPS = 3000  # more than this are summarised; tooltips and clicks stay cheap
 MARKS = set("␣↵⇥␍")
 PAD_X, PAD_Y, GAP, LINE_GAP = 5, 3, 3, 4
@@ -197,7 +198,7 @@ class TokenChips(QWidget):
         event.accept()
 
     def event(self, e) -> bool:
-        if e.type() == e.Type.ToolTip:
+        if e.type() == _TOOLTIP:
             i = self.chip_at(e.pos())
             if i >= 0:
                 QToolTip.showText(e.globalPos(), token_tooltip(self.tokens[i]), self,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QStringListModel, Qt, Signal
-from PySide6.QtWidgets import QApplication, QCompleter, QLineEdit, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QCompleter, QLineEdit, QWidget
 
 from explorer.app.state import AppState
 from explorer.app.vocab_index import Match, VocabIndex
@@ -51,12 +51,17 @@ class TokenSearch(QLineEdit):
         self.completer_.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.completer_.setMaxVisibleItems(14)
         self.completer_.setWidget(self)
-        self.completer_.activated[str].connect(self._activated)
+        self.completer_.activated[str].connect(self._activated)  # type: ignore[index]
         self.textEdited.connect(self._suggest)
         self.returnPressed.connect(self._enter)
         state.modelChanged.connect(self._model_changed)
         if state.model is not None:
             self._model_changed(state.model)
+
+    def _popup(self) -> QAbstractItemView:
+        popup = self.completer_.popup()
+        assert popup is not None  # QCompleter always has one
+        return popup
 
     def _model_changed(self, model: EmbeddingModel) -> None:
         self.index = None
@@ -80,7 +85,7 @@ class TokenSearch(QLineEdit):
         if self.matches and self.hasFocus():
             self.completer_.complete()
         else:
-            self.completer_.popup().hide()
+            self._popup().hide()
 
     def _activated(self, text: str) -> None:
         token_id = id_of_suggestion(text)
@@ -89,7 +94,7 @@ class TokenSearch(QLineEdit):
 
     def _enter(self) -> None:
         add = bool(QApplication.keyboardModifiers() & Qt.KeyboardModifier.ControlModifier)
-        popup = self.completer_.popup()
+        popup = self._popup()
         if popup.isVisible() and popup.currentIndex().isValid():
             token_id = id_of_suggestion(str(popup.currentIndex().data()))
             if token_id is not None:
@@ -99,13 +104,13 @@ class TokenSearch(QLineEdit):
         if not text:
             return
         if self.state.select_ref(text, add=add):
-            self.completer_.popup().hide()
+            self._popup().hide()
             return
         if self.matches:  # not one token as typed: take the best suggestion
             self._select(self.matches[0].id, add=add)
 
     def _select(self, token_id: int, add: bool = False) -> None:
-        self.completer_.popup().hide()
+        self._popup().hide()
         self.state.select([token_id], add=add)
         if self.state.model is not None:
             self.setText(self.state.model.label(token_id))

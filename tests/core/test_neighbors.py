@@ -343,3 +343,20 @@ def test_cancel_index_build_leaves_no_cache(tmp_path):
     kind = cache / "neighbors-sketch"
     assert not kind.exists() or list(kind.iterdir()) == []
     assert not NeighborSearcher(model, cache_dir=cache).load_cached_fast_index()
+
+
+def test_fast_recall_on_the_real_demo_embedding(tmp_path):
+    """Real data (MiniLM's 30522 × 384 word embeddings), not just a synthetic fixture."""
+    from explorer.core.resources import demo_model_dir
+
+    model = open_model(demo_model_dir(), tokenizer=False)
+    searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
+    list(searcher.build_fast_index())
+    rng = np.random.default_rng(3)
+    hits = 0
+    for qid in rng.choice(model.rows, 100, replace=False):
+        q = query_for_ids(model, [int(qid)])
+        exact = searcher.search(q, k=10, exact=True).ids
+        fast = searcher.search(q, k=10).ids
+        hits += len(set(exact.tolist()) & set(fast.tolist()))
+    assert hits / 1000 >= 0.99

@@ -305,11 +305,14 @@ def _check_random_file(path, data: bytes) -> None:
 @settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(header=st.binary(max_size=200), data=st.binary(max_size=64))
-def test_random_header_bytes_only_raise_model_format_error(tmp_path, header, data):
-    _check_random_file(
-        tmp_path / "fuzz.safetensors", struct.pack("<Q", len(header)) + header + data
-    )
+@given(
+    header=st.binary(max_size=200),
+    data=st.binary(max_size=64),
+    length=st.none() | st.integers(0, 2**64 - 1) | st.integers(0, 300),
+)
+def test_random_header_bytes_only_raise_model_format_error(tmp_path, header, data, length):
+    prefix = struct.pack("<Q", len(header) if length is None else length)
+    _check_random_file(tmp_path / "fuzz.safetensors", prefix + header + data)
 
 
 _json_values = st.recursive(

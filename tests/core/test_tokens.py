@@ -6,10 +6,12 @@ import json
 
 import pytest
 from core.fixtures import CORPUS, make_bpe_tokenizer, make_wordpiece_tokenizer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from explorer.core.errors import ModelFormatError, TokenError
-from explorer.core.tokens import TokenizerInfo, parse_token_ref, readable
+from explorer.core.tokens import BYTE_TO_CHAR, TokenizerInfo, parse_token_ref, readable
 
 TEXTS = [
     "Hello world, the cat sat on the mat.",
@@ -289,3 +291,19 @@ def test_text_with_lone_surrogates_is_refused(bpe, wordpiece):
             tok.find(bad)
     with pytest.raises(TokenError, match="U\\+D800"):
         bpe.encode("x\ud800")
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.binary(max_size=24))
+def test_byte_level_pieces_round_trip_and_display(bpe, data):
+    piece = "".join(BYTE_TO_CHAR[b] for b in data)
+    assert bpe.piece_bytes(10_000_000, piece) == data  # an id that is not an added token
+    shown = readable(data)
+    assert not any(0xD800 <= ord(c) <= 0xDFFF for c in shown)  # no lone surrogates
+    assert not any(ord(c) < 0x20 or ord(c) == 0x7F for c in shown)  # no raw control characters
+    if "\ufffd".encode() not in data:
+        assert "\ufffd" not in shown
+    if data.isascii() and data.decode().isprintable():
+        assert shown == data.decode().replace(" ", "␣")

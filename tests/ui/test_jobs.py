@@ -21,7 +21,7 @@ def test_latest_request_wins_and_stale_results_are_dropped(qtbot):
 
     lane.submit(slow, 1, on_result=results.append)
     lane.submit(slow, 2, on_result=results.append)
-    with qtbot.waitSignal(hub.idle, timeout=5000):
+    with qtbot.waitSignal(hub.idle, timeout=30000):
         lane.submit(lambda: 3, on_result=results.append)
         gate.set()
     assert results == [3]
@@ -45,9 +45,9 @@ def test_generator_progress_and_cancellation(qtbot):
 
     results = []
     lane.submit(steps, on_result=results.append, on_progress=lambda t, f: progress.append((t, f)))
-    qtbot.waitUntil(lambda: progress == [("first", 0.25)], timeout=5000)
+    qtbot.waitUntil(lambda: progress == [("first", 0.25)], timeout=30000)
     assert started.wait(5)
-    with qtbot.waitSignal(hub.idle, timeout=5000):
+    with qtbot.waitSignal(hub.idle, timeout=30000):
         lane.cancel()
         release.set()
     assert results == []
@@ -61,14 +61,14 @@ def test_errors_become_messages(qtbot, capsys):
     def bad_input():
         raise TokenError("token id 99 is out of range")
 
-    with qtbot.waitSignal(hub.idle, timeout=5000):
+    with qtbot.waitSignal(hub.idle, timeout=30000):
         lane.submit(bad_input, on_error=errors.append)
     assert errors == ["token id 99 is out of range"]
 
     def bug():
         return [][1]
 
-    with qtbot.waitSignal(hub.failed, timeout=5000) as blocker:
+    with qtbot.waitSignal(hub.failed, timeout=30000) as blocker:
         lane.submit(bug)
     assert blocker.args == ["lookup", "IndexError: list index out of range"]
     assert "Traceback" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from explorer.app.state import AppState
 from explorer.ui.main_window import MainWindow
 
 
-def idle(qtbot, window: MainWindow, timeout: int = 10000) -> None:
+def idle(qtbot, window: MainWindow, timeout: int = 30000) -> None:
     qtbot.waitUntil(lambda: not window.pending, timeout=timeout)
 
 
@@ -25,14 +25,14 @@ def window(qtbot, tiny_model):
     qtbot.addWidget(win)
     win.resize(1280, 800)
     win.show()
-    with qtbot.waitSignal(win.state.modelChanged, timeout=10000):
+    with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
         win.open_path(str(path))
     idle(qtbot, win)
     return win
 
 
 def type_text(qtbot, window: MainWindow, text: str) -> list:
-    with qtbot.waitSignal(window.state.tokensChanged, timeout=5000) as blocker:
+    with qtbot.waitSignal(window.state.tokensChanged, timeout=30000) as blocker:
         qtbot.keyClicks(window.token_pane.editor, text)
     idle(qtbot, window)
     return blocker.args[0]
@@ -41,7 +41,7 @@ def type_text(qtbot, window: MainWindow, text: str) -> list:
 def click_chip(qtbot, window: MainWindow, index: int, modifier=Qt.KeyboardModifier.NoModifier):
     chips = window.token_pane.chips
     centre = chips.chip_rect(index).center()
-    with qtbot.waitSignal(window.jobs.lane("lookup").finished, timeout=5000):
+    with qtbot.waitSignal(window.jobs.lane("lookup").finished, timeout=30000):
         qtbot.mouseClick(chips, Qt.MouseButton.LeftButton, modifier, centre)
     idle(qtbot, window)
 
@@ -58,7 +58,7 @@ def test_typing_updates_chips(qtbot, window):
     assert [t.id for t in tokens] == [3, 4, 5, 6, 3, 7]
     assert len(chips.tokens) == 6
     # special tokens toggle
-    with qtbot.waitSignal(window.state.tokensChanged, timeout=5000) as blocker:
+    with qtbot.waitSignal(window.state.tokensChanged, timeout=30000) as blocker:
         window.token_pane.special.setChecked(True)
     assert [t.id for t in blocker.args[0]][0] == 1 and blocker.args[0][-1].special
     idle(qtbot, window)
@@ -94,7 +94,7 @@ def test_bad_file_shows_error_and_keeps_old_model(qtbot, window, tmp_path):
     old = window.state.model
     bad = tmp_path / "bad.safetensors"
     bad.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{not json")
-    with qtbot.waitSignal(window.state.modelFailed, timeout=5000):
+    with qtbot.waitSignal(window.state.modelFailed, timeout=30000):
         window.open_path(str(bad))
     idle(qtbot, window)
     assert window.state.model is old
@@ -121,7 +121,7 @@ def _drop(window: MainWindow, path: str) -> tuple[bool, bool]:
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_drag_and_drop_opens_a_model(qtbot, window, tmp_path):
     other, matrix = make_model(tmp_path / "other", rows=20, dim=12, seed=3)
-    with qtbot.waitSignal(window.state.modelChanged, timeout=10000):
+    with qtbot.waitSignal(window.state.modelChanged, timeout=30000):
         accepted = _drop(window, str(other))
     assert accepted == (True, True)
     idle(qtbot, window)
@@ -139,14 +139,14 @@ def test_drag_and_drop_opens_a_model(qtbot, window, tmp_path):
 def test_recent_files_are_remembered_and_reopen(qtbot, window, tmp_path, tiny_model):
     first, _ = tiny_model
     other, _ = make_model(tmp_path / "second", rows=18, dim=4, seed=1)
-    with qtbot.waitSignal(window.state.modelChanged, timeout=10000):
+    with qtbot.waitSignal(window.state.modelChanged, timeout=30000):
         window.open_path(str(other))
     idle(qtbot, window)
     items = recent.recent_models(window.settings)
     assert items[:2] == [str(other.resolve()), str(first.resolve())]
     actions = [a for a in window.recent_menu.actions() if a.data()]
     assert [a.data() for a in actions] == items
-    with qtbot.waitSignal(window.state.modelChanged, timeout=10000):
+    with qtbot.waitSignal(window.state.modelChanged, timeout=30000):
         actions[1].trigger()
     idle(qtbot, window)
     assert window.state.model.rows == 16
@@ -162,12 +162,12 @@ def test_search_box_selects_by_text_and_id(qtbot, window, tiny_model):
     _, matrix = tiny_model
     search = window.search
     if search.index is None:
-        with qtbot.waitSignal(search.indexReady, timeout=5000):
+        with qtbot.waitSignal(search.indexReady, timeout=30000):
             pass
     window.focus_search()
     qtbot.keyClicks(search, "kit")
     assert [m.label for m in search.matches] == ["kitten"]
-    with qtbot.waitSignal(window.jobs.lane("lookup").finished, timeout=5000):
+    with qtbot.waitSignal(window.jobs.lane("lookup").finished, timeout=30000):
         qtbot.keyClick(search, Qt.Key.Key_Return)
     idle(qtbot, window)
     assert window.state.selection == [10]
@@ -176,7 +176,7 @@ def test_search_box_selects_by_text_and_id(qtbot, window, tiny_model):
     search.clear()
     qtbot.keyClicks(search, "#12")
     assert [m.id for m in search.matches] == [12]
-    with qtbot.waitSignal(window.state.selectionChanged, timeout=5000):
+    with qtbot.waitSignal(window.state.selectionChanged, timeout=30000):
         qtbot.keyClick(search, Qt.Key.Key_Return)
     idle(qtbot, window)
     assert window.state.selection == [12]
@@ -190,3 +190,41 @@ def test_shortcuts_focus_panes_and_settings_survive(qtbot, window):
     assert QApplication.focusWidget() is window.search
     window.close()
     assert window.settings.value("window/geometry") is not None
+
+
+def test_neighbours_follow_the_selection_and_a_click_selects_one(qtbot, window, tiny_model):
+    _, matrix = tiny_model
+    with qtbot.waitSignal(window.neighbors.resultsReady, timeout=30000) as blocker:
+        window.state.select([4])
+    found = blocker.args[0]
+    m = matrix.astype(np.float64)
+    cos = m @ m[4] / (np.linalg.norm(m, axis=1) * np.linalg.norm(m[4]))
+    cos[4] = -np.inf
+    best = int(np.argmax(cos))
+    assert int(found.result.ids[0]) == best
+    idle(qtbot, window)
+    table = window.neighbors_pane.table
+    assert table.model().rowCount() == len(found.result.ids)
+    rect = table.visualRect(table.model().index(0, 1))
+    with qtbot.waitSignal(window.state.selectionChanged, timeout=30000) as sel:
+        qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert sel.args[0] == [best]
+    idle(qtbot, window)
+    assert [r.id for r in window.viewer.rows] == [best]
+
+
+def test_a_model_without_tokenizer_is_browsed_by_id(qtbot, window, tmp_path):
+    folder, matrix = make_model(tmp_path / "no-tokenizer", rows=12, dim=6, seed=5)
+    (folder / "tokenizer.json").unlink()
+    with qtbot.waitSignal(window.state.modelChanged, timeout=30000):
+        window.open_path(str(folder))
+    idle(qtbot, window)
+    assert not window.token_pane.editor.isEnabled()
+    assert "no tokenizer" in window.model_panel.values["Tokenizer"].text()
+    window.focus_search()
+    qtbot.keyClicks(window.search, "#7")
+    with qtbot.waitSignal(window.state.selectionChanged, timeout=30000):
+        qtbot.keyClick(window.search, Qt.Key.Key_Return)
+    idle(qtbot, window)
+    assert window.viewer.rows[0].id == 7 and window.viewer.rows[0].label == "#7"
+    np.testing.assert_array_equal(window.viewer.rows[0].values, matrix[7].astype(np.float32))

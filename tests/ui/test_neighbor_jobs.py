@@ -26,18 +26,18 @@ def test_selection_gets_exact_neighbours_and_the_fast_index_is_built(qtbot, tiny
         state.open(path)
     assert jobs.fast_ready
     assert list((tmp_path / "cache").rglob("codes.npy")), "the child wrote no index to the cache"
-    with qtbot.waitSignal(jobs.resultsReady, timeout=10000) as blocker:
+    with qtbot.waitSignal(jobs.resultsReady, timeout=30000) as blocker:
         state.select([4])
     found = blocker.args[0]
     assert found.ids == (4,)
     assert [int(i) for i in found.result.ids] == brute_force_cosine(matrix, [4])[:5]
-    with qtbot.waitSignal(jobs.resultsReady, timeout=10000) as blocker:
+    with qtbot.waitSignal(jobs.resultsReady, timeout=30000) as blocker:
         state.select([7], add=True)
     assert blocker.args[0].ids == (4, 7)
     assert [int(i) for i in blocker.args[0].result.ids] == brute_force_cosine(matrix, [4, 7])[:5]
-    with qtbot.waitSignal(jobs.cleared, timeout=5000):
+    with qtbot.waitSignal(jobs.cleared, timeout=30000):
         state.select([])
-    qtbot.waitUntil(lambda: not state.jobs.busy, timeout=10000)
+    qtbot.waitUntil(lambda: not state.jobs.busy, timeout=30000)
 
 
 def test_child_command_runs_this_interpreter(tiny_model, tmp_path):
@@ -49,3 +49,19 @@ def test_child_command_runs_this_interpreter(tiny_model, tmp_path):
     cmd = child_command(searcher)
     assert cmd[1:3] == ["-m", "explorer.app.index_process"]
     assert cmd[3:] == [str(path), "model.embed_tokens.weight", str(tmp_path)]
+
+
+def test_cancelled_child_build_is_killed_and_leaves_no_index(tiny_model, tmp_path):
+    import pytest
+
+    from explorer.app.index_process import build_in_child
+    from explorer.core.errors import Cancelled
+    from explorer.core.model import open_model
+    from explorer.core.neighbors import NeighborSearcher
+
+    path, _ = tiny_model
+    searcher = NeighborSearcher(open_model(path), cache_dir=tmp_path / "cache")
+    with pytest.raises(Cancelled):
+        list(build_in_child(searcher, lambda: True))
+    assert not searcher.fast_ready
+    assert not list((tmp_path / "cache").rglob("codes.npy"))

@@ -9,9 +9,9 @@ from explorer.core.model import open_model
 
 
 def _open(qtbot, state, path):
-    with qtbot.waitSignal(state.modelChanged, timeout=10000):
+    with qtbot.waitSignal(state.modelChanged, timeout=30000):
         state.open(path)
-    qtbot.waitUntil(lambda: not state.jobs.busy, timeout=10000)
+    qtbot.waitUntil(lambda: not state.jobs.busy, timeout=30000)
 
 
 def test_open_tokenize_select(qtbot, tiny_model):
@@ -20,10 +20,10 @@ def test_open_tokenize_select(qtbot, tiny_model):
     _open(qtbot, state, path)
     assert state.model.rows == 16
     assert state.levels is not None and state.levels > 0
-    with qtbot.waitSignal(state.tokensChanged, timeout=5000) as blocker:
+    with qtbot.waitSignal(state.tokensChanged, timeout=30000) as blocker:
         state.set_text("The cat sat")
     assert [t.id for t in blocker.args[0]] == [3, 4, 5]
-    with qtbot.waitSignal(state.tokensChanged, timeout=5000) as blocker:
+    with qtbot.waitSignal(state.tokensChanged, timeout=30000) as blocker:
         state.set_special(True)
     assert [t.id for t in blocker.args[0]] == [1, 3, 4, 5, 2]
     with qtbot.waitSignal(state.selectionChanged) as blocker:
@@ -48,7 +48,7 @@ def test_failed_open_keeps_previous_model(qtbot, tiny_model, tmp_path):
     old = state.model
     bad = tmp_path / "broken.safetensors"
     bad.write_bytes(b"\xff" * 20)
-    with qtbot.waitSignal(state.modelFailed, timeout=5000) as blocker:
+    with qtbot.waitSignal(state.modelFailed, timeout=30000) as blocker:
         state.open(bad)
     assert "broken.safetensors" in blocker.args[0]
     assert state.model is old

@@ -25,12 +25,12 @@ def test_long_job_shows_progress_and_cancel_stops_it(qtbot):
         return "done"
 
     jobs.lane("projection").submit(long_job, label="UMAP of 500 tokens", on_result=results.append)
-    qtbot.waitUntil(lambda: status.bar.isVisible() and status.bar.value() == 400, timeout=5000)
+    qtbot.waitUntil(lambda: status.bar.isVisible() and status.bar.value() == 400, timeout=30000)
     assert status.label.text() == "UMAP of 500 tokens"
     assert status.cancel.isVisible()
-    with qtbot.waitSignal(jobs.lane("projection").finished, timeout=5000):
+    with qtbot.waitSignal(jobs.lane("projection").finished, timeout=30000):
         qtbot.mouseClick(status.cancel, Qt.MouseButton.LeftButton)
     release.set()
-    qtbot.waitUntil(lambda: not jobs.busy, timeout=5000)
+    qtbot.waitUntil(lambda: not jobs.busy, timeout=30000)
     assert results == []
-    qtbot.waitUntil(lambda: not status.bar.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not status.bar.isVisible(), timeout=30000)
