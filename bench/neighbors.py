@@ -31,6 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 TENSOR = "model.embed_tokens.weight"
+PAUSE = 0.2  # seconds between timed calls (see the interleaved loops)
 
 
 def rss_anon_mb() -> float:
@@ -43,7 +44,7 @@ def rss_anon_mb() -> float:
 
 
 class PeakAnon:
-    """Samples RssAnon every millisecond in a thread: the peak, temporaries included."""
+    """Samples RssAnon every 2 ms in a thread: the peak, temporaries included."""
 
     def __init__(self) -> None:
         self.base = rss_anon_mb()
@@ -52,7 +53,7 @@ class PeakAnon:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
-        while not self._stop.wait(0.001):
+        while not self._stop.wait(0.002):
             self.peak = max(self.peak, rss_anon_mb())
 
     def __enter__(self) -> PeakAnon:
@@ -176,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             first = searcher.search(timed_q[0], k=10, exact=True)
             first_ms = 1000 * (time.perf_counter() - t)
             for q in timed_q:
+                time.sleep(PAUSE)
                 alone(searcher.search, q, 10, "cosine", False, True)
             t = time.perf_counter()
             batch = searcher.search_many(timed_q[:8], k=10, exact=True)
@@ -204,10 +206,14 @@ def main(argv: list[str] | None = None) -> int:
                 top = np.argpartition(-s, 10)[:10]
                 return top[np.argsort(-s[top])]
 
-            # Interleaved query by query, so that load from other processes hits both alike.
+            # Interleaved query by query, so that load from other processes hits both alike;
+            # a pause before each call lets the other method's idle worker threads (OpenBLAS
+            # spins for ~0.1 s after a call) go to sleep first.
             same = []
             for q in timed_q:
+                time.sleep(PAUSE)
                 a = naive_clock(naive, q)
+                time.sleep(PAUSE)
                 b = exact_clock(searcher.search, q, 10, "cosine", False, True).ids
                 same.append(np.array_equal(a, b))
             del full, norms
@@ -245,7 +251,9 @@ def main(argv: list[str] | None = None) -> int:
         recalls = []
         exact2, fast = Clock(), Clock()
         for q in queries:  # interleaved: exact then fast for each query
+            time.sleep(PAUSE)
             e = exact2(searcher.search, q, 10, "cosine", False, True).ids
+            time.sleep(PAUSE)
             f = fast(searcher.search, q, 10, "cosine", False, False).ids
             recalls.append(len(set(e.tolist()) & set(f.tolist())) / len(e))
         recall = float(np.mean(recalls))

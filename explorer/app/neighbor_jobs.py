@@ -7,6 +7,7 @@ serves. Every selection change starts a new search (the previous one is cancelle
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,9 +33,18 @@ class Neighbors:
     model: EmbeddingModel
 
 
+def leave_a_core_for_the_window() -> None:
+    """numba's parallel kernels (the exact search streams the whole matrix) use one thread less
+    than there are cores when started from this thread, so painting never waits for a core."""
+    import numba  # noqa: PLC0415 - already loaded by the search modules
+
+    numba.set_num_threads(max(1, min(numba.config.NUMBA_NUM_THREADS, (os.cpu_count() or 2) - 1)))
+
+
 def search_neighbors(searcher: NeighborSearcher, ids: tuple[int, ...], k: int,
                      metric: str) -> Neighbors:
     """Worker thread: mean of the selected rows → top-k (fast index if ready, else exact)."""
+    leave_a_core_for_the_window()
     query = query_for_ids(searcher.model, ids)
     result = searcher.search(query, k=k, metric=metric, cancel=cancel_flag().is_set)
     return Neighbors(ids, query.description, result, searcher.model)

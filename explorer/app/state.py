@@ -27,6 +27,7 @@ How another pane plugs in (see also explorer/app/jobs.py)::
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -125,6 +126,10 @@ class AppState(QObject):
 
     def _model_opened(self, model: EmbeddingModel) -> None:
         self.loading = None
+        # Everything alive now (modules, numba's compiler state, the vocabulary) lives as long as
+        # the model: keep it out of the cyclic GC, whose full passes would otherwise take ~100 ms
+        # and, run from any thread, hold the GIL and freeze the window that long.
+        gc.freeze()
         self.set_model(model)
 
     def _model_failed(self, message: str) -> None:

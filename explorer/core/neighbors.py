@@ -313,7 +313,9 @@ class NeighborSearcher:
         # the stored rows, so that near-ties and tiny l2 distances come out exactly.
         cand = _rank_unordered(key, max(2 * k, k + 64))
         rows = self.model.vectors(ids[cand]).astype(np.float64)
-        exact_dots = rows @ q64
+        # einsum, not BLAS: waking OpenBLAS threads for 100 rows costs more than it saves, and
+        # they spin for a while afterwards, slowing the next scan.
+        exact_dots = np.einsum("ij,j->i", rows, q64)
         cand_sq = sq[cand]  # exact float64 sums of squares of the stored values
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             if metric == "cosine":

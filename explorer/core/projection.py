@@ -289,14 +289,30 @@ class _EpochWriter:
 
     def __init__(self, cancelled: CancelCheck, report: Callable[[int, int], None]):
         self.cancelled, self.report = cancelled, report
+        self.raised = False
 
     def write(self, text: str) -> None:
-        _check(self.cancelled)
+        if self.cancelled is not None and self.cancelled():
+            self.raised = True
+            raise Cancelled()
         done, _, total = text.strip().partition("/")
         if done.isdigit() and total.isdigit():
             self.report(int(done), int(total))
 
     def flush(self) -> None:
+        pass
+
+
+def _release_leaked_tqdm_lock() -> None:
+    """tqdm's refresh() takes its global write lock without try/finally, so the Cancelled raised
+    from our bar's write() leaves it held, and the next bar in any thread would wait forever.
+    Release it, but only if this thread really holds it."""
+    try:
+        from tqdm.std import TqdmDefaultWriteLock, tqdm  # noqa: PLC0415
+
+        if TqdmDefaultWriteLock.th_lock._is_owned():
+            tqdm.get_lock().release()
+    except Exception:  # noqa: BLE001 - another tqdm version: nothing we can safely do
         pass
 
 
@@ -329,6 +345,7 @@ def umap_layout(
     import warnings
 
     k = knn[0].shape[1]
+    writer = _EpochWriter(cancelled, epoch or (lambda d, t: None))
     reducer = umap.UMAP(
         n_neighbors=k,
         min_dist=params.min_dist,
@@ -344,14 +361,19 @@ def umap_layout(
         verbose=False,
         tqdm_kwds={
             "disable": False,
-            "file": _EpochWriter(cancelled, epoch or (lambda d, t: None)),
+            "file": writer,
             "bar_format": "{n}/{total}\n",
             "mininterval": 0.05,
         },
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # n_jobs overridden by random_state; disconnected vertices
-        coords = reducer.fit_transform(x)
+        try:
+            coords = reducer.fit_transform(x)
+        except Cancelled:
+            if writer.raised:
+                _release_leaked_tqdm_lock()
+            raise
     coords = np.asarray(coords, dtype=np.float32)
     if not np.isfinite(coords).all():
         raise ExplorerError("UMAP produced non-finite coordinates; try method pca")

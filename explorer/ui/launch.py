@@ -90,7 +90,12 @@ def launch(args: argparse.Namespace) -> int:
         window.token_pane.set_text(FIRST_RUN_TEXT)  # first run: something to click at once
     if args.select:
         if state.model is not None:
-            state.select_ref(args.select)
+            errors: list[str] = []
+            state.statusMessage.connect(errors.append)
+            if not state.select_ref(args.select) and args.screenshot:
+                window.close()
+                return fail(errors[-1] if errors else f"{args.select}: not a token")
+            state.statusMessage.disconnect(errors.append)
         else:  # the model is still opening
             def select_once(_model) -> None:
                 state.modelChanged.disconnect(select_once)
@@ -104,27 +109,21 @@ def launch(args: argparse.Namespace) -> int:
 
 
 def _screenshot(app, window, out: str) -> int:
-    from PySide6.QtCore import QElapsedTimer  # noqa: PLC0415
+    """Show the window, wait until no job runs and no result is undelivered, save a PNG."""
+    from PySide6.QtCore import QElapsedTimer, QThread  # noqa: PLC0415
 
     window.resize(*SCREENSHOT_SIZE)
     window.show()
     clock = QElapsedTimer()
     clock.start()
-    quiet = 0
+    quiet = 0  # consecutive idle passes: results may start follow-up jobs
     while quiet < 3 and clock.elapsed() < SCREENSHOT_TIMEOUT_MS:
         app.processEvents()
         if window.pending:
             quiet = 0
-            window.jobs.lane("lookup").wait(50)
-            app.processEvents()
-            if window.pending:
-                from PySide6.QtCore import QThread  # noqa: PLC0415
-
-                QThread.msleep(10)
+            QThread.msleep(5)
         else:
             quiet += 1
-            app.processEvents()
-    app.processEvents()
     image = window.grab()
     ok = image.save(out)
     window.close()

@@ -22,6 +22,8 @@ def ensure_gui_app():
     if app is None:
         if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
             os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        # a CLI figure with CJK or emoji labels would otherwise print font-database warnings
+        os.environ.setdefault("QT_LOGGING_RULES", "qt.text.font.db=false;qt.qpa.*=false")
         app = QGuiApplication(["embedding-explorer"])
     return app
 

@@ -27,7 +27,8 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 def test_csv_and_json_coordinates(tmp_path, capsys):
     out = tmp_path / "cat.csv"
-    assert main(["project", "--around", "cat", "-n", "40", "--method", "pca", "--out", str(out)]) == 0
+    args = ["project", "--around", "cat", "-n", "40", "--method", "pca", "--out", str(out)]
+    assert main(args) == 0
     rows = list(csv.DictReader(out.open(encoding="utf-8")))
     assert list(rows[0]) == ["id", "piece", "x", "y"]
     assert len(rows) == 40 and rows[0]["piece"] == "cat"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from explorer.core import figure, neighbourhood, projection
 from explorer.core.errors import Cancelled, ExplorerError, TokenError
 from explorer.core.model import open_model
-from explorer.core.projection import ProjectionParams, Progress
+from explorer.core.projection import Progress, ProjectionParams
 from explorer.core.resources import demo_model_dir
 
 FAST = ProjectionParams(n_neighbors=5, n_epochs=20, seed=3)
@@ -126,6 +126,15 @@ def test_cancel_between_stages_and_between_epochs():
         projection.run(job)
     assert epochs and epochs[0].fraction < 0.9
 
+    # a cancelled layout leaves nothing locked: the next one, on another thread, completes
+    import threading
+
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(steps(projection.project(x, FAST))[1]))
+    worker.start()
+    worker.join(timeout=120)
+    assert not worker.is_alive() and out[0].shape == (60, 2)
+
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 7])
 @pytest.mark.parametrize("method", ["umap", "pca"])
@@ -235,7 +244,8 @@ def test_placed_labels_never_overlap_and_stay_inside(n, seed):
 def test_svg_figure_and_coordinate_files():
     coords = np.array([[0.0, 0.0], [1.0, 2.0], [2.0, -1.0]])
     labels = ["cat", "<dog & co>", "##s"]
-    svg = figure.map_svg(coords, labels, title="Three", subtitle="sub", similarity=np.array([1, 0.5, 0.2]),
+    svg = figure.map_svg(coords, labels, title="Three", subtitle="sub",
+                         similarity=np.array([1, 0.5, 0.2]),
                          highlight=[0], colour_label="cosine to cat")
     root = ET.fromstring(svg)
     texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]

@@ -89,7 +89,8 @@ def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot):
 
     def in_view() -> set[int]:
         (x0, x1), (y0, y1) = v.viewbox.viewRange()  # the aspect lock widens one axis
-        ok = (coords[:, 0] >= x0) & (coords[:, 0] <= x1) & (coords[:, 1] >= y0) & (coords[:, 1] <= y1)
+        x, y = coords[:, 0], coords[:, 1]
+        ok = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
         return set(np.flatnonzero(ok).tolist())
 
     # the debounced relabel runs: every label shown is of a point in view
@@ -145,12 +146,15 @@ def test_pca_map_of_a_selection_click_selects_and_exports(qtbot, pane, tmp_path)
     assert "cat" in pane.title.text()
     assert cat in pane.view.highlight_ids
 
-    kitten = state.model.tokenizer.find("kitten")
+    # click the most isolated point: it, and nothing else, is selected everywhere
+    coords = pane.view.coords
+    gaps = np.linalg.norm(coords[:, None] - coords[None], axis=2) + np.eye(len(coords)) * 1e9
+    target = int(pane.view.ids[np.argmax(gaps.min(axis=1))])
     with qtbot.waitSignal(state.selectionChanged, timeout=3000) as sig:
         qtbot.mouseClick(pane.view.graphics.viewport(), Qt.MouseButton.LeftButton,
-                         pos=pane.view.point_position(kitten).toPoint())
-    assert sig.args[0] == [kitten] or pane.view.hover_id is not None  # nearest point may be a twin
-    assert state.selection and state.selection[0] in pane.data.nb.ids.tolist()
+                         pos=pane.view.point_position(target).toPoint())
+    assert sig.args[0] == [target] and state.selection == [target]
+    assert target in pane.view.highlight_ids
 
     pane.export(tmp_path / "m.png", scale=2)
     assert png_size(tmp_path / "m.png") == (pane.view.width() * 2, pane.view.height() * 2)

@@ -51,3 +51,12 @@ def test_screenshot_with_a_malformed_model_fails_with_one_line(tmp_path):
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "bad.safetensors" in proc.stderr
+
+
+def test_screenshot_with_a_token_that_is_not_one_fails_with_one_line(tmp_path):
+    out = tmp_path / "never.png"
+    proc = run_gui("--screenshot", str(out), "--select", "#99999999", tmp_path=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "out of range" in lines[0]
+    assert not out.exists()
