@@ -357,7 +357,7 @@ def umap_layout(
         force_approximation_algorithm=True,
         # more repulsion sharpens small neighbourhoods (demo `cat`, 500 points: trustworthiness
         # 0.874 → 0.885) at the cost of slower epochs, so only where epochs are cheap
-        negative_sample_rate=20 if len(x) <= 2500 else 10 if len(x) <= 5000 else 5,
+        negative_sample_rate=20 if len(x) <= 1000 else 10 if len(x) <= 5000 else 5,
         verbose=False,
         tqdm_kwds={
             "disable": False,
