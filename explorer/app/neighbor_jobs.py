@@ -38,7 +38,9 @@ def leave_a_core_for_the_window() -> None:
     than there are cores when started from this thread, so painting never waits for a core."""
     import numba  # noqa: PLC0415 - already loaded by the search modules
 
-    numba.set_num_threads(max(1, min(numba.config.NUMBA_NUM_THREADS, (os.cpu_count() or 2) - 1)))
+    # numba.config sets NUMBA_NUM_THREADS at import time through globals(), unseen by mypy
+    threads: int = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    numba.set_num_threads(max(1, min(threads, (os.cpu_count() or 2) - 1)))
 
 
 def search_neighbors(searcher: NeighborSearcher, ids: tuple[int, ...], k: int,

@@ -214,7 +214,8 @@ def map_svg(
     top, bottom = 120.0 if subtitle else 90.0, 40.0
     pw, ph = width - left - right, height - top - bottom
 
-    finite = np.isfinite(coords).all(axis=1)
+    # asarray: numpy's stubs type .all(axis=...) as possibly a scalar
+    finite = np.asarray(np.isfinite(coords).all(axis=1))
     lo = coords[finite].min(axis=0) if finite.any() else np.zeros(2)
     hi = coords[finite].max(axis=0) if finite.any() else np.ones(2)
     span = np.where(hi - lo > 0, hi - lo, 1.0)
@@ -321,7 +322,9 @@ def map_svg(
     return "\n".join(out) + "\n"
 
 
-def coordinates_csv(ids: Sequence[int], labels: Sequence[str], coords: np.ndarray) -> str:
+def coordinates_csv(
+    ids: Sequence[int] | np.ndarray, labels: Sequence[str], coords: np.ndarray
+) -> str:
     """`id,piece,x,y` rows (pieces quoted as CSV needs)."""
     import csv
     import io
@@ -334,7 +337,9 @@ def coordinates_csv(ids: Sequence[int], labels: Sequence[str], coords: np.ndarra
     return buf.getvalue()
 
 
-def coordinates_json(ids: Sequence[int], labels: Sequence[str], coords: np.ndarray, **meta) -> str:
+def coordinates_json(
+    ids: Sequence[int] | np.ndarray, labels: Sequence[str], coords: np.ndarray, **meta
+) -> str:
     """{"meta": {...}, "points": [{"id", "piece", "x", "y"}, ...]} as JSON text."""
     import json
 

@@ -48,7 +48,8 @@ def svg_to_png(svg: str, path: str | Path, scale: float = 1.0) -> None:
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     renderer.render(painter, QRectF(0, 0, image.width(), image.height()))
     painter.end()
-    if not image.save(str(path), "PNG"):
+    # the stubs want bytes for the format, but PySide6 6.11 raises ValueError unless it is str
+    if not image.save(str(path), "PNG"):  # type: ignore[call-overload]
         raise ExplorerError(f"{path}: cannot write PNG")
 
 
@@ -68,7 +69,8 @@ def grab_png(widget, path: str | Path, scale: int = 1) -> None:
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     widget.render(painter, QPoint(0, 0))
     painter.end()
-    if not image.save(str(path), "PNG"):
+    # the stubs want bytes for the format, but PySide6 6.11 raises ValueError unless it is str
+    if not image.save(str(path), "PNG"):  # type: ignore[call-overload]
         raise ExplorerError(f"{path}: cannot write PNG")
 
 

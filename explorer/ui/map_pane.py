@@ -9,12 +9,14 @@ jumps. Clicking a point selects that token everywhere; Shift+drag chooses points
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -222,10 +224,10 @@ class MapPane(QWidget):
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.export_button)
         for scale in map_export.SCALES:
-            menu.addAction(f"PNG {scale}×…", lambda s=scale: self._export_dialog("png", s))
-        menu.addAction("SVG…", lambda: self._export_dialog("svg"))
-        menu.addAction("Coordinates CSV…", lambda: self._export_dialog("csv"))
-        menu.addAction("Coordinates JSON…", lambda: self._export_dialog("json"))
+            menu.addAction(f"PNG {scale}×…", self._exporter("png", scale))
+        menu.addAction("SVG…", self._exporter("svg"))
+        menu.addAction("Coordinates CSV…", self._exporter("csv"))
+        menu.addAction("Coordinates JSON…", self._exporter("json"))
         self.export_button.setMenu(menu)
         self.export_button.setEnabled(False)
 
@@ -237,6 +239,7 @@ class MapPane(QWidget):
         self.copy_button.setToolTip("Copy the chosen tokens (id and piece per line)")
         self.remap_button = QPushButton("Map these")
         self.remap_button.setToolTip("Make a new map of the chosen tokens")
+        w: QWidget
         for w in (self.copy_button, self.remap_button):
             w.setEnabled(False)
         hint = QLabel("drag: pan · wheel: zoom · click: select · Shift+drag: choose")
@@ -342,7 +345,7 @@ class MapPane(QWidget):
             model,
             req,
             label="Map: choosing tokens",
-            on_result=lambda data, r=req: self._preview_ready(data, r),
+            on_result=lambda data: self._preview_ready(data, req),
             on_error=self._failed,
             on_progress=self._progress,
         )
@@ -422,7 +425,7 @@ class MapPane(QWidget):
 
     def _sync_colour_combo(self) -> None:
         available = self.view.available_colour_modes()
-        model = self.colour.model()
+        model = cast(QStandardItemModel, self.colour.model())  # what QComboBox makes
         for row in range(self.colour.count()):
             item = model.item(row)
             item.setEnabled(self.colour.itemData(row) in available)
@@ -483,6 +486,10 @@ class MapPane(QWidget):
         return text
 
     # -- export ----------------------------------------------------------------------------------
+    def _exporter(self, kind: str, scale: int = 1) -> Callable[[], None]:
+        """A menu action's slot for one export kind (and PNG scale)."""
+        return lambda: self._export_dialog(kind, scale)
+
     def _export_dialog(self, kind: str, scale: int = 1) -> None:
         filters = {
             "png": "PNG image (*.png)",

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from explorer.app.gapmeter import GapMeter
+from explorer.app.gapmeter import GapMeter, OtherLoad
 from explorer.app.state import AppState
 from explorer.core.resources import demo_model_dir
 from explorer.ui.map_pane import MapPane
@@ -178,6 +178,7 @@ def test_umap_map_keeps_the_gui_responsive_and_new_request_wins(qtbot, pane):
     state.select([tok.find("dog")])
     pane.n.setValue(400)
     meter = GapMeter(5)
+    others = OtherLoad()
     meter.start()
     pane.request_map()  # cancelled by the next request
     state.select([tok.find("cat")])
@@ -190,5 +191,8 @@ def test_umap_map_keeps_the_gui_responsive_and_new_request_wins(qtbot, pane):
     assert previews[:1] == [False] and previews[-1] is True  # preview first, then UMAP
     assert pane.data.nb.ids[0] == tok.find("cat")
     assert pane.data.clusters is not None and len(pane.data.cluster_names) >= 2
-    assert gap < 100
     assert not pane.progress.isVisible()
+    busy = others.share()
+    if gap >= 100 and busy > 0.25:  # same rule as test_latency: other programs held the cores
+        pytest.xfail(f"gap {gap:.0f} ms, but other processes used {busy:.0%} of the CPUs")
+    assert gap < 100
