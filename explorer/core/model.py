@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -155,7 +156,7 @@ class EmbeddingModel:
     def tokenizer_vocab_size(self) -> int | None:
         return self.tokenizer.vocab_size if self.tokenizer else None
 
-    @property
+    @cached_property
     def unused_rows(self) -> int:
         """Rows the tokenizer never produces (padding up to a round vocabulary size)."""
         if self.tokenizer is None:
