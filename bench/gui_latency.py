@@ -71,8 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         write_bf16_model(folder, args.rows, args.dim, chunk_rows=8192)
         size = (folder / "model.safetensors").stat().st_size
-        print(f"matrix: {args.rows} x {args.dim} BF16, {size / 1e9:.2f} GB, "
-              f"written in {time.perf_counter() - t0:.1f} s")
+        print(
+            f"matrix: {args.rows} x {args.dim} BF16, {size / 1e9:.2f} GB, "
+            f"written in {time.perf_counter() - t0:.1f} s"
+        )
         drop_page_cache(folder / "model.safetensors")
 
         def wait(cond, timeout: float = 120.0) -> None:
@@ -127,19 +129,30 @@ def main(argv: list[str] | None = None) -> int:
                 want = window.state.selection
                 wait(lambda want=want: [r.id for r in window.viewer.rows] == want)
                 latencies[kind].append((time.perf_counter() - t) * 1000)
-            phase(f"{kind} lookups" + ("" if window.neighbors.fast_ready else
-                                         " (index still building: exact neighbours)"))
+            phase(
+                f"{kind} lookups"
+                + (
+                    ""
+                    if window.neighbors.fast_ready
+                    else " (index still building: exact neighbours)"
+                )
+            )
         wait(lambda: not window.pending, timeout=1800)
         ready = time.perf_counter() - t0
         phase("waiting for the fast neighbour index (child process)")
         for token_id in ids[:100]:
             t = time.perf_counter()
             window.state.select([token_id])
-            wait(lambda i=token_id: window.neighbors.latest is not None
-                 and window.neighbors.latest.ids == (i,)
-                 and [r.id for r in window.viewer.rows] == [i])
+            wait(
+                lambda i=token_id: (
+                    window.neighbors.latest is not None
+                    and window.neighbors.latest.ids == (i,)
+                    and [r.id for r in window.viewer.rows] == [i]
+                )
+            )
             latencies.setdefault("with neighbours (fast index)", []).append(
-                (time.perf_counter() - t) * 1000)
+                (time.perf_counter() - t) * 1000
+            )
         phase("lookups + fast neighbour search")
 
         window.focus_search()
@@ -163,20 +176,28 @@ def main(argv: list[str] | None = None) -> int:
         meter.stop()
         window.close()
 
-        print(f"open: model usable after {opened * 1000:.0f} ms; every background job (incl. the "
-              f"fast neighbour index) done after {ready:.1f} s")
+        print(
+            f"open: model usable after {opened * 1000:.0f} ms; every background job (incl. the "
+            f"fast neighbour index) done after {ready:.1f} s"
+        )
         for kind, vals in latencies.items():
-            print(f"{kind} lookups ({len(vals)}): click → shown, median "
-                  f"{statistics.median(vals):.1f} ms, p95 {pct(vals, 95):.1f} ms, "
-                  f"max {max(vals):.1f} ms")
-        print(f"search completion per keystroke: {statistics.mean(search_ms):.2f} ms "
-              f"over {args.rows} tokens")
+            print(
+                f"{kind} lookups ({len(vals)}): click → shown, median "
+                f"{statistics.median(vals):.1f} ms, p95 {pct(vals, 95):.1f} ms, "
+                f"max {max(vals):.1f} ms"
+            )
+        print(
+            f"search completion per keystroke: {statistics.mean(search_ms):.2f} ms "
+            f"over {args.rows} tokens"
+        )
         print("longest GUI-thread gap (5 ms timer):")
         for name, gap in phases.items():
             print(f"  {name:<58} {gap:6.1f} ms")
         print(f"  {'overall':<58} {max(phases.values()):6.1f} ms")
-        print(f"machine: {os.cpu_count()} cores; other processes used {others.share():.0%} of "
-              f"them during the run (load average {os.getloadavg()[0]:.1f})")
+        print(
+            f"machine: {os.cpu_count()} cores; other processes used {others.share():.0%} of "
+            f"them during the run (load average {os.getloadavg()[0]:.1f})"
+        )
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

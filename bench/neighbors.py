@@ -70,8 +70,9 @@ class PeakAnon:
         return self.peak - self.base
 
 
-def write_matrix(path: Path, rows: int, dim: int, seed: int = 0, chunk_rows: int = 8192,
-                 zero_rows: int = 0) -> None:
+def write_matrix(
+    path: Path, rows: int, dim: int, seed: int = 0, chunk_rows: int = 8192, zero_rows: int = 0
+) -> None:
     """Write a clustered BF16 matrix chunk by chunk (never more than one chunk in RAM)."""
     rng = np.random.default_rng(seed)
     rank = min(256, dim)
@@ -101,7 +102,7 @@ def write_matrix(path: Path, rows: int, dim: int, seed: int = 0, chunk_rows: int
             block *= scale * np.float32(0.05 * np.sqrt(dim) / 8)
             first_zero = rows - zero_rows
             if start + n > first_zero:
-                block[max(0, first_zero - start):] = 0
+                block[max(0, first_zero - start) :] = 0
             f.write(block.astype(ml_dtypes.bfloat16).tobytes())
 
 
@@ -132,8 +133,9 @@ def load() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rows", type=int, default=248320)
     ap.add_argument("--dim", type=int, default=4096)
     ap.add_argument("--queries", type=int, default=200, help="random queries for recall@10")
@@ -152,11 +154,15 @@ def main(argv: list[str] | None = None) -> int:
         if not path.exists():
             t = time.perf_counter()
             write_matrix(path, args.rows, args.dim, zero_rows=max(1, args.rows // 1000))
-            print(f"wrote {path.stat().st_size / 1e9:.2f} GB matrix in "
-                  f"{time.perf_counter() - t:.1f} s")
+            print(
+                f"wrote {path.stat().st_size / 1e9:.2f} GB matrix in "
+                f"{time.perf_counter() - t:.1f} s"
+            )
         model = open_model(path, tokenizer=False)
-        print(f"matrix: {model.rows} x {model.dim} {model.dtype}, {model.file_size / 1e9:.2f} GB, "
-              f"{os.cpu_count()} cores, numpy {np.__version__}")
+        print(
+            f"matrix: {model.rows} x {model.dim} {model.dtype}, {model.file_size / 1e9:.2f} GB, "
+            f"{os.cpu_count()} cores, numpy {np.__version__}"
+        )
         t = time.perf_counter()
         # Warm the page cache (one touch per 4 KB page).
         np.asarray(model.matrix).view(np.uint16)[:: max(1, 4096 // model.dim)].sum()
@@ -183,8 +189,10 @@ def main(argv: list[str] | None = None) -> int:
             batch = searcher.search_many(timed_q[:8], k=10, exact=True)
             batch_ms = (time.perf_counter() - t) * 1000
         assert len(batch) == 8
-        print(f"exact: first query (JIT load + row-norm pass) {first_ms:.0f} ms; "
-              f"{first.skipped} zero/non-finite rows skipped")
+        print(
+            f"exact: first query (JIT load + row-norm pass) {first_ms:.0f} ms; "
+            f"{first.skipped} zero/non-finite rows skipped"
+        )
 
         print("\n-- exact (memory-mapped BF16, fused numba kernel) vs naive --")
         naive_clock, exact_clock = Clock(), Clock()
@@ -218,15 +226,20 @@ def main(argv: list[str] | None = None) -> int:
                 same.append(np.array_equal(a, b))
             del full, norms
             gc.collect()
-            print(f"naive (whole matrix as float32 in RAM, one mat-vec): "
-                  f"setup {naive_setup:.1f} s, +{naive_anon:.0f} MB anonymous")
+            print(
+                f"naive (whole matrix as float32 in RAM, one mat-vec): "
+                f"setup {naive_setup:.1f} s, +{naive_anon:.0f} MB anonymous"
+            )
             print(f"  naive: {naive_clock}")
             print(f"  exact: {exact_clock}  (interleaved with naive)")
-            print(f"  exact/naive time: {exact_clock.ms / naive_clock.ms:.2f}; same top-10 on "
-                  f"{100 * np.mean(same):.0f}% of {len(timed_q)} queries")
+            print(
+                f"  exact/naive time: {exact_clock.ms / naive_clock.ms:.2f}; same top-10 on "
+                f"{100 * np.mean(same):.0f}% of {len(timed_q)} queries"
+            )
         print(f"exact alone: {alone}; peak +{mem.extra:.0f} MB anonymous (JIT included)")
-        print(f"exact batch of 8 queries in one pass: {batch_ms:.0f} ms "
-              f"({batch_ms / 8:.1f} ms/query)")
+        print(
+            f"exact batch of 8 queries in one pass: {batch_ms:.0f} ms ({batch_ms / 8:.1f} ms/query)"
+        )
 
         print("\n-- fast (PCA sketch + exact re-rank from the memory map) --")
         anon0 = rss_anon_mb()
@@ -239,14 +252,18 @@ def main(argv: list[str] | None = None) -> int:
         build_s = time.perf_counter() - t
         build_anon = rss_anon_mb() - anon0
         size = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file())
-        print(f"index build: {build_s:.1f} s, cache on disk {size / 1e6:.0f} MB, "
-              f"+{build_anon:.0f} MB anonymous after build")
+        print(
+            f"index build: {build_s:.1f} s, cache on disk {size / 1e6:.0f} MB, "
+            f"+{build_anon:.0f} MB anonymous after build"
+        )
         reload = NeighborSearcher(model, cache_dir=cache)
         t = time.perf_counter()
         for _ in reload.build_fast_index():
             pass
-        print(f"index load from cache (next launch): {1000 * (time.perf_counter() - t):.0f} ms, "
-              f"ready={reload.fast_ready}")
+        print(
+            f"index load from cache (next launch): {1000 * (time.perf_counter() - t):.0f} ms, "
+            f"ready={reload.fast_ready}"
+        )
         searcher.search(timed_q[0], k=10, exact=False)
         recalls = []
         exact2, fast = Clock(), Clock()
@@ -259,8 +276,10 @@ def main(argv: list[str] | None = None) -> int:
         recall = float(np.mean(recalls))
         print(f"  fast:  {fast}")
         print(f"  exact: {exact2}  (interleaved, {len(queries)} queries)")
-        print(f"  fast is {exact2.ms / fast.ms:.1f}x faster; recall@10 {recall:.4f} over "
-              f"{len(queries)} random queries (worst query {min(recalls):.1f})")
+        print(
+            f"  fast is {exact2.ms / fast.ms:.1f}x faster; recall@10 {recall:.4f} over "
+            f"{len(queries)} random queries (worst query {min(recalls):.1f})"
+        )
         print(f"\nmachine at end: {load()}")
         print("-- summary --")
         ok_exact = (args.no_naive or exact_clock.ms <= naive_clock.ms) and mem.extra < 300

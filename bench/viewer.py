@@ -59,8 +59,10 @@ def main() -> None:
                     t2 = time.perf_counter()
                     calls.append(t1 - t0)
                     paints.append(t2 - t1)
-                print(f"{n} row(s), {name:8s} tab: set_rows {ms(calls)};  "
-                      f"events + repaint {ms(paints)}")
+                print(
+                    f"{n} row(s), {name:8s} tab: set_rows {ms(calls)};  "
+                    f"events + repaint {ms(paints)}"
+                )
         viewer.set_rows(load_rows(model, [3]))
         viewer.tabs.setCurrentIndex(1)
         app.processEvents()
@@ -71,8 +73,10 @@ def main() -> None:
             bar.setValue(bar.value() + bar.pageStep())
             viewer.values.view.viewport().repaint()
             steps.append(time.perf_counter() - t0)
-        print(f"values table: {len(steps)} page steps through {args.dim} entries, "
-              f"{ms(steps)} per step")
+        print(
+            f"values table: {len(steps)} page steps through {args.dim} entries, "
+            f"{ms(steps)} per step"
+        )
         viewer.close()
         model.close()
 

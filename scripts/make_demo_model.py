@@ -31,8 +31,11 @@ def main() -> None:
     name = next(n for n in st.tensors if n.endswith(TENSOR))
     f32 = st.array(name)
     OUT.mkdir(parents=True, exist_ok=True)
-    write_safetensors(OUT / "model.safetensors", {TENSOR: f32.astype(ml_dtypes.bfloat16)},
-                      metadata={"format": "pt", "source": "sentence-transformers/all-MiniLM-L6-v2"})
+    write_safetensors(
+        OUT / "model.safetensors",
+        {TENSOR: f32.astype(ml_dtypes.bfloat16)},
+        metadata={"format": "pt", "source": "sentence-transformers/all-MiniLM-L6-v2"},
+    )
     shutil.copyfile(src / "tokenizer.json", OUT / "tokenizer.json")
     config = json.loads((src / "config.json").read_text())
     config["_embedding_explorer_note"] = "word embeddings only, stored as BF16"

@@ -26,8 +26,14 @@ PROGRESS_TEXT = "Building the fast neighbour index"
 
 def child_command(searcher: NeighborSearcher) -> list[str]:
     model = searcher.model
-    return [sys.executable, "-m", "explorer.app.index_process", str(model.path), model.tensor,
-            str(searcher.cache_dir)]
+    return [
+        sys.executable,
+        "-m",
+        "explorer.app.index_process",
+        str(model.path),
+        model.tensor,
+        str(searcher.cache_dir),
+    ]
 
 
 def build_in_child(searcher: NeighborSearcher, cancelled) -> Iterator[tuple[str, float]]:
@@ -40,8 +46,9 @@ def build_in_child(searcher: NeighborSearcher, cancelled) -> Iterator[tuple[str,
             yield PROGRESS_TEXT, fraction
         return
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(child_command(searcher), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        child_command(searcher), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     lines: queue.Queue[str | None] = queue.Queue()
 
     def pump() -> None:

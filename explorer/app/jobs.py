@@ -191,11 +191,16 @@ class JobLane(QObject):
         """True while the latest request has not been answered or any job is still running."""
         return bool(self._jobs)
 
-    def submit(self, work: Callable, *args: Any, label: str = "",
-               on_result: Callable[[Any], None] | None = None,
-               on_error: Callable[[str], None] | None = None,
-               on_progress: Callable[[str, float], None] | None = None,
-               **kwargs: Any) -> int:
+    def submit(
+        self,
+        work: Callable,
+        *args: Any,
+        label: str = "",
+        on_result: Callable[[Any], None] | None = None,
+        on_error: Callable[[str], None] | None = None,
+        on_progress: Callable[[str, float], None] | None = None,
+        **kwargs: Any,
+    ) -> int:
         """Cancel the previous job and start `work(*args, **kwargs)`; returns its generation."""
         if self._closed:
             return self.generation

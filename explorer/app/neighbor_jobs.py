@@ -43,8 +43,9 @@ def leave_a_core_for_the_window() -> None:
     numba.set_num_threads(max(1, min(threads, (os.cpu_count() or 2) - 1)))
 
 
-def search_neighbors(searcher: NeighborSearcher, ids: tuple[int, ...], k: int,
-                     metric: str) -> Neighbors:
+def search_neighbors(
+    searcher: NeighborSearcher, ids: tuple[int, ...], k: int, metric: str
+) -> Neighbors:
     """Worker thread: mean of the selected rows → top-k (fast index if ready, else exact)."""
     leave_a_core_for_the_window()
     query = query_for_ids(searcher.model, ids)
@@ -72,9 +73,15 @@ class NeighborJobs(QObject):
     searching = Signal(bool)  # a search started (True) or ended (False)
     fastReadyChanged = Signal(bool)
 
-    def __init__(self, state: AppState, k: int = DEFAULT_K, metric: str = "cosine",
-                 cache_dir: Path | None = None, auto_index: bool = True,
-                 parent: QObject | None = None):
+    def __init__(
+        self,
+        state: AppState,
+        k: int = DEFAULT_K,
+        metric: str = "cosine",
+        cache_dir: Path | None = None,
+        auto_index: bool = True,
+        parent: QObject | None = None,
+    ):
         """`auto_index=False`: never build the fast index (only load a cached one)."""
         super().__init__(parent)
         self.auto_index = auto_index
@@ -119,16 +126,27 @@ class NeighborJobs(QObject):
             self.cleared.emit("Select a token to see its nearest neighbours")
             return
         label = "Searching neighbours" + ("" if self.fast_ready else " (exact)")
-        lane.submit(search_neighbors, self.searcher, ids, self.k, self.metric, label=label,
-                    on_result=self._found, on_error=self._failed)
+        lane.submit(
+            search_neighbors,
+            self.searcher,
+            ids,
+            self.k,
+            self.metric,
+            label=label,
+            on_result=self._found,
+            on_error=self._failed,
+        )
         self.searching.emit(True)
 
     def _model_changed(self, model: EmbeddingModel) -> None:
         self.searcher = NeighborSearcher(model, cache_dir=self.cache_dir)
         self.fastReadyChanged.emit(False)
         self.state.jobs.lane("index").submit(
-            build_index if self.auto_index else load_index, self.searcher,
-            label="Fast neighbour index", on_result=self._index_done)
+            build_index if self.auto_index else load_index,
+            self.searcher,
+            label="Fast neighbour index",
+            on_result=self._index_done,
+        )
         self.refresh()
 
     def _index_done(self, ready: bool) -> None:

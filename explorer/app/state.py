@@ -105,8 +105,12 @@ class AppState(QObject):
         self.loading = shown
         self.modelLoading.emit(shown)
         self.jobs.lane("model").submit(
-            load_model, path, tensor, label=f"Opening {Path(shown).name}…",
-            on_result=self._model_opened, on_error=self._model_failed,
+            load_model,
+            path,
+            tensor,
+            label=f"Opening {Path(shown).name}…",
+            on_result=self._model_opened,
+            on_error=self._model_failed,
         )
 
     def set_model(self, model: EmbeddingModel) -> None:
@@ -120,9 +124,11 @@ class AppState(QObject):
         self.modelChanged.emit(model)
         self.selectionChanged.emit([])
         self.statusMessage.emit(
-            f"Opened {model.path.name}: {model.rows:,} × {model.dim} {model.dtype}")
-        self.jobs.lane("levels").submit(shared_level, model, label="Colour range",
-                                        on_result=self._levels_ready)
+            f"Opened {model.path.name}: {model.rows:,} × {model.dim} {model.dtype}"
+        )
+        self.jobs.lane("levels").submit(
+            shared_level, model, label="Colour range", on_result=self._levels_ready
+        )
         self._retokenize()
 
     def _model_opened(self, model: EmbeddingModel) -> None:
@@ -167,8 +173,12 @@ class AppState(QObject):
                 self.statusMessage.emit("This model has no tokenizer.json: pick rows by id (#123)")
             return
         self.jobs.lane("tokenize").submit(
-            tokenize, self.model, self.text, self.special,
-            label="Tokenizing", on_result=self._tokens_ready,
+            tokenize,
+            self.model,
+            self.text,
+            self.special,
+            label="Tokenizing",
+            on_result=self._tokens_ready,
         )
 
     def _tokens_ready(self, tokens: list[Token]) -> None:

@@ -19,7 +19,7 @@ def search_key(label: str) -> str:
     key = label.casefold()
     for mark in _LEADING:
         if key.startswith(mark) and len(key) > len(mark):
-            return key[len(mark):]
+            return key[len(mark) :]
     return key
 
 
@@ -56,6 +56,12 @@ class VocabIndex:
                 break
             found.append(self._ids[pos])
         exact_label = q.casefold()
-        found.sort(key=lambda i: (self.labels[i].casefold() != exact_label,
-                                  search_key(self.labels[i]) != key, len(self.labels[i]), i))
+        found.sort(
+            key=lambda i: (
+                self.labels[i].casefold() != exact_label,
+                search_key(self.labels[i]) != key,
+                len(self.labels[i]),
+                i,
+            )
+        )
         return [Match(i, self.labels[i]) for i in found[:limit]]

@@ -18,17 +18,22 @@ from explorer.core.tokens import parse_token_ref
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "neighbors", help="nearest tokens to a token, phrase or vector expression",
+        "neighbors",
+        help="nearest tokens to a token, phrase or vector expression",
         description="Top-k nearest rows of the embedding matrix. Uses exact search unless a fast "
-                    "index for this file is already cached (the GUI builds one).")
+        "index for this file is already cached (the GUI builds one).",
+    )
     add_model_options(p)
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--id", type=int, metavar="N", help="token id (row number)")
     which.add_argument("--token", metavar="TEXT", help="a single token's text, or #id")
     which.add_argument("--text", metavar="PHRASE", help="a phrase: the mean of its tokens' rows")
-    which.add_argument("--expr", metavar="EXPR",
-                       help="vector expression, e.g. 'king - man + woman' (terms: token text, "
-                            "#id, or a quoted phrase)")
+    which.add_argument(
+        "--expr",
+        metavar="EXPR",
+        help="vector expression, e.g. 'king - man + woman' (terms: token text, "
+        "#id, or a quoted phrase)",
+    )
     p.add_argument("-k", type=int, default=10, metavar="K", help="how many neighbours (default 10)")
     p.add_argument("--metric", choices=METRICS, default="cosine", help="default: cosine")
     p.add_argument("--exact", action="store_true", help="always scan the whole matrix")
@@ -49,8 +54,13 @@ def run(args: argparse.Namespace) -> int:
     searcher = NeighborSearcher(model)
     if not args.exact:
         searcher.load_cached_fast_index()  # never build one for a single query
-    result = searcher.search(query, k=args.k, metric=args.metric, include_query=args.include_query,
-                             exact=True if args.exact else None)
+    result = searcher.search(
+        query,
+        k=args.k,
+        metric=args.metric,
+        include_query=args.include_query,
+        exact=True if args.exact else None,
+    )
     tok = model.tokenizer
     rows = []
     for token_id, score in zip(result.ids.tolist(), result.scores.tolist(), strict=True):
@@ -60,8 +70,9 @@ def run(args: argparse.Namespace) -> int:
             row["unused"] = True
         rows.append(row)
     if result.skipped:
-        sys.stderr.write(f"note: {result.skipped} rows that are all zeros or hold NaN/inf were "
-                         "left out\n")
+        sys.stderr.write(
+            f"note: {result.skipped} rows that are all zeros or hold NaN/inf were left out\n"
+        )
     if args.json:
         print_json(rows)
         return 0

@@ -26,24 +26,25 @@ MAX_K = 100_000
 
 @dataclass(frozen=True)
 class Query:
-    vector: np.ndarray          # float32 [dim]
-    exclude: frozenset[int]     # the query's own token ids (left out unless include_query)
+    vector: np.ndarray  # float32 [dim]
+    exclude: frozenset[int]  # the query's own token ids (left out unless include_query)
     description: str
 
 
 @dataclass
 class NeighborResult:
-    ids: np.ndarray      # int64, best first
-    scores: np.ndarray   # float32; cosine/dot: higher is better; l2: distance, lower is better
+    ids: np.ndarray  # int64, best first
+    scores: np.ndarray  # float32; cosine/dot: higher is better; l2: distance, lower is better
     metric: str
     exact: bool
-    skipped: int         # zero / non-finite rows left out
+    skipped: int  # zero / non-finite rows left out
 
     def __len__(self) -> int:
         return len(self.ids)
 
 
 # -- queries ------------------------------------------------------------------------------------
+
 
 def _mean_rows(model: EmbeddingModel, ids: Sequence[int]) -> np.ndarray:
     vecs = model.vectors(list(ids)).astype(np.float64)
@@ -61,8 +62,9 @@ def query_for_ids(model: EmbeddingModel, ids: Sequence[int]) -> Query:
 
 def _need_tokenizer(model: EmbeddingModel, what: str):
     if model.tokenizer is None:
-        raise TokenError(f"cannot look up {what!r}: this model has no tokenizer.json; "
-                         "use ids (#123)")
+        raise TokenError(
+            f"cannot look up {what!r}: this model has no tokenizer.json; use ids (#123)"
+        )
     return model.tokenizer
 
 
@@ -109,7 +111,8 @@ def _split_expression(expr: str) -> list[tuple[int, str]]:
         if ch in "+-":
             if expect_term and (terms or signed):
                 raise TokenError(
-                    f"expression {expr!r}: two operators in a row at position {pos + 1}")
+                    f"expression {expr!r}: two operators in a row at position {pos + 1}"
+                )
             sign, signed, expect_term = (1 if ch == "+" else -1), True, True
             pos += 1
             continue
@@ -166,6 +169,7 @@ def query_for_vector(vector, description: str = "vector") -> Query:
 
 # -- search -------------------------------------------------------------------------------------
 
+
 def _check_args(model: EmbeddingModel, queries: Sequence[Query], k: int, metric: str) -> None:
     if metric not in METRICS:
         raise ExplorerError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
@@ -198,8 +202,8 @@ class NeighborSearcher:
     def __init__(self, model: EmbeddingModel, cache_dir: Path | None = None):
         self.model = model
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self._sq: np.ndarray | None = None      # squared row norms, float64
-        self._valid: np.ndarray | None = None   # rows that are finite and non-zero
+        self._sq: np.ndarray | None = None  # squared row norms, float64
+        self._valid: np.ndarray | None = None  # rows that are finite and non-zero
         self._fast: search_fast.SketchIndex | None = None
         self._penalty: np.ndarray | None = None  # 0 for usable rows, -inf for skipped ones
         self._norms32: np.ndarray | None = None
@@ -238,8 +242,9 @@ class NeighborSearcher:
             parts: list[np.ndarray] = []
             step = max(1, -(-rows // 10))
             for n, start in enumerate(range(0, rows, step)):
-                _, sq = search_exact.scan(self.model.matrix[start:start + step], no_query, True,
-                                          cancel)
+                _, sq = search_exact.scan(
+                    self.model.matrix[start : start + step], no_query, True, cancel
+                )
                 assert sq is not None
                 parts.append(sq)
                 yield 0.05 * (n + 1) / 10
@@ -253,15 +258,27 @@ class NeighborSearcher:
                 yield 0.05 + 0.95 * float(item)
         yield 1.0
 
-    def search(self, query: Query, k: int = 10, metric: str = "cosine",
-               include_query: bool = False, exact: bool | None = None,
-               cancel: Callable[[], bool] | None = None) -> NeighborResult:
+    def search(
+        self,
+        query: Query,
+        k: int = 10,
+        metric: str = "cosine",
+        include_query: bool = False,
+        exact: bool | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> NeighborResult:
         """Top-k for one query. exact=None: the fast index if it is ready, else the exact scan."""
         return self.search_many([query], k, metric, include_query, exact, cancel)[0]
 
-    def search_many(self, queries: Sequence[Query], k: int = 10, metric: str = "cosine",
-                    include_query: bool = False, exact: bool | None = None,
-                    cancel: Callable[[], bool] | None = None) -> list[NeighborResult]:
+    def search_many(
+        self,
+        queries: Sequence[Query],
+        k: int = 10,
+        metric: str = "cosine",
+        include_query: bool = False,
+        exact: bool | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> list[NeighborResult]:
         """Top-k for each query; exact search reads the matrix once for the whole batch."""
         _check_args(self.model, queries, k, metric)
         if not queries:
@@ -279,14 +296,24 @@ class NeighborSearcher:
         dots, sq = search_exact.scan(self.model.matrix, vectors, self._sq is None, cancel)
         if sq is not None:
             self._set_norms(sq)
-        return [self._finish(q, self._all_ids(), dots[i], k, metric, include_query, True)
-                for i, q in enumerate(queries)]
+        return [
+            self._finish(q, self._all_ids(), dots[i], k, metric, include_query, True)
+            for i, q in enumerate(queries)
+        ]
 
     def _all_ids(self) -> slice:
         return slice(None)
 
-    def _finish(self, q: Query, where, dots: np.ndarray, k: int, metric: str,
-                include_query: bool, exact: bool) -> NeighborResult:
+    def _finish(
+        self,
+        q: Query,
+        where,
+        dots: np.ndarray,
+        k: int,
+        metric: str,
+        include_query: bool,
+        exact: bool,
+    ) -> NeighborResult:
         """Exact scores from exact dots of the rows `where` (a slice or an id array)."""
         assert self._sq is not None and self._valid is not None
         sq = self._sq[where]
@@ -328,9 +355,13 @@ class NeighborSearcher:
                 scores = np.sqrt(np.maximum(cand_sq - 2 * exact_dots + qq, 0.0))
                 exact_key = -scores
         top = _rank(exact_key, k)
-        return NeighborResult(ids=np.asarray(ids[cand][top], dtype=np.int64),
-                              scores=scores[top].astype(np.float32), metric=metric, exact=exact,
-                              skipped=int(self.model.rows - self._valid.sum()))
+        return NeighborResult(
+            ids=np.asarray(ids[cand][top], dtype=np.int64),
+            scores=scores[top].astype(np.float32),
+            metric=metric,
+            exact=exact,
+            skipped=int(self.model.rows - self._valid.sum()),
+        )
 
     def _search_fast(self, q: Query, k: int, metric: str, include_query: bool) -> NeighborResult:
         index = self._fast
@@ -338,10 +369,18 @@ class NeighborSearcher:
         if self._penalty is None:  # float32 helpers: the whole-vocabulary steps stay cheap
             self._penalty = np.where(self._valid, 0, -np.inf).astype(np.float32)
             self._norms32 = np.sqrt(np.where(self._valid, self._sq, 0)).astype(np.float32)
-        exclude = (np.fromiter(q.exclude, dtype=np.int64) if q.exclude and not include_query
-                   else np.zeros(0, dtype=np.int64))
-        cand = index.candidates(q.vector, max(search_fast.CANDIDATES, 4 * k),
-                                self._norms32 if metric == "dot" else None, self._penalty, exclude)
+        exclude = (
+            np.fromiter(q.exclude, dtype=np.int64)
+            if q.exclude and not include_query
+            else np.zeros(0, dtype=np.int64)
+        )
+        cand = index.candidates(
+            q.vector,
+            max(search_fast.CANDIDATES, 4 * k),
+            self._norms32 if metric == "dot" else None,
+            self._penalty,
+            exclude,
+        )
         dots = search_exact.dots_for_ids(self.model.matrix, cand, q.vector[None, :])[0]
         return self._finish(q, cand, dots, k, metric, include_query, False)
 

@@ -536,7 +536,10 @@ def run(
 
 
 def align(
-    new_coords: np.ndarray, new_ids: Sequence[int], old_coords: np.ndarray, old_ids: Sequence[int]
+    new_coords: np.ndarray,
+    new_ids: Sequence[int] | np.ndarray,
+    old_coords: np.ndarray,
+    old_ids: Sequence[int] | np.ndarray,
 ) -> np.ndarray:
     """Rotate/reflect, scale and shift a new layout onto an old one over their shared ids
     (orthogonal Procrustes), so that a re-projected map keeps its shape. Needs ≥ 3 shared ids."""

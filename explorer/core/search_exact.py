@@ -123,9 +123,13 @@ def _decode(block: np.ndarray) -> np.ndarray:
     return block.astype(np.float32)
 
 
-def scan(matrix: np.ndarray, queries: np.ndarray, want_sq: bool,
-         cancel: Callable[[], bool] | None = None,
-         progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+def scan(
+    matrix: np.ndarray,
+    queries: np.ndarray,
+    want_sq: bool,
+    cancel: Callable[[], bool] | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """One pass over `matrix`: dots [nq, rows] (float32) and, if asked, squared row norms (float64).
 
     A row holding NaN/inf gets a non-finite squared norm; callers use that to skip it.
@@ -145,9 +149,14 @@ def scan(matrix: np.ndarray, queries: np.ndarray, want_sq: bool,
         stop = min(rows, start + step)
         if bits is not None:
             with KERNEL_LOCK:
-                _scan_bf16(bits[start:stop], q32, dots[:, start:stop],
-                           sq_arg[start:stop] if want_sq else sq_arg, want_sq,
-                           _parts(stop - start))
+                _scan_bf16(
+                    bits[start:stop],
+                    q32,
+                    dots[:, start:stop],
+                    sq_arg[start:stop] if want_sq else sq_arg,
+                    want_sq,
+                    _parts(stop - start),
+                )
         else:
             block = _decode(np.asarray(matrix[start:stop]))
             if block.dtype == np.float64:

@@ -29,8 +29,8 @@ INDEX_VERSION = 1
 SKETCH_DIMS = 128
 SAMPLE_ROWS = 8192
 CANDIDATES = 1000
-HEAD_DIMS = 32   # stage one reads only these leading (highest-variance) coordinates
-STAGE1 = 16384   # rows kept by stage one
+HEAD_DIMS = 32  # stage one reads only these leading (highest-variance) coordinates
+STAGE1 = 16384  # rows kept by stage one
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
@@ -92,12 +92,12 @@ def decode_block(block: np.ndarray) -> np.ndarray:
 
 @dataclass
 class SketchIndex:
-    mean: np.ndarray        # float32 [dim]: mean unit row
+    mean: np.ndarray  # float32 [dim]: mean unit row
     components: np.ndarray  # float32 [r, dim]: orthonormal principal directions
-    scales: np.ndarray      # float32 [r]: int8 step per coordinate
-    codes: np.ndarray       # int8 [rows, r], memory-mapped
-    head: np.ndarray        # int8 [rows, HEAD_DIMS]: the leading coordinates, contiguous
-    sq: np.ndarray          # float64 [rows]: squared row norms (non-finite: row holds NaN/inf)
+    scales: np.ndarray  # float32 [r]: int8 step per coordinate
+    codes: np.ndarray  # int8 [rows, r], memory-mapped
+    head: np.ndarray  # int8 [rows, HEAD_DIMS]: the leading coordinates, contiguous
+    sq: np.ndarray  # float64 [rows]: squared row norms (non-finite: row holds NaN/inf)
 
     def _weights(self, q: np.ndarray) -> tuple[np.ndarray, float]:
         qn = np.linalg.norm(q)
@@ -114,8 +114,14 @@ class SketchIndex:
         out += np.float32(offset)
         return out
 
-    def candidates(self, q: np.ndarray, count: int, row_scale: np.ndarray | None,
-                   penalty: np.ndarray, exclude: np.ndarray) -> np.ndarray:
+    def candidates(
+        self,
+        q: np.ndarray,
+        count: int,
+        row_scale: np.ndarray | None,
+        penalty: np.ndarray,
+        exclude: np.ndarray,
+    ) -> np.ndarray:
         """Row ids likely to hold the best cosine (row_scale=None) or dot (row_scale=norms).
 
         Two stages: the leading HEAD_DIMS coordinates of every row keep the best STAGE1 rows
@@ -146,8 +152,11 @@ class SketchIndex:
 
 
 def _cache_key(model) -> dict:
-    return cache.file_key(model, "neighbors-sketch", {
-        "version": INDEX_VERSION, "dims": SKETCH_DIMS, "head": HEAD_DIMS, "sample": SAMPLE_ROWS})
+    return cache.file_key(
+        model,
+        "neighbors-sketch",
+        {"version": INDEX_VERSION, "dims": SKETCH_DIMS, "head": HEAD_DIMS, "sample": SAMPLE_ROWS},
+    )
 
 
 def load(model, root: Path) -> SketchIndex | None:
@@ -161,12 +170,16 @@ def load(model, root: Path) -> SketchIndex | None:
         arrays = np.load(folder / "arrays.npz")
         codes = cache.open_array(folder / "codes.npy")
         head = cache.open_array(folder / "head.npy")
-        index = SketchIndex(arrays["mean"], arrays["components"], arrays["scales"], codes, head,
-                            arrays["sq"])
+        index = SketchIndex(
+            arrays["mean"], arrays["components"], arrays["scales"], codes, head, arrays["sq"]
+        )
     except (OSError, ValueError, KeyError):
         return None
-    if codes.shape[0] != model.rows or head.shape[0] != model.rows or index.mean.shape != (
-            model.dim,):
+    if (
+        codes.shape[0] != model.rows
+        or head.shape[0] != model.rows
+        or index.mean.shape != (model.dim,)
+    ):
         return None
     return index
 
@@ -192,8 +205,9 @@ def _principal_directions(x: np.ndarray, r: int, rng: np.random.Generator) -> np
     return np.ascontiguousarray(vt[:r], dtype=np.float32)
 
 
-def build(model, root: Path, sq: np.ndarray, cancel: Callable[[], bool] | None = None
-          ) -> Iterator[float | SketchIndex]:
+def build(
+    model, root: Path, sq: np.ndarray, cancel: Callable[[], bool] | None = None
+) -> Iterator[float | SketchIndex]:
     """Build and cache the sketch; yields progress in 0..1, the finished index last."""
     matrix = model.matrix
     rows, dim = matrix.shape
@@ -221,17 +235,24 @@ def build(model, root: Path, sq: np.ndarray, cancel: Callable[[], bool] | None =
         sample -= mean
         check()
         yield 0.05
-        components = (_principal_directions(sample, SKETCH_DIMS, rng) if len(sample)
-                      else np.zeros((0, dim), np.float32))
+        components = (
+            _principal_directions(sample, SKETCH_DIMS, rng)
+            if len(sample)
+            else np.zeros((0, dim), np.float32)
+        )
         coords = sample @ components.T
-        scales = (np.abs(coords).max(axis=0) * 1.25 / 127).astype(np.float32) if len(coords) else (
-            np.ones(components.shape[0], np.float32))
+        scales = (
+            (np.abs(coords).max(axis=0) * 1.25 / 127).astype(np.float32)
+            if len(coords)
+            else (np.ones(components.shape[0], np.float32))
+        )
         scales[scales == 0] = 1
         del sample, coords
         check()
         yield 0.15
-        codes = np.lib.format.open_memmap(tmp / "codes.npy", mode="w+", dtype=np.int8,
-                                          shape=(rows, components.shape[0]))
+        codes = np.lib.format.open_memmap(
+            tmp / "codes.npy", mode="w+", dtype=np.int8, shape=(rows, components.shape[0])
+        )
         step = max(256, block_rows(matrix) // 8)  # decoded copies stay ~100 MB
         inv = np.zeros(rows, np.float32)
         inv[valid] = (1.0 / norms[valid]).astype(np.float32)
@@ -247,8 +268,13 @@ def build(model, root: Path, sq: np.ndarray, cancel: Callable[[], bool] | None =
         codes.flush()
         np.save(tmp / "head.npy", np.ascontiguousarray(codes[:, :HEAD_DIMS]))
         del codes
-        np.savez(tmp / "arrays.npz", mean=mean.astype(np.float32), components=components,
-                 scales=scales, sq=sq)
+        np.savez(
+            tmp / "arrays.npz",
+            mean=mean.astype(np.float32),
+            components=components,
+            scales=scales,
+            sq=sq,
+        )
         cache.publish(tmp, final, key)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

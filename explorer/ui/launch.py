@@ -19,7 +19,8 @@ def _needs_offscreen(args: argparse.Namespace) -> bool:
     if not args.screenshot or os.environ.get("QT_QPA_PLATFORM"):
         return False
     return sys.platform.startswith("linux") and not (
-        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
 
 
 def initial_path(args: argparse.Namespace, settings) -> str | None:
@@ -80,8 +81,7 @@ def launch(args: argparse.Namespace) -> int:
             except ExplorerError as e:
                 return fail(str(e))
             state.set_model(model)
-    window = MainWindow(state, settings, persist=not args.screenshot,
-                        warm_up=not args.screenshot)
+    window = MainWindow(state, settings, persist=not args.screenshot, warm_up=not args.screenshot)
     if state.model is None and path is not None:
         window.open_path(path, args.tensor)
     if args.text:
@@ -97,6 +97,7 @@ def launch(args: argparse.Namespace) -> int:
                 return fail(errors[-1] if errors else f"{args.select}: not a token")
             state.statusMessage.disconnect(errors.append)
         else:  # the model is still opening
+
             def select_once(_model) -> None:
                 state.modelChanged.disconnect(select_once)
                 state.select_ref(args.select)

@@ -51,8 +51,13 @@ def dropped_path(urls: list[QUrl]) -> str | None:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, state: AppState | None = None, settings: QSettings | None = None,
-                 persist: bool = True, warm_up: bool = False):
+    def __init__(
+        self,
+        state: AppState | None = None,
+        settings: QSettings | None = None,
+        persist: bool = True,
+        warm_up: bool = False,
+    ):
         """`persist=False` (headless screenshots) neither reads nor writes geometry, recents or
         the neighbour-index cache; `warm_up=True` compiles umap-learn in the background now."""
         super().__init__()
@@ -63,8 +68,9 @@ class MainWindow(QMainWindow):
         self.error_box: QMessageBox | None = None
         self.setWindowTitle(TITLE)
         self.setAcceptDrops(True)
-        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks
-                            | QMainWindow.DockOption.AllowTabbedDocks)
+        self.setDockOptions(
+            QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
+        )
 
         # panes: the viewer and the map share the centre as tabs
         self.viewer = EmbeddingViewer()
@@ -103,8 +109,11 @@ class MainWindow(QMainWindow):
         # state → views
         self.state.modelChanged.connect(self._model_changed)
         self.state.selectionChanged.connect(self._selection_changed)
-        self.state.textChanged.connect(lambda _t: self._selection_changed(self.state.selection)
-                                       if not self.state.selection else None)
+        self.state.textChanged.connect(
+            lambda _t: (
+                self._selection_changed(self.state.selection) if not self.state.selection else None
+            )
+        )
         self.state.levelsChanged.connect(self.viewer.set_levels)
         self.state.statusMessage.connect(lambda m: self.status.showMessage(m, 8000))
         self.state.errorOccurred.connect(self.show_error)
@@ -116,19 +125,27 @@ class MainWindow(QMainWindow):
         if self.state.model is not None:
             self._model_changed(self.state.model)
         else:
-            self.viewer.clear("Open a model: File › Open, or drop a folder or a .safetensors "
-                              "file here")
+            self.viewer.clear(
+                "Open a model: File › Open, or drop a folder or a .safetensors file here"
+            )
 
     # -- building ------------------------------------------------------------------------------
-    def add_dock(self, widget: QWidget, title: str, area: Qt.DockWidgetArea,
-                 tabify_with: QDockWidget | None = None) -> QDockWidget:
+    def add_dock(
+        self,
+        widget: QWidget,
+        title: str,
+        area: Qt.DockWidgetArea,
+        tabify_with: QDockWidget | None = None,
+    ) -> QDockWidget:
         """Add a pane as a dock; other panes (e.g. a map) plug in through this."""
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
         dock.setWidget(widget)
-        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                         | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        dock.setFeatures(
+            QDockWidget.DockWidgetFeature.DockWidgetMovable
+            | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+            | QDockWidget.DockWidgetFeature.DockWidgetClosable
+        )
         self.addDockWidget(area, dock)
         if tabify_with is not None:
             self.tabifyDockWidget(tabify_with, dock)
@@ -140,8 +157,9 @@ class MainWindow(QMainWindow):
         """Neighbours of the selection: searched by NeighborJobs, shown by NeighborsPane."""
         pane = NeighborsPane(k=self.neighbors.k, metric=self.neighbors.metric)
         self.neighbors_pane = pane
-        self.neighbors_dock = self.add_dock(pane, "Nearest neighbours",
-                                            Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.neighbors_dock = self.add_dock(
+            pane, "Nearest neighbours", Qt.DockWidgetArea.LeftDockWidgetArea
+        )
         pane.paramsChanged.connect(lambda: self.neighbors.set_options(pane.k, pane.metric))
         pane.tokenActivated.connect(self._neighbor_clicked)
         self.neighbors.resultsReady.connect(self._neighbors_found)
@@ -152,7 +170,8 @@ class MainWindow(QMainWindow):
         self._neighbors_busy.setInterval(NEIGHBOURS_BUSY_MS)
         self._neighbors_busy.timeout.connect(self._show_neighbors_busy)
         self.neighbors.searching.connect(
-            lambda on: self._neighbors_busy.start() if on else self._neighbors_busy.stop())
+            lambda on: self._neighbors_busy.start() if on else self._neighbors_busy.stop()
+        )
 
     def _neighbor_clicked(self, token_id: int) -> None:
         """A neighbour selects that token; Ctrl/Shift-click adds it, as on the token chips."""
@@ -162,8 +181,9 @@ class MainWindow(QMainWindow):
 
     def _neighbors_found(self, found: Neighbors) -> None:
         model = found.model
-        self.neighbors_pane.show_result(found.result, model.label, model.is_unused,
-                                        found.description)
+        self.neighbors_pane.show_result(
+            found.result, model.label, model.is_unused, found.description
+        )
 
     def _show_neighbors_busy(self) -> None:
         note = "" if self.neighbors.fast_ready else " (exact search until the fast index is ready)"
@@ -180,7 +200,8 @@ class MainWindow(QMainWindow):
         self.open_file_action = QAction("Open model &file…", self)
         self.open_file_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
         self.open_file_action.setToolTip(
-            "Open a .safetensors file or a .safetensors.index.json (Ctrl+Shift+O)")
+            "Open a .safetensors file or a .safetensors.index.json (Ctrl+Shift+O)"
+        )
         self.open_file_action.triggered.connect(self.open_file_dialog)
         file_menu.addAction(self.open_file_action)
         self.recent_menu = QMenu("Open &recent", self)
@@ -239,8 +260,9 @@ class MainWindow(QMainWindow):
         bar.addWidget(find)
         bar.addWidget(self.search)
         spacer = QWidget()
-        spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding,
-                             spacer.sizePolicy().verticalPolicy())
+        spacer.setSizePolicy(
+            spacer.sizePolicy().horizontalPolicy().Expanding, spacer.sizePolicy().verticalPolicy()
+        )
         bar.addWidget(spacer)
         self.title_label = QLabel()
         self.title_label.setStyleSheet("color: palette(placeholder-text); padding-right: 6px;")
@@ -258,8 +280,9 @@ class MainWindow(QMainWindow):
             self.open_path(path)
 
     def open_file_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a model file", self._start_dir(),
-                                              MODEL_FILTER)
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a model file", self._start_dir(), MODEL_FILTER
+        )
         if path:
             self.open_path(path)
 
@@ -327,11 +350,16 @@ class MainWindow(QMainWindow):
             return
         shown = list(ids[:MAX_VIEW_ROWS])
         if len(ids) > MAX_VIEW_ROWS:
-            self.status.showMessage(f"{len(ids)} tokens selected; the viewer shows the first "
-                                    f"{MAX_VIEW_ROWS}", 8000)
-        self.jobs.lane("lookup").submit(load_rows, model, shown,
-                                        label=f"Reading {len(shown)} row{'s' * (len(shown) > 1)}",
-                                        on_result=self._rows_ready)
+            self.status.showMessage(
+                f"{len(ids)} tokens selected; the viewer shows the first {MAX_VIEW_ROWS}", 8000
+            )
+        self.jobs.lane("lookup").submit(
+            load_rows,
+            model,
+            shown,
+            label=f"Reading {len(shown)} row{'s' * (len(shown) > 1)}",
+            on_result=self._rows_ready,
+        )
 
     def _rows_ready(self, rows: list[RowData]) -> None:
         self.viewer.set_rows(rows)
@@ -356,16 +384,23 @@ class MainWindow(QMainWindow):
         self.token_pane.editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def _about(self) -> None:
-        QMessageBox.about(self, f"About {TITLE}",
-                          f"{TITLE} {__version__}\nLook inside the token-embedding matrix of a "
-                          "language model: tokens, raw values and bits, neighbours, maps.")
+        QMessageBox.about(
+            self,
+            f"About {TITLE}",
+            f"{TITLE} {__version__}\nLook inside the token-embedding matrix of a "
+            "language model: tokens, raw values and bits, neighbours, maps.",
+        )
 
     # -- settings ------------------------------------------------------------------------------
     @property
     def pending(self) -> bool:
         """Anything still to do: a job running, a result undelivered, typed text not yet sent."""
-        return (self.jobs.busy or self.token_pane.pending or self.neighbors.pending
-                or self.state.loading is not None)
+        return (
+            self.jobs.busy
+            or self.token_pane.pending
+            or self.neighbors.pending
+            or self.state.loading is not None
+        )
 
     def _restore(self) -> bool:
         geometry = self.settings.value("window/geometry")

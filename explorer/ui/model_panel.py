@@ -22,22 +22,30 @@ def describe(model: EmbeddingModel) -> dict[str, tuple[str, str]]:
     """Field → (shown text, tooltip). Cheap: no per-vocabulary work beyond cached labels."""
     files = model.files
     if model.tied is True:
-        tied = ("tied: the output head reuses this matrix", "tie_word_embeddings is true, or no "
-                "separate output head is stored")
+        tied = (
+            "tied: the output head reuses this matrix",
+            "tie_word_embeddings is true, or no separate output head is stored",
+        )
     elif model.tied is False:
-        tied = (f"untied: output head {model.output_tensor or '(not stored here)'}",
-                "The output projection is a separate matrix")
+        tied = (
+            f"untied: output head {model.output_tensor or '(not stored here)'}",
+            "The output projection is a separate matrix",
+        )
     else:
         tied = ("unknown (no config.json)", "Without config.json we cannot tell")
     if model.tokenizer is not None:
         vocab = model.tokenizer.vocab_size
         unused = model.unused_rows
-        tok = (f"{vocab:,} tokens for {model.rows:,} rows"
-               + (f" · {unused:,} unused rows" if unused else ""),
-               "Rows the tokenizer never produces (e.g. padding up to a round size)")
+        tok = (
+            f"{vocab:,} tokens for {model.rows:,} rows"
+            + (f" · {unused:,} unused rows" if unused else ""),
+            "Rows the tokenizer never produces (e.g. padding up to a round size)",
+        )
     else:
-        tok = ("none (no tokenizer.json): rows by id only",
-               "Put tokenizer.json next to the weights")
+        tok = (
+            "none (no tokenizer.json): rows by id only",
+            "Put tokenizer.json next to the weights",
+        )
     return {
         "Path": (str(model.path), "\n".join(str(f) for f in files)),
         "Format": (f"{model.format} · {len(files)} file{'s' if len(files) != 1 else ''}", ""),

@@ -101,8 +101,12 @@ class _Rows(QAbstractTableModel):
 class _BarDelegate(QStyledItemDelegate):
     """Draws the score over a bar whose length shows how good it is."""
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
-              index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
         frac = index.data(BAR_ROLE)
         if frac is not None:
             painter.save()
@@ -120,8 +124,10 @@ class _BarDelegate(QStyledItemDelegate):
             opt.backgroundBrush = QBrush(Qt.BrushStyle.NoBrush)
             opt.state &= ~QStyle.StateFlag.State_Selected
             if selected:
-                opt.palette.setColor(QPalette.ColorRole.Text,
-                                     option.palette.color(QPalette.ColorRole.HighlightedText))
+                opt.palette.setColor(
+                    QPalette.ColorRole.Text,
+                    option.palette.color(QPalette.ColorRole.HighlightedText),
+                )
             style = opt.widget.style() if opt.widget else None
             if style is not None:
                 style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
@@ -155,8 +161,10 @@ class NeighborsPane(QWidget):
         for m in METRICS:
             self.metric_box.addItem(METRIC_NAMES[m], m)
         self.metric_box.setCurrentIndex(METRICS.index(metric))
-        self.metric_box.setToolTip("How closeness is measured: cosine of the angle, dot product, "
-                                   "or Euclidean distance (smaller is closer)")
+        self.metric_box.setToolTip(
+            "How closeness is measured: cosine of the angle, dot product, "
+            "or Euclidean distance (smaller is closer)"
+        )
         self.k_box = QSpinBox()
         self.k_box.setRange(1, MAX_K)
         self.k_box.setValue(k)
@@ -223,15 +231,28 @@ class NeighborsPane(QWidget):
         self.k_box.setValue(int(value))
 
     # -- showing results -------------------------------------------------------------------------
-    def show_result(self, result: NeighborResult, labels: Callable[[int], str],
-                    unused: Callable[[int], bool], description: str = "") -> None:
+    def show_result(
+        self,
+        result: NeighborResult,
+        labels: Callable[[int], str],
+        unused: Callable[[int], bool],
+        description: str = "",
+    ) -> None:
         ids = [int(i) for i in result.ids]
         scores = [float(s) for s in result.scores]
-        self.rows.set_rows(ids, [labels(i) for i in ids], [bool(unused(i)) for i in ids], scores,
-                           bar_fractions(result.scores, result.metric), result.metric)
-        parts = [f"Neighbours of {description}" if description else "Neighbours",
-                 METRIC_NAMES[result.metric].lower(),
-                 "exact" if result.exact else "fast index"]
+        self.rows.set_rows(
+            ids,
+            [labels(i) for i in ids],
+            [bool(unused(i)) for i in ids],
+            scores,
+            bar_fractions(result.scores, result.metric),
+            result.metric,
+        )
+        parts = [
+            f"Neighbours of {description}" if description else "Neighbours",
+            METRIC_NAMES[result.metric].lower(),
+            "exact" if result.exact else "fast index",
+        ]
         if result.skipped:
             plural = "s" if result.skipped != 1 else ""
             parts.append(f"{result.skipped:,} zero/NaN row{plural} skipped")

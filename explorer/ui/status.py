@@ -68,8 +68,9 @@ class JobStatus(QWidget):
             self._set_visible(False)
             return
         label, fraction = current
-        self.label.setText(self.label.fontMetrics().elidedText(
-            label, Qt.TextElideMode.ElideRight, LABEL_WIDTH))
+        self.label.setText(
+            self.label.fontMetrics().elidedText(label, Qt.TextElideMode.ElideRight, LABEL_WIDTH)
+        )
         self.label.setToolTip(label)
         if fraction < 0:
             self.bar.setRange(0, 0)  # busy indicator

@@ -15,8 +15,20 @@ def system_is_dark() -> bool:
     return hints.colorScheme() == Qt.ColorScheme.Dark
 
 
-def light_palette() -> QPalette:
+def _palette(roles: dict[QPalette.ColorRole, str], disabled: str) -> QPalette:
     p = QPalette()
+    for role, colour in roles.items():
+        p.setColor(role, QColor(colour))
+    for role in (
+        QPalette.ColorRole.Text,
+        QPalette.ColorRole.WindowText,
+        QPalette.ColorRole.ButtonText,
+    ):
+        p.setColor(QPalette.ColorGroup.Disabled, role, QColor(disabled))
+    return p
+
+
+def light_palette() -> QPalette:
     roles = {
         QPalette.ColorRole.Window: "#f3f4f6",
         QPalette.ColorRole.WindowText: "#111827",
@@ -35,16 +47,10 @@ def light_palette() -> QPalette:
         QPalette.ColorRole.Dark: "#9ca3af",
         QPalette.ColorRole.Light: "#ffffff",
     }
-    for role, colour in roles.items():
-        p.setColor(role, QColor(colour))
-    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#9ca3af"))
-    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor("#9ca3af"))
-    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#9ca3af"))
-    return p
+    return _palette(roles, disabled="#9ca3af")
 
 
 def dark_palette() -> QPalette:
-    p = QPalette()
     roles = {
         QPalette.ColorRole.Window: "#1f2227",
         QPalette.ColorRole.WindowText: "#e5e7eb",
@@ -63,12 +69,7 @@ def dark_palette() -> QPalette:
         QPalette.ColorRole.Dark: "#0f1114",
         QPalette.ColorRole.Light: "#3b4048",
     }
-    for role, colour in roles.items():
-        p.setColor(role, QColor(colour))
-    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#6b7280"))
-    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor("#6b7280"))
-    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#6b7280"))
-    return p
+    return _palette(roles, disabled="#6b7280")
 
 
 def apply_theme(app: QApplication, dark: bool | None = None) -> None:
@@ -79,7 +80,8 @@ def apply_theme(app: QApplication, dark: bool | None = None) -> None:
     if dark is None and not getattr(app, "_explorer_follows_scheme", False):
         app._explorer_follows_scheme = True  # type: ignore[attr-defined]
         QGuiApplication.styleHints().colorSchemeChanged.connect(
-            lambda _scheme: app.setPalette(dark_palette() if system_is_dark() else light_palette()))
+            lambda _scheme: app.setPalette(dark_palette() if system_is_dark() else light_palette())
+        )
 
 
 def is_dark(widget: QWidget) -> bool:

@@ -46,8 +46,11 @@ class TokenChips(QWidget):
     # -- public ----------------------------------------------------------------------------
     def set_tokens(self, tokens: list[Token]) -> None:
         self.tokens = list(tokens)
-        self._more = (f"… and {len(self.tokens) - MAX_CHIPS:,} more tokens"
-                      if len(self.tokens) > MAX_CHIPS else "")
+        self._more = (
+            f"… and {len(self.tokens) - MAX_CHIPS:,} more tokens"
+            if len(self.tokens) > MAX_CHIPS
+            else ""
+        )
         self._hover = -1
         self._relayout()
 
@@ -142,13 +145,22 @@ class TokenChips(QWidget):
         if self._more and self._rects:
             last = self._rects[-1]
             painter.setPen(mark_colour)
-            painter.drawText(QRect(0, last.bottom() + LINE_GAP, self.width(), last.height()),
-                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self._more)
+            painter.drawText(
+                QRect(0, last.bottom() + LINE_GAP, self.width(), last.height()),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                self._more,
+            )
         painter.end()
 
     @staticmethod
-    def _draw_text(painter: QPainter, fm: QFontMetrics, rect: QRect, text: str,
-                   colour: QColor, mark_colour: QColor) -> None:
+    def _draw_text(
+        painter: QPainter,
+        fm: QFontMetrics,
+        rect: QRect,
+        text: str,
+        colour: QColor,
+        mark_colour: QColor,
+    ) -> None:
         """Whitespace marks (␣ ↵ ⇥) in a quieter colour than the characters they sit beside."""
         x = rect.x() + PAD_X
         baseline = rect.y() + PAD_Y + fm.ascent()
@@ -192,8 +204,9 @@ class TokenChips(QWidget):
         i = self.chip_at(event.position().toPoint())
         if i >= 0:
             mods = event.modifiers()
-            add = bool(mods & (Qt.KeyboardModifier.ControlModifier
-                               | Qt.KeyboardModifier.ShiftModifier))
+            add = bool(
+                mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+            )
             self.tokenClicked.emit(self.tokens[i].id, add)
         event.accept()
 
@@ -201,8 +214,9 @@ class TokenChips(QWidget):
         if e.type() == _TOOLTIP:
             i = self.chip_at(e.pos())
             if i >= 0:
-                QToolTip.showText(e.globalPos(), token_tooltip(self.tokens[i]), self,
-                                  self._rects[i])
+                QToolTip.showText(
+                    e.globalPos(), token_tooltip(self.tokens[i]), self, self._rects[i]
+                )
             else:
                 QToolTip.hideText()
             return True

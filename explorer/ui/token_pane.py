@@ -36,8 +36,9 @@ class TokenPane(QWidget):
         self.editor.textChanged.connect(self._text_edited)
 
         self.special = QCheckBox("Special tokens")
-        self.special.setToolTip("Add the tokenizer's special tokens ([CLS], <bos>, …) as the "
-                                "model would see them")
+        self.special.setToolTip(
+            "Add the tokenizer's special tokens ([CLS], <bos>, …) as the model would see them"
+        )
         self.special.toggled.connect(state.set_special)
         self.counts = QLabel()
         self.counts.setForegroundRole(self.counts.foregroundRole())
@@ -108,7 +109,8 @@ class TokenPane(QWidget):
         self.editor.setEnabled(has_tok)
         self.special.setEnabled(has_tok)
         self.editor.setPlaceholderText(
-            PLACEHOLDER if has_tok else "This model has no tokenizer.json: find rows by id (#123)")
+            PLACEHOLDER if has_tok else "This model has no tokenizer.json: find rows by id (#123)"
+        )
 
     def _show_tokens(self, tokens: list[Token]) -> None:
         self.chips.set_tokens(tokens)
@@ -116,8 +118,10 @@ class TokenPane(QWidget):
         chars = len(self.state.text)
         n = len(tokens)
         if n:
-            self.counts.setText(f"{n:,} token{'s' if n != 1 else ''} · {chars:,} characters · "
-                                f"{chars / n:.2f} characters/token")
+            self.counts.setText(
+                f"{n:,} token{'s' if n != 1 else ''} · {chars:,} characters · "
+                f"{chars / n:.2f} characters/token"
+            )
         else:
             self.counts.setText("")
 

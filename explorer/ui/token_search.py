@@ -15,8 +15,11 @@ SEP = "\u2003 #"  # between label and id in a suggestion
 
 def build_index(model: EmbeddingModel) -> VocabIndex:
     """Worker thread: labels of every row, sorted for prefix search."""
-    labels = model.tokenizer.labels if model.tokenizer is not None else [
-        f"#{i}" for i in range(model.rows)]
+    labels = (
+        model.tokenizer.labels
+        if model.tokenizer is not None
+        else [f"#{i}" for i in range(model.rows)]
+    )
     return VocabIndex(labels[: model.rows])
 
 
@@ -40,8 +43,10 @@ class TokenSearch(QLineEdit):
         self.index: VocabIndex | None = None
         self.matches: list[Match] = []
         self.setPlaceholderText("Find token: text or #id  (Ctrl+F)")
-        self.setToolTip("Find any token of the vocabulary by its text or by id (#123).\n"
-                        "Enter selects it; Ctrl+Enter adds it to the selection.")
+        self.setToolTip(
+            "Find any token of the vocabulary by its text or by id (#123).\n"
+            "Enter selects it; Ctrl+Enter adds it to the selection."
+        )
         self.setClearButtonEnabled(True)
         self.setMinimumWidth(240)
         self.setMaximumWidth(380)
@@ -67,8 +72,9 @@ class TokenSearch(QLineEdit):
         self.index = None
         self.matches = []
         self._model.setStringList([])
-        self.state.jobs.lane("vocab").submit(build_index, model, label="Indexing the vocabulary",
-                                             on_result=self._index_ready)
+        self.state.jobs.lane("vocab").submit(
+            build_index, model, label="Indexing the vocabulary", on_result=self._index_ready
+        )
 
     def _index_ready(self, index: VocabIndex) -> None:
         self.index = index

@@ -21,8 +21,14 @@ def run_cli(*args: str, env_cache=None) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     if env_cache is not None:
         env["XDG_CACHE_HOME"] = str(env_cache)
-    return subprocess.run([sys.executable, "-m", "explorer", "neighbors", *args],
-                          capture_output=True, text=True, encoding="utf-8", timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", "neighbors", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        env=env,
+    )
 
 
 @pytest.fixture
@@ -56,19 +62,31 @@ def test_human_readable_table_and_expression(cache_home):
 
 
 def test_include_query_metric_and_text(cache_home):
-    out = run_cli("--token", "cat", "-k", "3", "--include-query", "--metric", "l2", "--json",
-                  env_cache=cache_home)
+    out = run_cli(
+        "--token",
+        "cat",
+        "-k",
+        "3",
+        "--include-query",
+        "--metric",
+        "l2",
+        "--json",
+        env_cache=cache_home,
+    )
     rows = json.loads(out.stdout)
     assert rows[0]["text"] == "cat" and rows[0]["score"] == pytest.approx(0.0, abs=1e-6)
     out = run_cli("--text", "ice cream", "-k", "3", "--json", env_cache=cache_home)
     assert out.returncode == 0 and len(json.loads(out.stdout)) == 3
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--expr", "king + + man"], "two operators"),
-    (["--token", "cat", "-k", "0"], "k must be"),
-    (["--id", "999999"], "out of range"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--expr", "king + + man"], "two operators"),
+        (["--token", "cat", "-k", "0"], "k must be"),
+        (["--id", "999999"], "out of range"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(cache_home, args, message):
     out = run_cli(*args, env_cache=cache_home)
     assert out.returncode == 2

@@ -15,8 +15,13 @@ from explorer.cli import main
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "explorer", "project", *args],
-                          capture_output=True, text=True, encoding="utf-8", timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", "project", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+    )
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -36,8 +41,20 @@ def test_csv_and_json_coordinates(tmp_path, capsys):
     float(rows[5]["x"]), float(rows[5]["y"])
 
     js = tmp_path / "list.json"
-    assert main(["project", "--ids", "cat,dog,#5,100,kitten,banana", "--method", "pca",
-                 "--out", str(js)]) == 0
+    assert (
+        main(
+            [
+                "project",
+                "--ids",
+                "cat,dog,#5,100,kitten,banana",
+                "--method",
+                "pca",
+                "--out",
+                str(js),
+            ]
+        )
+        == 0
+    )
     data = json.loads(js.read_text(encoding="utf-8"))
     assert [p["piece"] for p in data["points"]][:2] == ["cat", "dog"]
     assert data["points"][2]["id"] == 5 and data["meta"]["method"] == "pca"
@@ -51,8 +68,24 @@ def test_png_is_a_finished_figure_and_svg_is_valid(tmp_path):
     assert png.stat().st_size > 30_000  # a real picture, not an empty canvas
 
     svg = tmp_path / "map.svg"
-    assert main(["project", "--sample", "80", "--method", "pca", "--size", "1280x720",
-                 "--title", "Random tokens", "--out", str(svg)]) == 0
+    assert (
+        main(
+            [
+                "project",
+                "--sample",
+                "80",
+                "--method",
+                "pca",
+                "--size",
+                "1280x720",
+                "--title",
+                "Random tokens",
+                "--out",
+                str(svg),
+            ]
+        )
+        == 0
+    )
     root = ET.parse(svg).getroot()
     assert root.get("width") == "1280"
     texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
@@ -60,12 +93,15 @@ def test_png_is_a_finished_figure_and_svg_is_valid(tmp_path):
     assert len(list(root.iter("{http://www.w3.org/2000/svg}circle"))) == 80
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--around", "cat", "--out", "x.txt"], "unknown output type"),
-    (["--around", "cat", "-n", "0", "--out", "x.csv"], "between 1"),
-    (["--around", "not a single token", "--out", "x.csv"], "not a single token"),
-    (["--ids", "cat", "--min-dist", "3", "--out", "x.csv"], "min_dist"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--around", "cat", "--out", "x.txt"], "unknown output type"),
+        (["--around", "cat", "-n", "0", "--out", "x.csv"], "between 1"),
+        (["--around", "not a single token", "--out", "x.csv"], "not a single token"),
+        (["--ids", "cat", "--min-dist", "3", "--out", "x.csv"], "min_dist"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
     assert main(["project", *args[:-1], str(tmp_path / args[-1])]) == 2
     err = capsys.readouterr().err

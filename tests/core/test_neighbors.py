@@ -25,8 +25,21 @@ from explorer.core.neighbors import (
 )
 
 TENSOR = "model.embed_tokens.weight"
-WORDS = ["[UNK]", "king", "queen", "man", "woman", "cat", "dog", "kitten", "banana", "apple",
-         "ice", "cream", "a-b"]
+WORDS = [
+    "[UNK]",
+    "king",
+    "queen",
+    "man",
+    "woman",
+    "cat",
+    "dog",
+    "kitten",
+    "banana",
+    "apple",
+    "ice",
+    "cream",
+    "a-b",
+]
 
 
 def write_tokenizer(folder: Path, words: list[str] = WORDS) -> None:
@@ -34,13 +47,23 @@ def write_tokenizer(folder: Path, words: list[str] = WORDS) -> None:
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok.save(str(folder / "tokenizer.json"))
     spec = json.loads((folder / "tokenizer.json").read_text())
-    spec["added_tokens"] = [{"id": 0, "content": "[UNK]", "single_word": False, "lstrip": False,
-                             "rstrip": False, "normalized": False, "special": True}]
+    spec["added_tokens"] = [
+        {
+            "id": 0,
+            "content": "[UNK]",
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+    ]
     (folder / "tokenizer.json").write_text(json.dumps(spec))
 
 
-def write_model(folder: Path, matrix: np.ndarray, dtype: str = "F32",
-                tokenizer: bool = True) -> Path:
+def write_model(
+    folder: Path, matrix: np.ndarray, dtype: str = "F32", tokenizer: bool = True
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     stored = np.asarray(matrix).astype(DTYPES[dtype])
     write_safetensors(folder / "model.safetensors", {TENSOR: stored})
@@ -94,8 +117,11 @@ def test_exact_matches_float64_reference(tmp_path, dtype, small_blocks):
     model = open_model(write_model(tmp_path / "m", values, dtype), tokenizer=False)
     decoded = model.vectors(range(model.rows)).astype(np.float64)  # the stored values, exactly
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    queries = [query_for_ids(model, [3]), query_for_ids(model, [10, 20, 30]),
-               query_for_vector(np.linspace(-1, 1, 37))]
+    queries = [
+        query_for_ids(model, [3]),
+        query_for_ids(model, [10, 20, 30]),
+        query_for_vector(np.linspace(-1, 1, 37)),
+    ]
     for metric in METRICS:
         batch = searcher.search_many(queries, k=25, metric=metric)
         for q, res in zip(queries, batch, strict=True):
@@ -172,6 +198,7 @@ def test_bad_arguments(tmp_path):
 
 # -- queries and expressions ---------------------------------------------------------------------
 
+
 @pytest.fixture
 def word_model(tmp_path):
     values = np.random.default_rng(6).standard_normal((len(WORDS) + 3, 10))  # 3 unused rows
@@ -200,18 +227,21 @@ def test_expression_arithmetic(word_model):
     np.testing.assert_allclose(q.vector, expected, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("expr, message", [
-    ("", "empty"),
-    ("   ", "empty"),
-    ("king +", "ends with an operator"),
-    ("king + - man", "two operators"),
-    ("- - king", "two operators"),
-    ("king 'man'", "missing \\+ or -"),
-    ("king + 'man", "unclosed quote"),
-    ("king + ''", "empty term"),
-    ("king + #999", "out of range"),
-    ("king - zebra", "not in the vocabulary"),
-])
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("king +", "ends with an operator"),
+        ("king + - man", "two operators"),
+        ("- - king", "two operators"),
+        ("king 'man'", "missing \\+ or -"),
+        ("king + 'man", "unclosed quote"),
+        ("king + ''", "empty term"),
+        ("king + #999", "out of range"),
+        ("king - zebra", "not in the vocabulary"),
+    ],
+)
 def test_bad_expressions(word_model, expr, message):
     with pytest.raises(TokenError, match=message):
         query_for_expression(word_model, expr)
@@ -229,6 +259,7 @@ def test_text_and_id_queries(word_model):
 
 
 # -- fast index ----------------------------------------------------------------------------------
+
 
 def test_fast_index_recall_and_exact_scores(tmp_path):
     values = clustered(3000, 48, clusters=60, seed=7)
@@ -266,8 +297,9 @@ def test_fast_index_is_cached_and_invalidated_when_the_file_changes(tmp_path):
     # Next launch: loaded from disk, not rebuilt (one step).
     again = NeighborSearcher(open_model(folder, tokenizer=False), cache_dir=cache)
     assert again.load_cached_fast_index() and again.skipped == 0
-    assert list(NeighborSearcher(open_model(folder, tokenizer=False), cache_dir=cache)
-                .build_fast_index()) == [1.0]
+    assert list(
+        NeighborSearcher(open_model(folder, tokenizer=False), cache_dir=cache).build_fast_index()
+    ) == [1.0]
 
     # Same size, new values and mtime: the old index must not be used.
     new_values = clustered(500, 16, 10, seed=2)
@@ -286,6 +318,7 @@ def test_fast_index_is_cached_and_invalidated_when_the_file_changes(tmp_path):
 
 
 # -- cancellation --------------------------------------------------------------------------------
+
 
 def test_cancel_running_exact_search(tmp_path, small_blocks):
     values = clustered(2000, 64, 10)

@@ -120,8 +120,12 @@ def test_cancel_between_stages_and_between_epochs():
             epochs.append(p)
             flag["stop"] = True  # cancel during the UMAP epochs
 
-    job = projection.project(x, ProjectionParams(n_neighbors=5, n_epochs=200, seed=3),
-                             cancelled=lambda: flag["stop"], progress=on_progress)
+    job = projection.project(
+        x,
+        ProjectionParams(n_neighbors=5, n_epochs=200, seed=3),
+        cancelled=lambda: flag["stop"],
+        progress=on_progress,
+    )
     with pytest.raises(Cancelled):
         projection.run(job)
     assert epochs and epochs[0].fraction < 0.9
@@ -181,8 +185,10 @@ def test_align_recovers_a_rotated_scaled_shifted_layout():
     aligned = projection.align(new_all, new_ids, old, old_ids)
     assert np.allclose(aligned[:30], old[order], atol=1e-5)
     # fewer than 3 shared points: unchanged
-    assert np.array_equal(projection.align(new_all, new_ids, old[:2], [old_ids[order[0]], 5]),
-                          new_all.astype(np.float32))
+    assert np.array_equal(
+        projection.align(new_all, new_ids, old[:2], [old_ids[order[0]], 5]),
+        new_all.astype(np.float32),
+    )
 
 
 def test_neighbourhoods_on_the_demo_model(demo):
@@ -226,16 +232,21 @@ def test_placed_labels_never_overlap_and_stay_inside(n, seed):
     rng = np.random.default_rng(seed)
     px, py = rng.uniform(0, 800, n), rng.uniform(0, 500, n)
     texts = ["".join(rng.choice(list("abcdefgh##"), rng.integers(1, 12))) for _ in range(n)]
-    placed = figure.place_labels(px, py, texts, range(n), lambda s: 9.0 * len(s) + 6, 16.0,
-                                 (0, 0, 800, 500), max_labels=120)
+    placed = figure.place_labels(
+        px, py, texts, range(n), lambda s: 9.0 * len(s) + 6, 16.0, (0, 0, 800, 500), max_labels=120
+    )
     boxes = np.array([(p.x, p.y, p.x + p.w, p.y + p.h) for p in placed]).reshape(-1, 4)
     assert len({p.index for p in placed}) == len(placed) <= 120
     assert np.all(boxes[:, 0] >= 0) and np.all(boxes[:, 2] <= 800)
     assert np.all(boxes[:, 1] >= 0) and np.all(boxes[:, 3] <= 500)
     for a in range(len(boxes)):
         for b in range(a + 1, len(boxes)):
-            overlap = (boxes[a, 0] < boxes[b, 2] and boxes[b, 0] < boxes[a, 2]
-                       and boxes[a, 1] < boxes[b, 3] and boxes[b, 1] < boxes[a, 3])
+            overlap = (
+                boxes[a, 0] < boxes[b, 2]
+                and boxes[b, 0] < boxes[a, 2]
+                and boxes[a, 1] < boxes[b, 3]
+                and boxes[b, 1] < boxes[a, 3]
+            )
             assert not overlap
     if 150 < px[0] < 650 and 50 < py[0] < 450:  # the first in priority fits: it is placed
         assert placed[0].index == 0
@@ -244,16 +255,22 @@ def test_placed_labels_never_overlap_and_stay_inside(n, seed):
 def test_svg_figure_and_coordinate_files():
     coords = np.array([[0.0, 0.0], [1.0, 2.0], [2.0, -1.0]])
     labels = ["cat", "<dog & co>", "##s"]
-    svg = figure.map_svg(coords, labels, title="Three", subtitle="sub",
-                         similarity=np.array([1, 0.5, 0.2]),
-                         highlight=[0], colour_label="cosine to cat")
+    svg = figure.map_svg(
+        coords,
+        labels,
+        title="Three",
+        subtitle="sub",
+        similarity=np.array([1, 0.5, 0.2]),
+        highlight=[0],
+        colour_label="cosine to cat",
+    )
     root = ET.fromstring(svg)
     texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
     assert "Three" in texts and "<dog & co>" in texts and "cat" in texts
     assert len(list(root.iter("{http://www.w3.org/2000/svg}circle"))) >= 3
     csv_text = figure.coordinates_csv([7, 8, 9], labels, coords)
     lines = csv_text.splitlines()
-    assert lines[0] == "id,piece,x,y" and lines[2].startswith('8,<dog & co>,1,2')
+    assert lines[0] == "id,piece,x,y" and lines[2].startswith("8,<dog & co>,1,2")
 
 
 def test_refinement_moves_misplaced_points_beside_their_neighbours():

@@ -21,21 +21,34 @@ def _tokenizer_json(words: list[str]) -> dict:
         "truncation": None,
         "padding": None,
         "added_tokens": [
-            {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-             "normalized": False, "special": True}
+            {
+                "id": i,
+                "content": t,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
             for t, i in (("[UNK]", 0), ("[CLS]", 1), ("[SEP]", 2))
         ],
         "normalizer": {"type": "Lowercase"},
         "pre_tokenizer": {"type": "Whitespace"},
         "post_processor": {
             "type": "TemplateProcessing",
-            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
-                       {"Sequence": {"id": "A", "type_id": 0}},
-                       {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
-            "pair": [{"Sequence": {"id": "A", "type_id": 0}},
-                     {"Sequence": {"id": "B", "type_id": 1}}],
-            "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [1], "tokens": ["[CLS]"]},
-                               "[SEP]": {"id": "[SEP]", "ids": [2], "tokens": ["[SEP]"]}},
+            "single": [
+                {"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                {"Sequence": {"id": "A", "type_id": 0}},
+                {"SpecialToken": {"id": "[SEP]", "type_id": 0}},
+            ],
+            "pair": [
+                {"Sequence": {"id": "A", "type_id": 0}},
+                {"Sequence": {"id": "B", "type_id": 1}},
+            ],
+            "special_tokens": {
+                "[CLS]": {"id": "[CLS]", "ids": [1], "tokens": ["[CLS]"]},
+                "[SEP]": {"id": "[SEP]", "ids": [2], "tokens": ["[SEP]"]},
+            },
         },
         "decoder": None,
         "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"},
@@ -45,8 +58,9 @@ def _tokenizer_json(words: list[str]) -> dict:
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "a", "kitten", "banana", "hello", "world"]
 
 
-def make_model(folder: Path, rows: int = 16, dim: int = 8, seed: int = 0,
-               dtype=ml_dtypes.bfloat16) -> tuple[Path, np.ndarray]:
+def make_model(
+    folder: Path, rows: int = 16, dim: int = 8, seed: int = 0, dtype=ml_dtypes.bfloat16
+) -> tuple[Path, np.ndarray]:
     """A tiny real model folder: safetensors embedding + WordLevel tokenizer.json + config."""
     folder.mkdir(parents=True, exist_ok=True)
     matrix = np.random.default_rng(seed).standard_normal((rows, dim)).astype(dtype)
@@ -61,14 +75,21 @@ def wordlevel_tokenizer(path: Path, words: list[str]) -> None:
     path.write_text(json.dumps(_tokenizer_json(words)), encoding="utf-8")
 
 
-def write_bf16_model(folder: Path, rows: int, dim: int, seed: int = 0, chunk_rows: int = 4096,
-                     tensor: str = "model.embed_tokens.weight") -> Path:
+def write_bf16_model(
+    folder: Path,
+    rows: int,
+    dim: int,
+    seed: int = 0,
+    chunk_rows: int = 4096,
+    tensor: str = "model.embed_tokens.weight",
+) -> Path:
     """A large BF16 model written chunk by chunk (never the whole matrix in RAM), with a
     WordLevel tokenizer whose tokens are w0, w1, …"""
     folder.mkdir(parents=True, exist_ok=True)
     nbytes = rows * dim * 2
-    header = json.dumps({tensor: {"dtype": "BF16", "shape": [rows, dim],
-                                  "data_offsets": [0, nbytes]}}).encode()
+    header = json.dumps(
+        {tensor: {"dtype": "BF16", "shape": [rows, dim], "data_offsets": [0, nbytes]}}
+    ).encode()
     header += b" " * (-len(header) % 8)
     rng = np.random.default_rng(seed)
     with open(folder / "model.safetensors", "wb") as f:
@@ -77,7 +98,8 @@ def write_bf16_model(folder: Path, rows: int, dim: int, seed: int = 0, chunk_row
         for start in range(0, rows, chunk_rows):
             n = min(chunk_rows, rows - start)
             block = (rng.standard_normal((n, dim), dtype=np.float32) * 0.02).astype(
-                ml_dtypes.bfloat16)
+                ml_dtypes.bfloat16
+            )
             f.write(block.tobytes())
     wordlevel_tokenizer(folder / "tokenizer.json", [f"w{i}" for i in range(rows - 3)])
     (folder / "config.json").write_text(json.dumps({"vocab_size": rows}), encoding="utf-8")

@@ -42,10 +42,11 @@ def test_gui_thread_stays_responsive_on_a_256mb_model(qtbot, tmp_path):
     # a long paste (lines of a dozen words) is tokenized on a worker; only the first chips are
     # laid out
     words = rng.integers(0, ROWS - 3, size=40_000)
-    lines = [" ".join(f"w{i}" for i in words[j:j + 12]) for j in range(0, len(words), 12)]
+    lines = [" ".join(f"w{i}" for i in words[j : j + 12]) for j in range(0, len(words), 12)]
     window.token_pane.set_text("\n".join(lines))
-    qtbot.waitUntil(lambda: len(window.state.tokens) == len(words) and not window.pending,
-                    timeout=30000)
+    qtbot.waitUntil(
+        lambda: len(window.state.tokens) == len(words) and not window.pending, timeout=30000
+    )
     assert [t.id for t in window.state.tokens[:3]] == [int(i) + 3 for i in words[:3]]
 
     ids = rng.choice(ROWS, size=120, replace=False).tolist()
@@ -68,8 +69,10 @@ def test_gui_thread_stays_responsive_on_a_256mb_model(qtbot, tmp_path):
 
     gap = meter.stop()
     busy = others.share()
-    print(f"browsing: longest GUI-thread gap {gap:.1f} ms over {meter.ticks} ticks; "
-          f"other processes used {busy:.0%} of the machine")
+    print(
+        f"browsing: longest GUI-thread gap {gap:.1f} ms over {meter.ticks} ticks; "
+        f"other processes used {busy:.0%} of the machine"
+    )
     if gap >= MAX_GAP_MS and busy > BUSY_MACHINE:
         pytest.xfail(f"gap {gap:.0f} ms, but other processes used {busy:.0%} of the CPUs")
     assert gap < MAX_GAP_MS

@@ -109,8 +109,9 @@ def _drop(window: MainWindow, path: str) -> tuple[bool, bool]:
     mime.setUrls([QUrl.fromLocalFile(path)])
     pos = QPointF(window.width() / 2, window.height() / 2)
     actions = Qt.DropAction.CopyAction
-    enter = QDragEnterEvent(pos.toPoint(), actions, mime, Qt.MouseButton.LeftButton,
-                            Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(
+        pos.toPoint(), actions, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     window.dragEnterEvent(enter)
     drop = QDropEvent(pos, actions, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     window.dropEvent(drop)
@@ -130,8 +131,13 @@ def test_drag_and_drop_opens_a_model(qtbot, window, tmp_path):
     # text that is not a file is refused
     mime = QMimeData()
     mime.setText("hello")
-    enter = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime,
-                            Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(
+        QPoint(10, 10),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     window.dragEnterEvent(enter)
     assert not enter.isAccepted()
 
@@ -155,7 +161,9 @@ def test_recent_files_are_remembered_and_reopen(qtbot, window, tmp_path, tiny_mo
     again = MainWindow(AppState(), window.settings)
     qtbot.addWidget(again)
     assert [a.data() for a in again.recent_menu.actions() if a.data()][:2] == [
-        str(first.resolve()), str(other.resolve())]
+        str(first.resolve()),
+        str(other.resolve()),
+    ]
 
 
 def test_search_box_selects_by_text_and_id(qtbot, window, tiny_model):

@@ -34,8 +34,9 @@ def view(qtbot):
     v.show()
     qtbot.waitExposed(v)
     ids, labels, coords, sim = grid_points()
-    v.set_points(ids, labels, coords, similarity=sim, norms=np.arange(len(ids)) + 1.0,
-                 highlight=[1000])
+    v.set_points(
+        ids, labels, coords, similarity=sim, norms=np.arange(len(ids)) + 1.0, highlight=[1000]
+    )
     qtbot.waitUntil(lambda: len(v.visible_labels()) > 0)
     return v
 
@@ -83,7 +84,7 @@ def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot):
     before = len(v.visible_labels())
     rects = [item.sceneBoundingRect() for item in v._label_items if item.isVisible()]
     for i, a in enumerate(rects):
-        for b in rects[i + 1:]:
+        for b in rects[i + 1 :]:
             assert not a.adjusted(1, 1, -1, -1).intersects(b.adjusted(1, 1, -1, -1))
     v.viewbox.setRange(xRange=(-0.2, 0.2), yRange=(-0.2, 0.2), padding=0)
 
@@ -94,8 +95,9 @@ def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot):
         return set(np.flatnonzero(ok).tolist())
 
     # the debounced relabel runs: every label shown is of a point in view
-    qtbot.waitUntil(lambda: v.visible_labels() and {i for i, _ in v.visible_labels()} <= in_view(),
-                    timeout=3000)
+    qtbot.waitUntil(
+        lambda: v.visible_labels() and {i for i, _ in v.visible_labels()} <= in_view(), timeout=3000
+    )
     shown = {i for i, _ in v.visible_labels()}
     # zoomed in on a dense centre, far more of the points in view get a label than before
     assert len(shown) >= min(len(in_view()), before) * 0.5
@@ -113,6 +115,7 @@ def test_colour_modes_and_legend(qtbot, view):
 
 
 # -- the pane, with the demo model and real jobs -------------------------------------------------
+
 
 @pytest.fixture
 def pane(qtbot):
@@ -151,8 +154,11 @@ def test_pca_map_of_a_selection_click_selects_and_exports(qtbot, pane, tmp_path)
     gaps = np.linalg.norm(coords[:, None] - coords[None], axis=2) + np.eye(len(coords)) * 1e9
     target = int(pane.view.ids[np.argmax(gaps.min(axis=1))])
     with qtbot.waitSignal(state.selectionChanged, timeout=3000) as sig:
-        qtbot.mouseClick(pane.view.graphics.viewport(), Qt.MouseButton.LeftButton,
-                         pos=pane.view.point_position(target).toPoint())
+        qtbot.mouseClick(
+            pane.view.graphics.viewport(),
+            Qt.MouseButton.LeftButton,
+            pos=pane.view.point_position(target).toPoint(),
+        )
     assert sig.args[0] == [target] and state.selection == [target]
     assert target in pane.view.highlight_ids
 

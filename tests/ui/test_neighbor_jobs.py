@@ -21,8 +21,9 @@ def test_selection_gets_exact_neighbours_and_the_fast_index_is_built(qtbot, tiny
     path, matrix = tiny_model
     state = AppState()
     jobs = NeighborJobs(state, k=5, cache_dir=tmp_path / "cache")
-    with qtbot.waitSignal(jobs.fastReadyChanged, timeout=60000,
-                          check_params_cb=lambda ready: ready):
+    with qtbot.waitSignal(
+        jobs.fastReadyChanged, timeout=60000, check_params_cb=lambda ready: ready
+    ):
         state.open(path)
     assert jobs.fast_ready
     assert list((tmp_path / "cache").rglob("codes.npy")), "the child wrote no index to the cache"

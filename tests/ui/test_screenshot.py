@@ -17,14 +17,27 @@ def run_gui(*args: str, tmp_path) -> subprocess.CompletedProcess:
     env.pop("DISPLAY", None)
     env.pop("WAYLAND_DISPLAY", None)
     env["XDG_CONFIG_HOME"] = str(tmp_path / "config")  # never touch the user's settings
-    return subprocess.run([sys.executable, "-m", "explorer", "gui", *args], capture_output=True,
-                          text=True, timeout=180, env=env, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", "gui", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=tmp_path,
+    )
 
 
 def test_screenshot_of_the_demo_with_text_and_selection(tmp_path):
     out = tmp_path / "window.png"
-    proc = run_gui("--screenshot", str(out), "--text", "The cat sat on the mat", "--select", "cat",
-                   tmp_path=tmp_path)
+    proc = run_gui(
+        "--screenshot",
+        str(out),
+        "--text",
+        "The cat sat on the mat",
+        "--select",
+        "cat",
+        tmp_path=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     image = QImage(str(out))
     assert not image.isNull()

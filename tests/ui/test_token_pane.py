@@ -51,7 +51,8 @@ def test_long_text_lays_out_a_capped_number_of_chips(qtbot, tiny_model):
     last = chips.chip_rect(MAX_CHIPS - 1)
     assert chips.chip_at(last.center()) == MAX_CHIPS - 1
     with qtbot.waitSignal(state.selectionChanged, timeout=30000) as sel:
-        qtbot.mouseClick(chips, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
-                         last.center())
+        qtbot.mouseClick(
+            chips, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, last.center()
+        )
     assert sel.args[0] == [8]  # "dog"
     qtbot.waitUntil(lambda: not state.jobs.busy)
