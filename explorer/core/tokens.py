@@ -183,11 +183,16 @@ class TokenizerInfo:
     # -- whole vocabulary ---------------------------------------------------------------------
     @cached_property
     def pieces(self) -> list[str | None]:
-        vocab = self.tokenizer.get_vocab(with_added_tokens=True)
-        size = max([self.rows or 0, *(i + 1 for i in vocab.values())])
-        pieces: list[str | None] = [None] * size
-        for piece, i in vocab.items():
-            pieces[i] = piece
+        # One short id_to_token call per id lets other threads (the GUI) run in between;
+        # get_vocab() would hold the GIL for the whole vocabulary at once.
+        size = max([self.rows or 0, self.vocab_size, *(i + 1 for i in self.added_ids)])
+        to_token = self.tokenizer.id_to_token
+        pieces: list[str | None] = [to_token(i) for i in range(size)]
+        if sum(p is not None for p in pieces) < self.vocab_size:  # ids beyond `size` (holes)
+            vocab = self.tokenizer.get_vocab(with_added_tokens=True)
+            pieces += [None] * (max(vocab.values()) + 1 - len(pieces))
+            for piece, i in vocab.items():
+                pieces[i] = piece
         return pieces
 
     @cached_property
