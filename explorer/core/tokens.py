@@ -107,6 +107,27 @@ def _walk_types(node: object) -> set[str]:
     return found
 
 
+def _spec_of(tok: Tokenizer) -> dict:
+    """The parts of tokenizer.json we inspect, read from the loaded tokenizer's components:
+    re-parsing the whole file would hold the GIL for the size of the vocabulary once more."""
+    spec: dict = {}
+    for part in ("pre_tokenizer", "decoder"):
+        component = getattr(tok, part)
+        if component is not None:
+            spec[part] = json.loads(component.__getstate__())
+    model = tok.model
+    spec["model"] = {
+        "type": type(model).__name__,
+        "continuing_subword_prefix": getattr(model, "continuing_subword_prefix", None),
+        "byte_fallback": bool(getattr(model, "byte_fallback", False)),
+    }
+    spec["added_tokens"] = [
+        {"id": i, "content": t.content, "special": t.special}
+        for i, t in tok.get_added_tokens_decoder().items()
+    ]
+    return spec
+
+
 class TokenizerInfo:
     """A tokenizer with padding/truncation off and readable labels for every id."""
 
@@ -136,8 +157,8 @@ class TokenizerInfo:
     def from_file(cls, path: str | Path, rows: int | None = None) -> TokenizerInfo:
         path = Path(path)
         try:
-            spec = json.loads(path.read_text(encoding="utf-8"))
             tok = Tokenizer.from_file(str(path))
+            spec = _spec_of(tok)
         except Exception as e:  # the tokenizers library raises bare Exceptions
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise ModelFormatError(f"{path.name}: cannot load tokenizer ({first})") from None
