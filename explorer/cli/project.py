@@ -23,7 +23,7 @@ def register(sub) -> None:
     p = sub.add_parser(
         "project", help="map a neighbourhood to 2-D (UMAP or PCA): figure or coordinates"
     )
-    add_model_options(p, json_flag=False)
+    add_model_options(p)
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument(
         "--around", metavar="TOKEN", help="a token (text or #id) and its nearest tokens"
@@ -73,7 +73,9 @@ def register(sub) -> None:
         metavar="WxH",
         help="figure size in pixels (default 1920x1080)",
     )
-    p.add_argument("--out", required=True, metavar="FILE", help="output: .png, .svg, .csv or .json")
+    p.add_argument(
+        "--out", metavar="FILE", help="output: .png, .svg, .csv or .json (or --json for stdout)"
+    )
     p.set_defaults(func=run)
 
 
@@ -99,7 +101,11 @@ def select(model, args: argparse.Namespace) -> neighbourhood.Neighbourhood:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = Path(args.out)
+    if args.out is None and not args.json:
+        raise ExplorerError("project needs --out FILE (.png, .svg, .csv, .json) or --json")
+    if args.out is not None and args.json:
+        raise ExplorerError("use either --out FILE or --json (coordinates on stdout), not both")
+    out = Path(args.out or "stdout.json")
     suffix = out.suffix.lower()
     if suffix not in FORMATS:
         raise ExplorerError(f"{out.name}: unknown output type; use one of {', '.join(FORMATS)}")
@@ -129,21 +135,22 @@ def run(args: argparse.Namespace) -> int:
         out.write_text(figure.coordinates_csv(nb.ids, nb.labels, coords), encoding="utf-8")
         return 0
     if suffix == ".json":
-        out.write_text(
-            figure.coordinates_json(
-                nb.ids,
-                nb.labels,
-                coords,
-                title=nb.title,
-                model=str(model.path),
-                method=method.lower(),
-                n_neighbors=params.n_neighbors,
-                min_dist=params.min_dist,
-                seed=params.seed,
-                query_ids=list(nb.query_ids),
-            ),
-            encoding="utf-8",
+        text = figure.coordinates_json(
+            nb.ids,
+            nb.labels,
+            coords,
+            title=nb.title,
+            model=str(model.path),
+            method=method.lower(),
+            n_neighbors=params.n_neighbors,
+            min_dist=params.min_dist,
+            seed=params.seed,
+            query_ids=list(nb.query_ids),
         )
+        if args.json:
+            sys.stdout.write(text)
+        else:
+            out.write_text(text, encoding="utf-8")
         return 0
     position = {int(i): k for k, i in enumerate(nb.ids)}
     highlight = [position[i] for i in nb.query_ids if i in position]

@@ -106,3 +106,19 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
     assert main(["project", *args[:-1], str(tmp_path / args[-1])]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_json_to_stdout_matches_the_json_file(tmp_path):
+    common = ["--ids", "cat,dog,banana,#42", "--method", "pca"]
+    printed = run(*common, "--json")
+    assert printed.returncode == 0 and printed.stderr == ""
+    out = tmp_path / "c.json"
+    assert run(*common, "--out", str(out)).returncode == 0
+    assert json.loads(printed.stdout) == json.loads(out.read_text(encoding="utf-8"))
+    assert [p["id"] for p in json.loads(printed.stdout)["points"]][-1] == 42
+
+
+def test_needs_exactly_one_destination():
+    for extra in ([], ["--json", "--out", "x.csv"]):
+        r = run("--ids", "cat,dog", *extra)
+        assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1
