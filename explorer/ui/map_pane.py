@@ -3,7 +3,8 @@
 A request runs in two jobs on the same lane (a new request cancels either): first the points
 are chosen and a PCA preview computed (well under a second), which is shown at once; then the
 UMAP layout, which replaces the preview, aligned to it so that the picture settles rather than
-jumps. Clicking a point selects that token everywhere; Shift+drag chooses points with a box.
+jumps. Clicking a point selects that token everywhere; Shift+drag chooses points with a box,
+Alt+drag (or drag with the Lasso button down) with a freehand lasso.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ COLOURS = [
     ("cluster", "Cluster"),
     ("none", "Plain"),
 ]
+HINT = "drag: pan · wheel: zoom · click: select · Shift+drag: box · Alt+drag: lasso"
+LASSO_HINT = "drag: lasso · wheel: zoom · click: select · Shift+drag: box · Lasso off: pan"
 
 _warm_lock = threading.Lock()
 _warm_started = False
@@ -242,8 +245,15 @@ class MapPane(QWidget):
         w: QWidget
         for w in (self.copy_button, self.remap_button):
             w.setEnabled(False)
-        hint = QLabel("drag: pan · wheel: zoom · click: select · Shift+drag: choose")
-        hint.setStyleSheet("color: gray")
+        self.lasso_button = QToolButton()
+        self.lasso_button.setText("Lasso")
+        self.lasso_button.setCheckable(True)
+        self.lasso_button.setToolTip(
+            "While down, dragging draws a freehand lasso that chooses the points inside it\n"
+            "(Alt+drag does the same at any time)"
+        )
+        self.hint = QLabel(HINT)
+        self.hint.setStyleSheet("color: gray")
 
         row1 = QHBoxLayout()
         for label, w in (
@@ -263,11 +273,12 @@ class MapPane(QWidget):
         row2 = QHBoxLayout()
         row2.addWidget(self.refs, 1)
         row3 = QHBoxLayout()
+        row3.addWidget(self.lasso_button)
         row3.addWidget(self.chosen)
         row3.addWidget(self.copy_button)
         row3.addWidget(self.remap_button)
         row3.addStretch(1)
-        row3.addWidget(hint)
+        row3.addWidget(self.hint)
         layout_ = QVBoxLayout(self)
         layout_.setContentsMargins(4, 4, 4, 4)
         layout_.addLayout(row1)
@@ -286,6 +297,7 @@ class MapPane(QWidget):
         self.view.tokenClicked.connect(lambda i: self.state.select([i]))
         self.view.tokenCtrlClicked.connect(lambda i: self.state.select([i], add=True))
         self.view.selectionMade.connect(self._chosen_changed)
+        self.lasso_button.toggled.connect(self._lasso_toggled)
         self.copy_button.clicked.connect(self.copy_selection)
         self.remap_button.clicked.connect(self.map_chosen)
         self.state.selectionChanged.connect(self._follow_selection)
@@ -479,6 +491,10 @@ class MapPane(QWidget):
         self.chosen.setText(f"{len(ids):,} chosen" if ids else "")
         self.copy_button.setEnabled(bool(ids))
         self.remap_button.setEnabled(len(ids) >= 2)
+
+    def _lasso_toggled(self, on: bool) -> None:
+        self.view.set_lasso_mode(on)
+        self.hint.setText(LASSO_HINT if on else HINT)
 
     def copy_selection(self) -> str:
         text = self.view.selection_text()

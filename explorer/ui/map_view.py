@@ -1,4 +1,4 @@
-"""The interactive map: one scatter item, hover, click-to-select, box selection, labels that fit.
+"""The interactive map: one scatter item, hover, click-to-select, box and lasso selection, labels.
 
 Everything here runs on the GUI thread and is proportional to the points on the map (≤ 50,000),
 never to the vocabulary. Colours come from a small palette of shared brushes (one brush object
@@ -11,16 +11,17 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF
-from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath
+from PySide6.QtWidgets import QGraphicsPathItem, QToolTip, QVBoxLayout, QWidget
 
-from explorer.core import figure
+from explorer.core import figure, geometry
 
 PALETTE_STEPS = 16
 MAX_LABELS = 120
 MAX_TRIES = 800  # labels tried per pass: bounds the work whatever the zoom
 LABEL_PX = 13
 COLOUR_MODES = ("similarity", "norm", "cluster", "none")
+LASSO_STEP_PX = 3.0  # a new lasso vertex only after the mouse moved this far: few vertices
 
 
 def _brushes(rgb: np.ndarray, alpha: int = 220) -> list[QBrush]:
@@ -38,17 +39,33 @@ def continuous_brushes() -> list[QBrush]:
 
 
 class _MapViewBox(pg.ViewBox):
-    """Drag pans; Shift+drag (or any drag in select mode) draws a selection box."""
+    """Drag pans; Shift+drag (or any drag in select mode) draws a selection box; Alt+drag (or
+    any drag in lasso mode) draws a freehand lasso."""
 
     boxSelected = Signal(object)  # QRectF in data coordinates
+    lassoSelected = Signal(object)  # np.ndarray [m, 2]: the lasso's vertices in data coordinates
 
     def __init__(self):
         super().__init__()
         self.select_mode = False
+        self.lasso_mode = False
+        self.lasso_points: list[QPointF] = []  # data coordinates, while a lasso is drawn
+        self._lasso_last_px = QPointF()
+        self.lasso_item = QGraphicsPathItem()
+        self.lasso_item.setPen(pg.mkPen("#ff7f0e", width=1.5))  # cosmetic: 1.5 px at any zoom
+        self.lasso_item.setBrush(pg.mkBrush(255, 127, 14, 40))
+        self.lasso_item.setZValue(1e9)
+        self.lasso_item.hide()
+        self.addItem(self.lasso_item, ignoreBounds=True)
 
     def mouseDragEvent(self, ev, axis=None):  # noqa: N802 - Qt naming
-        shift = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-        if ev.button() == Qt.MouseButton.LeftButton and (shift or self.select_mode):
+        left = ev.button() == Qt.MouseButton.LeftButton
+        mods = ev.modifiers()
+        if left and (mods & Qt.KeyboardModifier.AltModifier or self.lasso_mode):
+            ev.accept()
+            self._lasso_drag(ev)
+            return
+        if left and (mods & Qt.KeyboardModifier.ShiftModifier or self.select_mode):
             ev.accept()
             if ev.isFinish():
                 self.rbScaleBox.hide()
@@ -59,11 +76,33 @@ class _MapViewBox(pg.ViewBox):
             return
         super().mouseDragEvent(ev, axis)
 
+    def _lasso_drag(self, ev) -> None:
+        if ev.isStart():
+            self.lasso_points = [self.mapToView(ev.buttonDownPos())]
+            self._lasso_last_px = QPointF(ev.buttonDownPos())
+        pos = QPointF(ev.pos())
+        step = pos - self._lasso_last_px
+        if ev.isFinish() or abs(step.x()) + abs(step.y()) >= LASSO_STEP_PX:
+            self.lasso_points.append(self.mapToView(pos))
+            self._lasso_last_px = pos
+        if ev.isFinish():
+            self.lasso_item.hide()
+            polygon = np.array([(p.x(), p.y()) for p in self.lasso_points], dtype=np.float64)
+            self.lasso_points = []
+            self.lassoSelected.emit(polygon)
+            return
+        path = QPainterPath(self.lasso_points[0])
+        for p in self.lasso_points[1:]:
+            path.lineTo(p)
+        path.closeSubpath()  # show the closing edge: it is part of the selection
+        self.lasso_item.setPath(path)
+        self.lasso_item.show()
+
 
 class MapView(QWidget):
     tokenClicked = Signal(object)  # token id (int), plain click
     tokenCtrlClicked = Signal(object)  # token id, Ctrl+click (add to selection)
-    selectionMade = Signal(object)  # list[int] of ids chosen with the box
+    selectionMade = Signal(object)  # list[int] of ids chosen with the box or the lasso
     hovered = Signal(object)  # token id under the mouse, or None
 
     def __init__(self, parent: QWidget | None = None):
@@ -142,6 +181,7 @@ class MapView(QWidget):
         self.viewbox.sigRangeChanged.connect(lambda *_: self._label_timer.start(60))
         self.viewbox.sigResized.connect(lambda *_: self._label_timer.start(60))
         self.viewbox.boxSelected.connect(self._box_selected)
+        self.viewbox.lassoSelected.connect(self.select_lasso)
         # hover is throttled: at most 30 look-ups a second, whatever the mouse does
         self._hover_proxy = pg.SignalProxy(
             self.graphics.scene().sigMouseMoved, rateLimit=30, slot=self._mouse_moved
@@ -233,7 +273,7 @@ class MapView(QWidget):
         self._update_overlay()
 
     def selection_text(self) -> str:
-        """The box-selected tokens as lines of `id<TAB>piece` (for the clipboard)."""
+        """The box- or lasso-selected tokens as lines of `id<TAB>piece` (for the clipboard)."""
         return "".join(f"{i}\t{self.labels[self._index[i]]}\n" for i in self.selected_ids)
 
     def point_position(self, token_id: int) -> QPointF:
@@ -454,6 +494,19 @@ class MapView(QWidget):
     def select_box(self, x0: float, y0: float, x1: float, y1: float) -> None:
         """Select the points inside a data-coordinate rectangle (what Shift+drag does)."""
         self._box_selected(QRectF(QPointF(x0, y0), QPointF(x1, y1)).normalized())
+
+    def select_lasso(self, polygon) -> None:
+        """Select the points inside a polygon of data coordinates (what a lasso drag does)."""
+        if not len(self.ids):
+            return
+        inside = geometry.points_in_polygon(self.coords, np.asarray(polygon, dtype=np.float64))
+        chosen = [int(i) for i in self.ids[inside]]
+        self.set_selected(chosen)
+        self.selectionMade.emit(chosen)
+
+    def set_lasso_mode(self, on: bool) -> None:
+        """Plain drag draws a lasso instead of panning (Alt+drag does so in any mode)."""
+        self.viewbox.lasso_mode = bool(on)
 
     def clear(self) -> None:
         self.set_points([], [], np.zeros((0, 2)))
