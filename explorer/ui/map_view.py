@@ -45,7 +45,7 @@ class _MapViewBox(pg.ViewBox):
     boxSelected = Signal(object)  # QRectF in data coordinates
     lassoSelected = Signal(object)  # np.ndarray [m, 2]: the lasso's vertices in data coordinates
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.select_mode = False
         self.lasso_mode = False
@@ -59,13 +59,15 @@ class _MapViewBox(pg.ViewBox):
         self.addItem(self.lasso_item, ignoreBounds=True)
 
     def mouseDragEvent(self, ev, axis=None):  # noqa: N802 - Qt naming
-        left = ev.button() == Qt.MouseButton.LeftButton
-        mods = ev.modifiers()
-        if left and (mods & Qt.KeyboardModifier.AltModifier or self.lasso_mode):
+        if ev.button() != Qt.MouseButton.LeftButton:
+            super().mouseDragEvent(ev, axis)
+            return
+        alt = bool(ev.modifiers() & Qt.KeyboardModifier.AltModifier)
+        shift = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if alt or (self.lasso_mode and not shift):
             ev.accept()
             self._lasso_drag(ev)
-            return
-        if left and (mods & Qt.KeyboardModifier.ShiftModifier or self.select_mode):
+        elif shift or self.select_mode:
             ev.accept()
             if ev.isFinish():
                 self.rbScaleBox.hide()
@@ -73,8 +75,8 @@ class _MapViewBox(pg.ViewBox):
                 self.boxSelected.emit(QRectF(a, b).normalized())
             else:
                 self.updateScaleBox(ev.buttonDownPos(), ev.pos())
-            return
-        super().mouseDragEvent(ev, axis)
+        else:
+            super().mouseDragEvent(ev, axis)
 
     def _lasso_drag(self, ev) -> None:
         if ev.isStart():
@@ -330,30 +332,22 @@ class MapView(QWidget):
         self.colour_bar.show()
 
     def _update_overlay(self) -> None:
-        spots = []
-        for token_id in self.selected_ids:
-            x, y = self.coords[self._index[token_id]]
-            spots.append(
-                {
-                    "pos": (float(x), float(y)),
-                    "size": 13,
-                    "brush": pg.mkBrush(0, 0, 0, 0),
-                    "pen": pg.mkPen("#ff7f0e", width=2.5),
-                }
-            )
-        for token_id in self.highlight_ids:
-            k = self._index.get(token_id)
-            if k is not None:
-                x, y = self.coords[k]
-                spots.append(
-                    {
-                        "pos": (float(x), float(y)),
-                        "size": 15,
-                        "brush": pg.mkBrush(*figure.HIGHLIGHT),
-                        "pen": pg.mkPen("w", width=2),
-                    }
-                )
-        self.overlay.setData(spots)
+        """Rings on chosen points, discs on highlighted ones: arrays and shared brushes/pens,
+        so a selection of thousands of points costs no per-point Python objects."""
+        chosen = [self._index[i] for i in self.selected_ids]
+        marked = [k for i in self.highlight_ids if (k := self._index.get(i)) is not None]
+        rows = np.asarray(chosen + marked, dtype=np.int64)
+        n_chosen = len(chosen)
+        ring_brush, ring_pen = pg.mkBrush(0, 0, 0, 0), pg.mkPen("#ff7f0e", width=2.5)
+        disc_brush, disc_pen = pg.mkBrush(*figure.HIGHLIGHT), pg.mkPen("w", width=2)
+        xy = self.coords[rows] if len(rows) else np.zeros((0, 2))
+        self.overlay.setData(
+            x=xy[:, 0],
+            y=xy[:, 1],
+            size=np.where(np.arange(len(rows)) < n_chosen, 13, 15),
+            brush=[ring_brush] * n_chosen + [disc_brush] * (len(rows) - n_chosen),
+            pen=[ring_pen] * n_chosen + [disc_pen] * (len(rows) - n_chosen),
+        )
 
     # -- labels ----------------------------------------------------------------------------------
     def _width(self, k: int) -> float:

@@ -7,11 +7,15 @@ import struct
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication
 
 from explorer.app.gapmeter import GapMeter, OtherLoad
 from explorer.app.state import AppState
+from explorer.core.geometry import points_in_polygon
 from explorer.core.resources import demo_model_dir
 from explorer.ui.map_pane import MapPane
 from explorer.ui.map_view import MapView
@@ -68,6 +72,111 @@ def test_box_selection_lists_the_points_inside(qtbot, view):
     assert sorted(chosen) == sorted([1000, 1001, 1006, 1007, 1012, 1013])
     lines = view.selection_text().splitlines()
     assert len(lines) == 6 and lines[0].split("\t")[1].startswith("tok")
+
+
+def send_mouse(widget, kind, pos: QPointF, buttons, modifiers) -> None:
+    """A real QMouseEvent to the view's viewport (QTest's mouseMove cannot carry modifiers)."""
+    button = Qt.MouseButton.LeftButton if kind != QEvent.Type.MouseMove else Qt.MouseButton.NoButton
+    global_pos = QPointF(widget.mapToGlobal(pos.toPoint()))
+    QApplication.sendEvent(widget, QMouseEvent(kind, pos, global_pos, button, buttons, modifiers))
+
+
+def drag_lasso(qtbot, view, pixels, modifiers=Qt.KeyboardModifier.NoModifier, on_move=None):
+    """Press at the first pixel, move through the rest, release at the last: a lasso drag."""
+    port = view.graphics.viewport()
+    left = Qt.MouseButton.LeftButton
+    old_limit = pg.getConfigOption("mouseRateLimit")
+    pg.setConfigOption("mouseRateLimit", 0)  # every move counts, however fast the test sends them
+    try:
+        send_mouse(port, QEvent.Type.MouseButtonPress, pixels[0], left, modifiers)
+        for k, p in enumerate(pixels[1:]):
+            send_mouse(port, QEvent.Type.MouseMove, p, left, modifiers)
+            if on_move:
+                on_move(k)
+        with qtbot.waitSignal(view.selectionMade, timeout=3000) as sig:
+            send_mouse(
+                port, QEvent.Type.MouseButtonRelease, pixels[-1], Qt.MouseButton.NoButton, modifiers
+            )
+    finally:
+        pg.setConfigOption("mouseRateLimit", old_limit)
+    return sig.args[0]
+
+
+def to_data(view, pixels) -> np.ndarray:
+    """Viewport pixels to data coordinates, the way an independent observer would map them."""
+    out = []
+    for p in pixels:
+        d = view.viewbox.mapSceneToView(view.graphics.mapToScene(p.toPoint()))
+        out.append((d.x(), d.y()))
+    return np.array(out)
+
+
+def test_alt_drag_lasso_chooses_exactly_the_points_inside(qtbot, view):
+    # a concave outline round the grid (points every 10 units), drawn between the points
+    view.viewbox.setRange(xRange=(-15, 65), yRange=(-15, 65), padding=0)
+
+    def px(c: float, r: float) -> QPointF:
+        scene = view.viewbox.mapViewToScene(QPointF(10 * c, 10 * r))
+        return QPointF(view.graphics.mapFromScene(scene))  # whole pixels, as a mouse gives
+
+    outline = [(-0.5, -0.5), (4.5, -0.5), (4.5, 1.5), (1.5, 1.5), (1.5, 3.5), (3.5, 3.5)]
+    outline += [(3.5, 4.5), (-0.5, 4.5)]
+    pixels = []
+    for (c0, r0), (c1, r1) in zip(outline, outline[1:] + outline[:1], strict=True):
+        for t in np.linspace(0, 1, 8, endpoint=False):  # many small moves, like a hand
+            pixels.append(px(c0 + (c1 - c0) * t, r0 + (r1 - r0) * t))
+    pixels.append(pixels[0] + QPointF(2, 0))  # end near the start: the lasso closes itself
+
+    seen = []
+
+    def on_move(k: int) -> None:
+        if k == len(pixels) // 2:  # mid-lasso: one path item, drawn, with the vertices so far
+            item = view.viewbox.lasso_item
+            seen.append(item.isVisible() and item.path().elementCount() > 10)
+
+    chosen = drag_lasso(qtbot, view, pixels, Qt.KeyboardModifier.AltModifier, on_move)
+    want = view.ids[points_in_polygon(view.coords, to_data(view, pixels))]
+    # by construction: columns 0-4 of rows 0-1, columns 0-1 of rows 2-3, columns 0-3 of row 4
+    expected = [r * 6 + c for r in (0, 1) for c in range(5)]
+    expected += [r * 6 + c for r in (2, 3) for c in range(2)] + [4 * 6 + c for c in range(4)]
+    assert sorted(chosen) == sorted(1000 + np.array(expected)) == sorted(want.tolist())
+    assert seen == [True] and not view.viewbox.lasso_item.isVisible()
+    assert view.selected_ids == chosen and view.viewbox.lasso_points == []
+    assert len(view.selection_text().splitlines()) == len(expected)
+
+
+def test_lasso_button_makes_plain_drag_a_lasso_in_the_pane(qtbot):
+    pane = MapPane(AppState(), warm_up=False)
+    qtbot.addWidget(pane)
+    pane.resize(900, 600)
+    pane.show()
+    qtbot.waitExposed(pane)
+    ids, labels, coords, sim = grid_points()
+    pane.view.set_points(ids, labels, coords, similarity=sim)
+    view = pane.view
+
+    def px(x: float, y: float) -> QPointF:
+        return QPointF(view.graphics.mapFromScene(view.viewbox.mapViewToScene(QPointF(x, y))))
+
+    before = view.viewbox.viewRange()
+    pan = [px(10, 10), px(20, 20), px(30, 30)]
+    port = view.graphics.viewport()
+    left, none = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    send_mouse(port, QEvent.Type.MouseButtonPress, pan[0], left, none)
+    for p in pan[1:]:
+        send_mouse(port, QEvent.Type.MouseMove, p, left, none)
+    send_mouse(port, QEvent.Type.MouseButtonRelease, px(30, 30), Qt.MouseButton.NoButton, none)
+    assert view.viewbox.viewRange() != before and not view.selected_ids  # lasso off: drag pans
+
+    qtbot.mouseClick(pane.lasso_button, Qt.MouseButton.LeftButton)
+    assert pane.lasso_button.isChecked() and "drag: lasso" in pane.hint.text()
+    triangle = [px(-5, -5), px(40, -5), px(-5, 40), px(-4, -5)]  # x + y < 35; x, y ≥ 0
+    chosen = drag_lasso(qtbot, view, triangle)
+    x, y = coords[:, 0], coords[:, 1]
+    assert sorted(chosen) == sorted(ids[x + y < 35].tolist())
+    assert pane.chosen.text() == f"{len(chosen)} chosen" and pane.remap_button.isEnabled()
+    qtbot.mouseClick(pane.lasso_button, Qt.MouseButton.LeftButton)
+    assert "Alt+drag: lasso" in pane.hint.text() and not view.viewbox.lasso_mode
 
 
 def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot):
