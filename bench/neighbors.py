@@ -185,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             for q in timed_q:
                 time.sleep(PAUSE)
                 alone(searcher.search, q, 10, "cosine", False, True)
+            searcher.search_many(timed_q[8:10], k=10, exact=True)  # compile the batch kernel
             t = time.perf_counter()
             batch = searcher.search_many(timed_q[:8], k=10, exact=True)
             batch_ms = (time.perf_counter() - t) * 1000
