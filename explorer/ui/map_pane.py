@@ -225,6 +225,8 @@ class MapPane(QWidget):
         self.export_button = QToolButton()
         self.export_button.setText("Export")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        # Fusion draws the menu arrow over the text unless the button is a little wider.
+        self.export_button.setMinimumWidth(self.export_button.sizeHint().width() + 14)
         menu = QMenu(self.export_button)
         for scale in map_export.SCALES:
             menu.addAction(f"PNG {scale}×…", self._exporter("png", scale))
@@ -470,8 +472,18 @@ class MapPane(QWidget):
         ids += [t.id for t in self.state.tokens if not t.special]
         return ids
 
-    def _follow_selection(self, _ids) -> None:
+    def _follow_selection(self, ids) -> None:
         self.view.set_highlight(self._highlight_ids())
+        if self.data is None:
+            self.title.setText(self._idle_title(ids))
+
+    def _idle_title(self, ids) -> str:
+        model = self.state.model
+        if self.source.currentData() != "around":
+            return "Press Map to lay out the chosen tokens"
+        if not ids or model is None:
+            return "Select a token and press Map"
+        return f"Press Map to lay out the {self.n.value():,} tokens around “{model.label(ids[0])}”"
 
     def _model_changed(self, _model) -> None:
         self._busy(False)  # the state cancelled the projection lane
@@ -480,7 +492,7 @@ class MapPane(QWidget):
         self.view.clear()
         self.export_button.setEnabled(False)
         self._chosen_changed([])
-        self.title.setText("Select a token and press Map")
+        self.title.setText(self._idle_title(self.state.selection))
 
     def _source_changed(self) -> None:
         source = self.source.currentData()
