@@ -189,9 +189,19 @@ def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot):
     coords = rng.normal(size=(3000, 2)).astype(np.float32)
     labels = [f"word{i}" for i in range(3000)]
     v.set_points(np.arange(3000), labels, coords)
-    qtbot.waitUntil(lambda: len(v.visible_labels()) > 5)
+
+    def settled_rects():
+        # labels are re-placed 60 ms after the last range/size change, and a TextItem's scene
+        # rect follows the view transform only once it has been updated: wait for both
+        rects = [item.sceneBoundingRect() for item in v._label_items if item.isVisible()]
+        if v._label_timer.isActive() or len(rects) <= 5:
+            return None
+        return rects if all(r.width() < v.width() for r in rects) else None
+
+    qtbot.waitUntil(lambda: settled_rects() is not None)
     before = len(v.visible_labels())
-    rects = [item.sceneBoundingRect() for item in v._label_items if item.isVisible()]
+    rects = settled_rects()
+    assert rects is not None
     for i, a in enumerate(rects):
         for b in rects[i + 1 :]:
             assert not a.adjusted(1, 1, -1, -1).intersects(b.adjusted(1, 1, -1, -1))
