@@ -6,12 +6,13 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, Signal
+from PySide6.QtCore import QPointF, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QWidget
 
 from explorer.core.rows import RowData
 from explorer.core.vectors import near_square
+from explorer.ui.viewer.picking import IndexPicking
 from explorer.ui.viewer.style import diverging_colormap, muted_text, style_plot
 
 
@@ -24,7 +25,7 @@ def row_image(values: np.ndarray) -> np.ndarray:
     return grid.reshape(rows, cols)
 
 
-class RowHeatmap(pg.GraphicsLayoutWidget):
+class RowHeatmap(IndexPicking, pg.GraphicsLayoutWidget):
     hovered = Signal(int)  # index under the mouse, -1 outside
     indexClicked = Signal(int)
 
@@ -56,16 +57,11 @@ class RowHeatmap(pg.GraphicsLayoutWidget):
         self.bar.axis.enableAutoSIPrefix(False)
         for name in ("left", "top", "bottom"):
             self.bar.hideAxis(name)
-        self._proxy = pg.SignalProxy(
-            self.scene().sigMouseMoved, rateLimit=60, slot=self._mouse_moved
-        )
-        self.scene().sigMouseClicked.connect(self._mouse_clicked)
         self.setToolTip(
             "The row wrapped into a grid, read left to right, top to bottom; blue is "
             "negative, red positive, white 0. Double-click a cell to show it in the table"
         )
-        self._ready = True
-        self._restyle()
+        self._start_picking()
 
     def set_row(self, row: RowData | None, limit: float) -> None:
         self.row = row
@@ -93,14 +89,6 @@ class RowHeatmap(pg.GraphicsLayoutWidget):
         return (0, 0) if img is None else (int(img.shape[0]), int(img.shape[1]))
 
     # -- palette ------------------------------------------------------------------------------
-    def changeEvent(self, ev: QEvent) -> None:
-        super().changeEvent(ev)
-        if getattr(self, "_ready", False) and ev.type() in (
-            QEvent.Type.PaletteChange,
-            QEvent.Type.ApplicationPaletteChange,
-        ):
-            self._restyle()
-
     def _restyle(self) -> None:
         self.setBackground(self.palette().color(QPalette.ColorRole.Base))
         style_plot(self.plot, self)
@@ -118,12 +106,3 @@ class RowHeatmap(pg.GraphicsLayoutWidget):
             return -1
         i = r * img.shape[1] + c
         return i if i < self.row.values.shape[0] else -1
-
-    def _mouse_moved(self, args: tuple) -> None:
-        self.hovered.emit(self._index_at(args[0]))
-
-    def _mouse_clicked(self, ev) -> None:
-        if ev.double():
-            i = self._index_at(ev.scenePos())
-            if i >= 0:
-                self.indexClicked.emit(i)

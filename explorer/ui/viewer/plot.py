@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QWidget
 
 from explorer.core.rows import RowData
+from explorer.ui.viewer.picking import IndexPicking
 from explorer.ui.viewer.style import is_dark, muted_text, row_name, series_color, style_plot
 
 
-class ValuesPlot(pg.PlotWidget):
+class ValuesPlot(IndexPicking, pg.PlotWidget):
     hovered = Signal(int)  # index under the mouse, -1 when it leaves the data
     indexClicked = Signal(int)
 
@@ -38,16 +39,11 @@ class ValuesPlot(pg.PlotWidget):
             item.addItem(it, ignoreBounds=True)
         self.legend = item.addLegend(offset=(-8, 8), labelTextSize="9pt")
         self.legend.hide()
-        self._proxy = pg.SignalProxy(
-            self.scene().sigMouseMoved, rateLimit=60, slot=self._mouse_moved
-        )
-        self.scene().sigMouseClicked.connect(self._mouse_clicked)
         self.setToolTip(
             "Values of the row by position; drag to pan, wheel to zoom, double-click a "
             "point to show it in the values table"
         )
-        self._ready = True
-        self._restyle()
+        self._start_picking()
 
     # -- content ------------------------------------------------------------------------------
     def set_rows(self, rows: list[RowData]) -> None:
@@ -82,14 +78,6 @@ class ValuesPlot(pg.PlotWidget):
                 self.legend.addItem(curve, row_name(row.label, row.id))
 
     # -- palette ------------------------------------------------------------------------------
-    def changeEvent(self, ev: QEvent) -> None:
-        super().changeEvent(ev)
-        if getattr(self, "_ready", False) and ev.type() in (
-            QEvent.Type.PaletteChange,
-            QEvent.Type.ApplicationPaletteChange,
-        ):
-            self._restyle()
-
     def _restyle(self) -> None:
         dark = is_dark(self)
         base = self.palette().color(QPalette.ColorRole.Base)
@@ -118,17 +106,10 @@ class ValuesPlot(pg.PlotWidget):
         i = int(round(x))
         return i if 0 <= i < self.rows[0].values.shape[0] else -1
 
-    def _mouse_moved(self, args: tuple) -> None:
-        i = self._index_at(args[0])
+    def _hover(self, i: int) -> None:
         if i >= 0:
             self.cursor.setPos(i)
             self.cursor.show()
         else:
             self.cursor.hide()
         self.hovered.emit(i)
-
-    def _mouse_clicked(self, ev) -> None:
-        if ev.double():
-            i = self._index_at(ev.scenePos())
-            if i >= 0:
-                self.indexClicked.emit(i)
