@@ -50,7 +50,7 @@ def load_model(path: str | Path, tensor: str | None = None) -> EmbeddingModel:
     if model.tokenizer is not None:
         model.tokenizer.labels  # noqa: B018 - cached_property: built here, not on the GUI thread
         model.tokenizer._bytes_index  # noqa: B018 - same, used by find()
-    model.unused_rows  # noqa: B018 - likewise: counting grows with the vocabulary
+    model.unused_rows  # noqa: B018 - likewise (and the used_rows mask behind it)
     return model
 
 

@@ -157,12 +157,22 @@ class EmbeddingModel:
         return self.tokenizer.vocab_size if self.tokenizer else None
 
     @cached_property
+    def used_rows(self) -> np.ndarray:
+        """bool [rows]: True where the tokenizer has a token for the row (all rows without one)."""
+        mask = np.ones(self.rows, dtype=bool)
+        if self.tokenizer is not None:
+            pieces = self.tokenizer.pieces[: self.rows]  # ids may have holes
+            mask[: len(pieces)] = np.fromiter(
+                (p is not None for p in pieces), dtype=bool, count=len(pieces)
+            )
+            mask[len(pieces) :] = False
+        mask.flags.writeable = False  # shared by every caller
+        return mask
+
+    @cached_property
     def unused_rows(self) -> int:
         """Rows the tokenizer never produces (padding up to a round vocabulary size)."""
-        if self.tokenizer is None:
-            return 0
-        pieces = self.tokenizer.pieces  # ids may have holes, so count rows without a piece
-        return sum(1 for p in pieces[: self.rows] if p is None) + max(0, self.rows - len(pieces))
+        return int(self.rows - np.count_nonzero(self.used_rows))
 
     def check_id(self, token_id: int) -> int:
         if not 0 <= token_id < self.rows:

@@ -38,21 +38,6 @@ class Neighbourhood:
         return len(self.ids)
 
 
-def _usable_mask(model: EmbeddingModel) -> np.ndarray:
-    """Rows the tokenizer produces (all rows when there is no tokenizer)."""
-    mask = np.ones(model.rows, dtype=bool)
-    if model.tokenizer is not None:
-        pieces = model.tokenizer.pieces
-        used = np.fromiter(
-            (p is not None for p in pieces[: model.rows]),
-            dtype=bool,
-            count=min(len(pieces), model.rows),
-        )
-        mask[: len(used)] = used
-        mask[len(used) :] = False
-    return mask
-
-
 def cosine_to_all(
     model: EmbeddingModel,
     queries: np.ndarray,
@@ -136,7 +121,7 @@ def around_ids(
         raise TokenError("no tokens to map around")
     sims = cosine_to_all(model, model.vectors(queries), cancelled, progress)
     best = sims.max(axis=0)
-    mask = _usable_mask(model)
+    mask = model.used_rows
     skipped = int((~np.isfinite(best) & mask).sum())
     best[~mask] = -np.inf
     ids = _top(best, n, queries)
@@ -202,7 +187,7 @@ def from_list(model: EmbeddingModel, refs: str | Sequence[str]) -> Neighbourhood
 def sample(model: EmbeddingModel, n: int, seed: int = 0) -> Neighbourhood:
     """n distinct tokens drawn at random from the rows the tokenizer uses."""
     _check_n(n, MAX_SAMPLE, "random sample")
-    usable = np.flatnonzero(_usable_mask(model))
+    usable = np.flatnonzero(model.used_rows)
     n = min(n, len(usable))
     ids = np.sort(np.random.default_rng(seed).choice(usable, size=n, replace=False)).astype(
         np.int64
