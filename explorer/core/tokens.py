@@ -180,26 +180,23 @@ class TokenizerInfo:
             if m:
                 return bytes([int(m.group(1), 16)])
             return piece.replace("▁", " ").encode("utf-8")
-        if (
-            self.subword_prefix
-            and piece.startswith(self.subword_prefix)
-            and len(piece) > len(self.subword_prefix)
-        ):
+        if self._continues_word(piece):
             return piece[len(self.subword_prefix) :].encode("utf-8")
         return piece.encode("utf-8")
 
-    def piece_text(self, token_id: int, piece: str) -> str:
-        if token_id in self.added_ids:
-            return readable(piece.encode("utf-8"))
-        text = readable(self.piece_bytes(token_id, piece))
-        if (
-            self.subword_prefix
-            and not self.byte_level
-            and piece.startswith(self.subword_prefix)
-            and len(piece) > len(self.subword_prefix)
-        ):
+    def _continues_word(self, piece: str) -> bool:
+        """A WordPiece-style '##ing': bytes without the prefix, shown with it."""
+        prefix = self.subword_prefix
+        return bool(prefix) and piece.startswith(prefix) and len(piece) > len(prefix)
+
+    def _text_of(self, token_id: int, piece: str, data: bytes) -> str:
+        text = readable(data)
+        if token_id not in self.added_ids and not self.byte_level and self._continues_word(piece):
             return self.subword_prefix + text
         return text
+
+    def piece_text(self, token_id: int, piece: str) -> str:
+        return self._text_of(token_id, piece, self.piece_bytes(token_id, piece))
 
     # -- whole vocabulary ---------------------------------------------------------------------
     @cached_property
@@ -217,29 +214,27 @@ class TokenizerInfo:
         return pieces
 
     @cached_property
+    def _all_bytes(self) -> list[bytes | None]:
+        """Exact bytes of every id's piece, decoded once for both labels and `find`."""
+        return [None if p is None else self.piece_bytes(i, p) for i, p in enumerate(self.pieces)]
+
+    @cached_property
     def labels(self) -> list[str]:
         """Readable label of every row id; rows the tokenizer never produces are marked unused."""
-        out = []
-        for i, piece in enumerate(self.pieces):
-            out.append(f"<unused {i}>" if piece is None else self.piece_text(i, piece))
-        return out
+        return [
+            f"<unused {i}>" if data is None else self._text_of(i, piece, data)  # type: ignore[arg-type]
+            for i, (piece, data) in enumerate(zip(self.pieces, self._all_bytes, strict=True))
+        ]
 
     @cached_property
     def _bytes_index(self) -> dict[bytes, int]:
         index: dict[bytes, int] = {}
         continuation: dict[bytes, int] = {}
-        for i, piece in enumerate(self.pieces):
-            if piece is None:
+        for i, (piece, data) in enumerate(zip(self.pieces, self._all_bytes, strict=True)):
+            if data is None:
                 continue
-            data = self.piece_bytes(i, piece)
-            target = (
-                continuation
-                if self.subword_prefix
-                and not self.byte_level
-                and piece.startswith(self.subword_prefix)
-                else index
-            )
-            target.setdefault(data, i)
+            continues = not self.byte_level and self._continues_word(piece)  # type: ignore[arg-type]
+            (continuation if continues else index).setdefault(data, i)
         for k, v in continuation.items():
             index.setdefault(k, v)
         return index
