@@ -211,6 +211,15 @@ class EmbeddingModel:
     def vector(self, token_id: int) -> np.ndarray:
         return self.vectors([token_id])[0]
 
+    def decode_block(self, start: int, stop: int) -> np.ndarray:
+        """Rows [start, stop) decoded to float32 (float64 for F64), whatever the stored format.
+
+        The one way to stream a whole matrix of any dtype (quantised GGUF included) in blocks;
+        kernels that read ``matrix`` directly must handle its dtype themselves.
+        """
+        start, stop = max(0, start), min(self.rows, stop)
+        return decode_rows(np.asarray(self.matrix[start:stop]))
+
     def info(self) -> dict:
         return {
             "path": str(self.path),
