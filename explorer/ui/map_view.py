@@ -58,7 +58,7 @@ class _MapViewBox(pg.ViewBox):
         self.lasso_item.hide()
         self.addItem(self.lasso_item, ignoreBounds=True)
 
-    def mouseDragEvent(self, ev, axis=None):  # noqa: N802 - Qt naming
+    def mouseDragEvent(self, ev, axis=None):  # Qt naming
         if ev.button() != Qt.MouseButton.LeftButton:
             super().mouseDragEvent(ev, axis)
             return
@@ -244,6 +244,20 @@ class MapView(QWidget):
             self.plot.getViewBox().autoRange(padding=0.06, items=[self.scatter])  # not the labels
         self._update_legend()
         self._label_timer.start(60)
+
+    def shows(self, ids: np.ndarray) -> bool:
+        """The map shows exactly these token ids, in this order."""
+        return np.array_equal(self.ids, ids)
+
+    def set_clusters(self, clusters: np.ndarray | None, names: tuple[str, ...] = ()) -> None:
+        """New cluster numbers for the points shown (applied with the next set_coords)."""
+        self.values["cluster"] = None if clusters is None else np.asarray(clusters, np.int64)
+        self.cluster_names = list(names)
+
+    def update_labels_now(self) -> None:
+        """Place the labels at once instead of after the pending short delay."""
+        self._label_timer.stop()
+        self.update_labels()
 
     def set_colour_mode(self, mode: str) -> None:
         if mode not in COLOUR_MODES:

@@ -263,7 +263,7 @@ def test_pca_map_of_a_selection_click_selects_and_exports(qtbot, pane, tmp_path)
     pane.n.setValue(200)
     with qtbot.waitSignal(pane.mapShown, timeout=30000):
         qtbot.mouseClick(pane.map_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not pane.lane.busy)
+    qtbot.waitUntil(lambda: not pane.controller.lane.busy)
     assert pane.data.final and len(pane.data.nb) == 200 and pane.data.nb.ids[0] == cat
     assert "cat" in pane.title.text()
     assert cat in pane.view.highlight_ids
