@@ -48,7 +48,10 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 from explorer.app import tuning
+from explorer.app.job_context import JobContext, error_message, wants_context
 from explorer.core.errors import Cancelled, ExplorerError
+
+__all__ = ["JobContext", "JobLane", "Jobs", "Lane", "error_message", "running_workers"]
 
 
 class Lane(StrEnum):
@@ -82,63 +85,6 @@ def running_workers() -> int:
         return _running
 
 
-def error_message(exc: BaseException) -> str:
-    """One line for the user: an ExplorerError's message, else the type and first line."""
-    if isinstance(exc, ExplorerError):
-        return str(exc)
-    first = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-
-
-class JobContext:
-    """What a running job may ask of its lane (passed as ``ctx``)."""
-
-    def __init__(self, job: _Job):
-        self._job = job
-        self._event = threading.Event()
-        self._on_cancel: list[Callable[[], None]] = []
-        self._lock = threading.Lock()
-
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
-    def wait(self, seconds: float) -> bool:
-        """Sleep up to `seconds`, waking early on cancel; True if cancelled."""
-        return self._event.wait(seconds)
-
-    def raise_if_cancelled(self) -> None:
-        if self._event.is_set():
-            raise Cancelled()
-
-    def progress(self, fraction: float, text: str = "") -> None:
-        self._job.progress(text, fraction)
-
-    def call_on_cancel(self, fn: Callable[[], None]) -> None:
-        """Run `fn` when the job is cancelled (at once if it already is)."""
-        with self._lock:
-            if not self._event.is_set():
-                self._on_cancel.append(fn)
-                return
-        fn()
-
-    def cancel(self) -> None:
-        with self._lock:
-            self._event.set()
-            callbacks, self._on_cancel = self._on_cancel, []
-        for fn in callbacks:
-            try:
-                fn()
-            except Exception:  # a failed kill must not stop the other callbacks
-                traceback.print_exc(file=sys.stderr)
-
-
-def _wants_context(work: Callable) -> bool:
-    try:
-        return "ctx" in inspect.signature(work).parameters
-    except (TypeError, ValueError):  # builtins without a signature
-        return False
-
-
 class _Job(QRunnable):
     """One request. Runs `work` on a worker thread, reports back through the lane's signals."""
 
@@ -150,8 +96,8 @@ class _Job(QRunnable):
         self.work = work
         self.args = args
         self.kwargs = kwargs
-        self.ctx = JobContext(self)
-        if _wants_context(work):
+        self.ctx = JobContext(self.progress)
+        if wants_context(work):
             self.kwargs = {**kwargs, "ctx": self.ctx}
         self._last_progress = 0.0
 

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from explorer.app.controllers.map import MapController
 from explorer.app.jobs import error_message
 from explorer.app.state import AppState
-from explorer.core import figure, neighbourhood, projection
+from explorer.core import neighbourhood, projection
 from explorer.core.errors import ExplorerError, TokenError
 from explorer.core.map_layout import MapData, MapRequest
 from explorer.ui import map_export
@@ -77,8 +77,7 @@ class MapPane(QWidget):
         self._source_changed()
 
     @property
-    def data(self) -> MapData | None:
-        """The map on screen (None before the first one)."""
+    def data(self) -> MapData | None:  # the map on screen (None before the first one)
         return self.controller.data
 
     def _make_request_controls(self) -> None:
@@ -397,24 +396,5 @@ class MapPane(QWidget):
         """Write the map: .png (at scale 1, 2 or 4), .svg, or coordinates as .csv / .json."""
         if self.data is None:
             raise ExplorerError("there is no map to export")
-        path = Path(path)
-        kind = path.suffix.lower()
-        d = self.data
-        if kind == ".png":
-            map_export.grab_png(self.view, path, scale)
-        elif kind == ".svg":
-            map_export.grab_svg(self.view, path, title=d.nb.title)
-        elif kind == ".csv":
-            path.write_text(
-                figure.coordinates_csv(d.nb.ids, d.nb.labels, d.coords), encoding="utf-8"
-            )
-        elif kind == ".json":
-            path.write_text(
-                figure.coordinates_json(
-                    d.nb.ids, d.nb.labels, d.coords, title=d.nb.title, final=d.final
-                ),
-                encoding="utf-8",
-            )
-        else:
-            raise ExplorerError(f"{path.name}: export as .png, .svg, .csv or .json")
-        self.state.statusMessage.emit(f"Saved {path.name}")
+        map_export.write_map(self.view, self.data, Path(path), scale)
+        self.state.statusMessage.emit(f"Saved {Path(path).name}")

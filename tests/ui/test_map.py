@@ -193,8 +193,8 @@ def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot):
     def settled_rects():
         # labels are re-placed 60 ms after the last range/size change, and a TextItem's scene
         # rect follows the view transform only once it has been updated: wait for both
-        rects = [item.sceneBoundingRect() for item in v._label_items if item.isVisible()]
-        if v._label_timer.isActive() or len(rects) <= 5:
+        rects = v.visible_label_rects()
+        if v.labels_pending or len(rects) <= 5:
             return None
         return rects if all(r.width() < v.width() for r in rects) else None
 
