@@ -88,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         from PySide6.QtCore import QSettings
 
         settings = QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
+        from explorer.app import tuning
+
+        tuning.tune_process()  # as the GUI entry point does at start-up
         # persist=True: the fast neighbour index is built (in a child process) as for a user
         window = MainWindow(AppState(), settings, persist=True)
         window.resize(1280, 800)

@@ -170,7 +170,7 @@ def _one_blas_thread():
 
             _blas_controller = ThreadpoolController()
         return _blas_controller.limit(limits=1, user_api="blas")
-    except Exception:  # another tqdm version: nothing we can safely do
+    except Exception:  # an optional speed-up, never a failure
         import contextlib
 
         return contextlib.nullcontext()
