@@ -126,7 +126,7 @@ def test_dimension_column(tmp_path):
 @pytest.mark.parametrize(
     ("data", "kind"),
     [
-        (" cat".encode(), "latin"),
+        (b" cat", "latin"),
         ("Привет".encode(), "cyrillic"),
         ("αβγ".encode(), "greek"),
         ("猫が".encode(), "cjk"),
