@@ -83,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dim", type=int, default=4096)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--generic", action="store_true", help="also time the decode_block path")
+    ap.add_argument(
+        "--keep", metavar="DIR", help="write the matrix into DIR and reuse it there on later runs"
+    )
     args = ap.parse_args(argv)
     from numba import get_num_threads
 

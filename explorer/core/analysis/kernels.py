@@ -1,9 +1,12 @@
 """The statistics pass over BF16 rows as one fused numba kernel on the memory map's bits.
 
-Per row: the sum of squares and the dot product with a reference vector; per dimension: count,
-mean and sum of squared deviations, kept per part of the rows and merged with Chan's formula
-every `SUB` rows (a sub-block small enough to be read twice from the CPU cache). Everything
-accumulates in float64; rows holding NaN/inf are left out of the dimension statistics.
+Per row: the sum of squares and the dot product with a reference vector. Per dimension: count,
+mean and sum of squared deviations (M2), kept per part of the rows. Every `SUB` rows the kernel
+sums x − c and (x − c)² with c = the part's running mean (shifted sums: exact enough because c
+is close to the mean), turns them into the sub-block's mean and M2 and merges those into the
+part's state with Chan's formula. Everything accumulates in float64, four rows per sweep so that
+each per-dimension accumulator is loaded once per four rows. Rows holding NaN/inf are left out
+of the dimension figures (a rare slow path redoes their sub-block without them).
 """
 
 from __future__ import annotations
@@ -14,9 +17,54 @@ from numba import njit, prange
 from explorer.core.analysis.blocks import chan_merge
 from explorer.core.search_exact import _bf16_to_f32  # the shift-and-reinterpret intrinsic
 
-SUB = 16  # rows per sub-block: 16 × 4096 × 2 bytes = 128 KB, inside L2
+SUB = 16  # rows per sub-block
 # Re-association lets the reductions vectorise; NaN/inf must keep their meaning (no nnan/ninf).
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
+
+
+@njit(fastmath=_FAST, cache=True, nogil=True, inline="always")
+def _four_rows(r0, r1, r2, r3, c, ref, s1, s2, out_sq, out_dot, i):  # pragma: no cover
+    a0 = a1 = a2 = a3 = 0.0
+    b0 = b1 = b2 = b3 = 0.0
+    for j in range(c.shape[0]):
+        x0 = np.float64(_bf16_to_f32(r0[j]))
+        x1 = np.float64(_bf16_to_f32(r1[j]))
+        x2 = np.float64(_bf16_to_f32(r2[j]))
+        x3 = np.float64(_bf16_to_f32(r3[j]))
+        a0 += x0 * x0
+        a1 += x1 * x1
+        a2 += x2 * x2
+        a3 += x3 * x3
+        rj = ref[j]
+        b0 += x0 * rj
+        b1 += x1 * rj
+        b2 += x2 * rj
+        b3 += x3 * rj
+        cj = c[j]
+        d0 = x0 - cj
+        d1 = x1 - cj
+        d2 = x2 - cj
+        d3 = x3 - cj
+        s1[j] += (d0 + d1) + (d2 + d3)
+        s2[j] += (d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3)
+    out_sq[i], out_sq[i + 1], out_sq[i + 2], out_sq[i + 3] = a0, a1, a2, a3
+    out_dot[i], out_dot[i + 1], out_dot[i + 2], out_dot[i + 3] = b0, b1, b2, b3
+
+
+@njit(fastmath=_FAST, cache=True, nogil=True, inline="always")
+def _one_row(r0, c, ref, s1, s2, out_sq, out_dot, i, moments):  # pragma: no cover
+    a0 = 0.0
+    b0 = 0.0
+    for j in range(c.shape[0]):
+        x0 = np.float64(_bf16_to_f32(r0[j]))
+        a0 += x0 * x0
+        b0 += x0 * ref[j]
+        if moments:
+            d0 = x0 - c[j]
+            s1[j] += d0
+            s2[j] += d0 * d0
+    out_sq[i] = a0
+    out_dot[i] = b0
 
 
 @njit(parallel=True, fastmath=_FAST, cache=True, nogil=True)
@@ -28,49 +76,50 @@ def stats_bf16(bits, ref, sq, refdot, count, mean, m2):  # pragma: no cover - co
     for p in prange(parts):
         lo = p * n // parts
         hi = (p + 1) * n // parts
-        smean = np.empty(d, dtype=np.float64)
-        sm2 = np.empty(d, dtype=np.float64)
-        finite = np.empty(SUB, dtype=np.bool_)
+        s1 = np.empty(d, dtype=np.float64)
+        s2 = np.empty(d, dtype=np.float64)
+        c = np.empty(d, dtype=np.float64)
         i = lo
         while i < hi:
             top = min(i + SUB, hi)
-            smean[:] = 0.0
+            if count[p] > 0:
+                c[:] = mean[p]
+            else:  # the part's first rows: shift by the first row
+                for j in range(d):
+                    c[j] = np.float64(_bf16_to_f32(bits[i, j]))
+            s1[:] = 0.0
+            s2[:] = 0.0
+            r = i
+            while r + 4 <= top:
+                _four_rows(
+                    bits[r], bits[r + 1], bits[r + 2], bits[r + 3], c, ref, s1, s2, sq, refdot, r
+                )
+                r += 4
+            while r < top:
+                _one_row(bits[r], c, ref, s1, s2, sq, refdot, r, True)
+                r += 1
             nb = 0
             for r in range(i, top):
-                row = bits[r]
-                s = 0.0
-                t = 0.0
-                for j in range(d):
-                    x = np.float64(_bf16_to_f32(row[j]))
-                    s += x * x
-                    t += x * ref[j]
-                sq[r] = s
-                refdot[r] = t
-                ok = np.isfinite(s)
-                finite[r - i] = ok
-                if ok:
+                if np.isfinite(sq[r]):
                     nb += 1
-                    for j in range(d):
-                        smean[j] += np.float64(_bf16_to_f32(row[j]))
-            if nb > 0:
-                inv = 1.0 / nb
-                for j in range(d):
-                    smean[j] *= inv
-                sm2[:] = 0.0
+            if nb < top - i:  # rare: redo the moments without the rows holding NaN/inf
+                s1[:] = 0.0
+                s2[:] = 0.0
                 for r in range(i, top):
-                    if finite[r - i]:
-                        row = bits[r]
-                        for j in range(d):
-                            dx = np.float64(_bf16_to_f32(row[j])) - smean[j]
-                            sm2[j] += dx * dx
+                    if np.isfinite(sq[r]):
+                        _one_row(bits[r], c, ref, s1, s2, sq, refdot, r, True)
+            if nb > 0:
                 na = count[p]
                 total = na + nb
                 frac = nb / total
                 cross = na * frac
                 for j in range(d):
-                    delta = smean[j] - mean[p, j]
+                    dm = s1[j] / nb
+                    sub_mean = c[j] + dm
+                    sub_m2 = s2[j] - s1[j] * dm
+                    delta = sub_mean - mean[p, j]
                     mean[p, j] += delta * frac
-                    m2[p, j] += sm2[j] + delta * delta * cross
+                    m2[p, j] += sub_m2 + delta * delta * cross
                 count[p] = total
             i = top
 
