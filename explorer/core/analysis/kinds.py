@@ -84,7 +84,13 @@ def text_kind(data: bytes) -> str:
         return "special"
     if text.isspace():
         return "whitespace"
-    kinds = {char_kind(c) for c in text.strip() or text}
+    core = text.strip()
+    if core.isascii():  # most of any vocabulary: no per-character look-ups needed
+        if core.isalpha():
+            return "latin"
+        if core.isdigit():
+            return "digits"
+    kinds = {char_kind(c) for c in core}
     letters = kinds - {"digits", "punctuation", "symbols", "whitespace"}
     if len(letters) == 1:
         return letters.pop()
@@ -137,7 +143,7 @@ def token_kinds(model) -> TokenKinds:
     for i, piece in enumerate(tok.pieces[:rows]):
         if piece is None:
             continue
-        if UNUSED_PIECE.match(piece):
+        if piece[:1] in "<[" and UNUSED_PIECE.match(piece):
             continue  # stays 'unused'
         if i in special:
             codes[i] = CODE["special"]

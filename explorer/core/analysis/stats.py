@@ -10,7 +10,7 @@ rounding on a quarter-million rows. The pass's arrays are cached per file (``cac
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import ml_dtypes
@@ -85,7 +85,6 @@ class StatsResult:
     unused_cosine: np.ndarray | None  # float64 [rows]: cosine to the mean known-unused row
     known_unused: np.ndarray  # int64 ids of known-unused rows
     cached: bool = False
-    extra: dict = field(default_factory=dict)
 
     def norm_summary(self) -> dict:
         return summary(self.norms)
