@@ -91,12 +91,15 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"machine: {os.cpu_count()} cores, numba threads {get_num_threads()}; {load()}")
     with tempfile.TemporaryDirectory(prefix="bench-stats-") as tmp:
-        path = Path(tmp) / "model.safetensors"
+        folder = Path(args.keep) if args.keep else Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"bench-{args.rows}x{args.dim}.safetensors"
         t = time.perf_counter()
-        write_matrix(path, args.rows, args.dim, zero_rows=243)
+        if not path.is_file():
+            write_matrix(path, args.rows, args.dim, zero_rows=243)
         gb = path.stat().st_size / 1e9
         print(
-            f"wrote {args.rows} × {args.dim} BF16 ({gb:.2f} GB) in {time.perf_counter() - t:.1f} s"
+            f"{args.rows} × {args.dim} BF16 ({gb:.2f} GB) ready in {time.perf_counter() - t:.1f} s"
         )
         model = open_model(path)
         bits = model.matrix.view(np.uint16)

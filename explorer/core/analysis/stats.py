@@ -149,10 +149,13 @@ def _pass_blocks(model, ref: np.ndarray, cancelled: Cancel, progress: Progress) 
         with np.errstate(invalid="ignore", over="ignore"):
             sq[start:stop] = np.einsum("ij,ij->i", b, b)
             refdot[start:stop] = b @ ref
-        ok = b[np.isfinite(sq[start:stop])]
+        finite = np.isfinite(sq[start:stop])
+        ok = b if finite.all() else b[finite]
         if len(ok):
-            bmean = ok.mean(axis=0)
-            bm2 = ((ok - bmean) ** 2).sum(axis=0)
+            dev = ok - (mean if n else ok[0])  # shifted sums, as in the kernel
+            s1 = dev.sum(axis=0)
+            bmean = (mean if n else ok[0]) + s1 / len(ok)
+            bm2 = np.einsum("ij,ij->j", dev, dev) - s1 * (s1 / len(ok))
             n, mean, m2 = chan_merge(n, mean, m2, len(ok), bmean, bm2)  # type: ignore[assignment]
     return PassResult(sq, refdot, ref, int(n), mean, m2)
 
