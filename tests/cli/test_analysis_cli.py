@@ -47,7 +47,7 @@ def test_stats_json_csv_png(untied, tmp_path):
     assert set(d["dimensions"]) == {"mean", "std", "outliers"}
     norms = np.linalg.norm(e.astype(np.float64), axis=1)
     assert d["rows"] == len(e) and d["norms"]["max"] == pytest.approx(norms.max())
-    np.testing.assert_allclose(d["dimensions"]["std"], e.astype(np.float64).std(axis=0))
+    np.testing.assert_allclose(d["dimensions"]["std"], e.astype(np.float64).std(axis=0), rtol=1e-6)
     assert d["dimensions"]["outliers"] == [OUTLIER_DIM]
     assert {"id": ZERO, "reason": "zero"} in [
         {"id": s["id"], "reason": s["reason"]} for s in d["suspicious"]

@@ -26,7 +26,7 @@ HISTOGRAM_BINS = 50
 CACHE_KIND = "stats"
 CACHE_VERSION = 1
 _BF16 = np.dtype(ml_dtypes.bfloat16)
-KERNEL_BLOCK_BYTES = 64 << 20  # stored bytes per kernel call: a cancel is seen within ~0.1 s
+KERNEL_BLOCK_BYTES = 128 << 20  # stored bytes per kernel call: a cancel is seen within ~0.1 s
 
 
 @dataclass
@@ -113,7 +113,7 @@ def _pass_bf16(model, ref: np.ndarray, cancelled: Cancel, progress: Progress) ->
 
     rows, dim = model.rows, model.dim
     bits = model.matrix.view(np.uint16)
-    parts = 8 * get_num_threads()  # many parts: a thread slowed by another process holds less up
+    parts = 32 * get_num_threads()  # many parts: a thread slowed by another process holds less up
     count = np.zeros(parts, dtype=np.int64)
     mean = np.zeros((parts, dim), dtype=np.float64)
     m2 = np.zeros((parts, dim), dtype=np.float64)
