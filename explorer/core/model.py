@@ -220,6 +220,17 @@ class EmbeddingModel:
         start, stop = max(0, start), min(self.rows, stop)
         return decode_rows(np.asarray(self.matrix[start:stop]))
 
+    def decode_output_block(self, start: int, stop: int) -> np.ndarray | None:
+        """Rows [start, stop) of the separate output head, decoded like decode_block; None if the
+        model has no separate head tensor."""
+        if self.output_tensor is None:
+            return None
+        handle = next((h for h in self._handles if self.output_tensor in h.tensors), None)
+        if handle is None:
+            return None
+        head = handle.array(self.output_tensor)
+        return decode_rows(np.asarray(head[max(0, start) : max(0, stop)]))
+
     def info(self) -> dict:
         return {
             "path": str(self.path),
