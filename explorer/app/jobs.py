@@ -66,6 +66,11 @@ class Lane(StrEnum):
     INDEX = "index"  # the fast neighbour index (child process)
     PROJECTION = "projection"
     WARM_UP = "warm-up"  # compiling umap-learn once per process
+    EXPLAIN = "explain"  # onehot(t) · E for the explain view
+    STATS = "stats"  # the vocabulary statistics pass
+    DIMENSION = "dimension"  # one dimension across the vocabulary
+    HEAD = "head"  # cosine of E and the output head over the vocabulary
+    HEAD_TOKEN = "head-token"  # one token's neighbours in E and U, direct path
 
 
 BACKGROUND_LANES = frozenset({Lane.WARM_UP})  # neither busy nor shown in the status bar

@@ -33,6 +33,7 @@ from explorer.app.jobs import error_message
 from explorer.app.state import AppState
 from explorer.core.model import EmbeddingModel
 from explorer.core.resources import demo_model_dir
+from explorer.ui.analysis.tabs import AnalysisTabs
 from explorer.ui.map_pane import MapPane
 from explorer.ui.model_panel import ModelPanel
 from explorer.ui.neighbors_pane import NeighborsPane
@@ -111,6 +112,7 @@ class MainWindow(QMainWindow):
         self._add_neighbors()
 
         self._make_actions()
+        self.analysis = AnalysisTabs(self)  # Explain, Head, Statistics tabs and their controllers
         self._make_toolbar()
         self.status, self.job_status = make_status_bar(self.jobs)
         self.setStatusBar(self.status)

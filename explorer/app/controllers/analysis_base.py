@@ -1,0 +1,92 @@
+"""What the analysis controllers share: they work only while their view is shown (a statistics
+pass reads the whole matrix), report progress, and keep the latest model's results."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from explorer.app.controllers.base import FeatureController
+from explorer.app.jobs import JobContext, JobLane, error_message
+from explorer.app.state import AppState
+from explorer.core.model import EmbeddingModel
+
+SETTLE_MS = 120  # clicking through tokens starts one job, not one per click
+
+
+def core_callbacks(ctx: JobContext, text: str) -> dict[str, Any]:
+    """The ``cancelled``/``progress`` keywords of explorer.core.analysis, bound to a job."""
+    return {"cancelled": ctx.cancelled, "progress": lambda f: ctx.progress(f, text)}
+
+
+class AnalysisController(FeatureController):
+    """Subclasses implement `refresh` (start the job the shown view needs, or emit a cached
+    result). Nothing runs while `active` is False; a change marks the view stale instead."""
+
+    progress = Signal(str, float)  # text, fraction 0..1 of the running job
+    busyChanged = Signal(bool)
+    failed = Signal(str)  # one line for the user
+    cleared = Signal(str)  # nothing to show: a hint
+
+    def __init__(self, state: AppState, parent: QObject | None = None):
+        super().__init__(state, parent)
+        self.active = False
+        self._stale = True
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(SETTLE_MS)
+        self._settle.timeout.connect(self._refresh_if_active)
+        self._watch(self.lane)
+
+    def _watch(self, lane: JobLane) -> None:
+        lane.progress.connect(self.progress.emit)
+        lane.busyChanged.connect(lambda _busy: self.busyChanged.emit(self.working))
+
+    @property
+    def working(self) -> bool:
+        return self.lane.waiting
+
+    def set_active(self, on: bool) -> None:
+        """The view became visible (compute what is stale) or hidden (stop computing)."""
+        self.active = on
+        if on and self._stale:
+            self._refresh_if_active()
+
+    def changed(self, now: bool = False) -> None:
+        """The input changed: refresh now, after the settle delay, or when next shown."""
+        self._stale = True
+        if not self.active:
+            return
+        if now:
+            self._refresh_if_active()
+        else:
+            self._settle.start()
+
+    def _refresh_if_active(self) -> None:
+        self._settle.stop()
+        if self.active and self.state.model is not None:
+            self._stale = False
+            self.refresh()
+
+    def refresh(self) -> None:
+        raise NotImplementedError
+
+    def model_changed(self, model: EmbeddingModel) -> None:
+        self.forget()
+        self.changed(now=True)
+
+    def forget(self) -> None:
+        """Drop every result of the previous model."""
+
+    def submit(
+        self, lane: JobLane, work: Callable, *args: Any, label: str, on_result: Callable
+    ) -> None:
+        lane.submit(
+            work,
+            *args,
+            label=label,
+            on_result=on_result,
+            on_error=lambda e: self.failed.emit(error_message(e)),
+        )

@@ -1,0 +1,165 @@
+"""The vocabulary statistics view: the norm histogram, every dimension's spread (rogue dimensions
+in red), one dimension across the vocabulary, suspicious tokens and tokens by kind."""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QSizePolicy,
+    QSpinBox,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.app.controllers.stats import DimensionShown, StatsShown
+from explorer.ui.analysis.plots import DimensionBars, DimensionPlot, Histogram
+from explorer.ui.analysis.table import TokenTable
+
+SUSPICIOUS_TIP = (
+    "Rows that look under-trained ('glitch' tokens, Land & Bartolo 2024): all zeros, a norm far "
+    "from the rest, or close to the mean of rows the model never trained. Click one to open it."
+)
+
+
+def summary_text(s: StatsShown) -> str:
+    r = s.result
+    finite = r.norms[np.isfinite(r.norms)]
+    parts = [f"<b>{r.rows:,}</b> rows × <b>{r.dim:,}</b>"]
+    if finite.size:
+        parts.append(
+            f"row norms {finite.min():.3g} … {finite.max():.3g} (median {np.median(finite):.3g})"
+        )
+    if r.outliers:
+        shown = ", ".join(str(i) for i in r.outliers[:6]) + ("…" if len(r.outliers) > 6 else "")
+        parts.append(f"<span style='color:#dc2626'>rogue dimensions: {shown}</span>")
+    else:
+        parts.append("no rogue dimension")
+    parts.append(f"{len(r.suspicious):,} suspicious tokens")
+    if r.cached:
+        parts.append("(from the cache)")
+    return " · ".join(parts)
+
+
+class StatsView(QWidget):
+    dimensionRequested = Signal(int)
+    tokenActivated = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.summary = QLabel("")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(True)
+        self.bar.hide()
+        self.norms = Histogram("Row norms", "norm ‖E[i]‖")
+        self.dims = DimensionBars()
+        self.dimension = DimensionPlot()
+        self.pick = QSpinBox()
+        self.pick.setPrefix("dimension ")
+        self.pick.setKeyboardTracking(False)
+        self.sorted = QCheckBox("Sort by value")
+        self.sorted.setToolTip("Plot the tokens in order of this dimension's value")
+        hint = QLabel("click a bar: pick a dimension · click the curve: open that token")
+        hint.setStyleSheet("color: palette(placeholder-text)")
+        hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        hint.setToolTip(hint.text())
+        controls = QHBoxLayout()
+        controls.addWidget(self.pick)
+        controls.addWidget(self.sorted)
+        controls.addWidget(hint, 1)
+        dim_box = QWidget()
+        dim_layout = QVBoxLayout(dim_box)
+        dim_layout.setContentsMargins(0, 0, 0, 0)
+        dim_layout.addLayout(controls)
+        dim_layout.addWidget(self.dimension, 1)
+
+        plots = QSplitter(Qt.Orientation.Vertical)
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(self.norms)
+        top.addWidget(self.dims)
+        top.setSizes([1, 2])
+        plots.addWidget(top)
+        plots.addWidget(dim_box)
+
+        self.suspicious = TokenTable(["ID", "Token", "Reason", "Score"])
+        self.suspicious.setToolTip(SUSPICIOUS_TIP)
+        self.kinds = TokenTable(["Kind", "Tokens", "%"], stretch=0)
+        self.lists = QTabWidget()
+        self.lists.addTab(self.suspicious, "Suspicious tokens")
+        self.lists.addTab(self.kinds, "Kinds")
+        self.lists.setMinimumWidth(250)
+
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(plots)
+        body.addWidget(self.lists)
+        body.setStretchFactor(0, 5)
+        body.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.bar)
+        layout.addWidget(body, 1)
+
+        self.dims.dimensionClicked.connect(self._pick)
+        self.pick.valueChanged.connect(self.dimensionRequested.emit)
+        self.sorted.toggled.connect(self.dimension.set_sorted)
+        self.dimension.tokenClicked.connect(self.tokenActivated.emit)
+        self.suspicious.tokenActivated.connect(self.tokenActivated.emit)
+        self.clear("Open a model to see the statistics of its vocabulary")
+
+    # -- controller → view -----------------------------------------------------------------------
+    def clear(self, hint: str) -> None:
+        self.summary.setText(escape(hint))
+        self.bar.hide()
+
+    def show_started(self) -> None:
+        self.summary.setText("Reading every row of the matrix once …")
+        self.bar.setValue(0)
+        self.bar.setFormat("Vocabulary statistics %p%")
+        self.bar.show()
+
+    def set_progress(self, text: str, fraction: float) -> None:
+        if fraction >= 0:
+            self.bar.setFormat(f"{escape(text) or 'Working'} %p%")
+            self.bar.setValue(int(fraction * 1000))
+
+    def set_busy(self, busy: bool) -> None:
+        self.bar.setVisible(busy)
+
+    def show_result(self, s: StatsShown) -> None:
+        r = s.result
+        self.bar.hide()
+        self.summary.setText(summary_text(s))
+        self.norms.set_histogram(s.hist_edges, s.hist_counts)
+        self.dims.set_dimensions(r.dim_mean, r.dim_std, r.outliers)
+        self.pick.blockSignals(True)
+        self.pick.setRange(0, max(0, r.dim - 1))
+        self.pick.blockSignals(False)
+        self.suspicious.set_rows(s.suspicious_rows, s.suspicious_ids)
+        self.lists.setTabText(0, f"Suspicious tokens ({len(s.suspicious_rows):,})")
+        self.kinds.set_rows(s.kind_rows, [-1] * len(s.kind_rows))
+
+    def show_dimension(self, d: DimensionShown) -> None:
+        self.pick.blockSignals(True)
+        self.pick.setValue(d.index)
+        self.pick.blockSignals(False)
+        self.dims.mark(d.index)
+        self.dimension.set_dimension(d.index, d.values, d.order)
+
+    def show_error(self, message: str) -> None:
+        self.bar.hide()
+        self.summary.setText(f"<span style='color:#b91c1c'>{escape(message)}</span>")
+
+    def _pick(self, index: int) -> None:
+        self.pick.setValue(index)  # → dimensionRequested

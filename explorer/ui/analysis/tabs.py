@@ -1,0 +1,101 @@
+"""Wiring of the analysis views into the main window: one controller per view, the views as tabs
+beside Embedding and Map, and each controller active only while its tab is shown."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QWidget
+
+from explorer.app.controllers.explain import ExplainController
+from explorer.app.controllers.head import HeadController
+from explorer.app.controllers.stats import StatsController
+from explorer.ui.analysis.explain_view import ExplainView
+from explorer.ui.analysis.head_view import HeadView
+from explorer.ui.analysis.stats_view import StatsView
+
+if TYPE_CHECKING:
+    from explorer.ui.main_window import MainWindow
+
+
+def wire_explain(c: ExplainController, v: ExplainView) -> None:
+    c.started.connect(v.show_pending)
+    c.progress.connect(v.set_progress)
+    c.resultReady.connect(v.show_result)
+    c.cleared.connect(v.clear)
+    c.failed.connect(v.show_error)
+
+
+def wire_stats(c: StatsController, v: StatsView) -> None:
+    c.started.connect(v.show_started)
+    c.progress.connect(v.set_progress)
+    c.busyChanged.connect(v.set_busy)
+    c.resultReady.connect(v.show_result)
+    c.dimensionReady.connect(v.show_dimension)
+    c.cleared.connect(v.clear)
+    c.failed.connect(v.show_error)
+    v.dimensionRequested.connect(c.show_dimension)
+
+
+def wire_head(c: HeadController, v: HeadView) -> None:
+    c.started.connect(v.show_started)
+    c.progress.connect(v.set_progress)
+    c.busyChanged.connect(v.set_busy)
+    c.resultReady.connect(v.show_result)
+    c.tokenReady.connect(v.show_token)
+    c.tokenCleared.connect(v.clear_token)
+    c.cleared.connect(v.clear)
+    c.failed.connect(v.show_error)
+
+
+class AnalysisTabs:
+    """Owns the analysis controllers and views of one window."""
+
+    def __init__(self, window: MainWindow):
+        self.window = window
+        state = window.state
+        self.explain, self.explain_view = ExplainController(state), ExplainView()
+        self.head, self.head_view = HeadController(state), HeadView()
+        self.stats, self.stats_view = StatsController(state), StatsView()
+        wire_explain(self.explain, self.explain_view)
+        wire_head(self.head, self.head_view)
+        wire_stats(self.stats, self.stats_view)
+        self.head_view.tokenActivated.connect(self.open_token)
+        self.stats_view.tokenActivated.connect(self.open_token)
+        self.controllers = {
+            self.explain_view: self.explain,
+            self.head_view: self.head,
+            self.stats_view: self.stats,
+        }
+        self._add_tab(
+            self.explain_view,
+            "Explain",
+            "onehot(t) · E = E[t]: the embedding layer is a row lookup",
+        )
+        self._add_tab(self.head_view, "Head", "Input embedding E vs output head U; the direct path")
+        self._add_tab(
+            self.stats_view, "Statistics", "Norms, dimensions, suspicious tokens and token kinds"
+        )
+        window.centre.currentChanged.connect(self._tab_changed)
+        self._tab_changed(window.centre.currentIndex())
+
+    def _add_tab(self, view: QWidget, title: str, tip: str) -> None:
+        centre = self.window.centre
+        index = centre.addTab(view, title)
+        key = f"Ctrl+{index + 1}"
+        centre.setTabToolTip(index, f"{tip} ({key})")
+        action = QAction(title, self.window)
+        action.setShortcut(QKeySequence(key))
+        action.triggered.connect(lambda _=False, w=view: centre.setCurrentWidget(w))
+        self.window.view_menu.addAction(action)
+
+    def _tab_changed(self, _index: int) -> None:
+        shown = self.window.centre.currentWidget()
+        for view, controller in self.controllers.items():
+            controller.set_active(view is shown)
+
+    def open_token(self, token_id: int) -> None:
+        """Select a token and show it in the embedding viewer."""
+        self.window.state.select([int(token_id)])
+        self.window.centre.setCurrentWidget(self.window.viewer)

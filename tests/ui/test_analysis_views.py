@@ -1,0 +1,169 @@
+"""The analysis views (explain, head, statistics) fed by their controllers from real model files
+with planted oddities (tests/core/analysis_fixtures.py), tied and untied; jobs run inline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from core.analysis_fixtures import DIM, OUTLIER_DIM, ZERO, make_model
+from PySide6.QtCore import QPoint, QPointF, Qt
+
+from explorer.app.controllers.explain import ExplainController
+from explorer.app.controllers.head import HeadController
+from explorer.app.controllers.stats import StatsController
+from explorer.app.jobs import Jobs
+from explorer.app.state import AppState
+from explorer.ui.analysis.explain_view import ExplainView
+from explorer.ui.analysis.head_view import HeadView
+from explorer.ui.analysis.stats_view import StatsView
+from explorer.ui.analysis.tabs import wire_explain, wire_head, wire_stats
+
+
+def _open(tmp_path, tied: bool, dtype: str = "F32"):
+    folder, matrix, head = make_model(tmp_path / "m", dtype, tied)
+    state = AppState(Jobs(sync=True))
+    return state, folder, matrix, head
+
+
+def _show(qtbot, view, size=(1100, 700)):
+    qtbot.addWidget(view)
+    view.resize(*size)
+    view.show()
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_explain_shows_the_computed_product_and_its_cost(qtbot, tmp_path, tied):
+    state, folder, matrix, _ = _open(tmp_path, tied)
+    controller, view = ExplainController(state), ExplainView()
+    wire_explain(controller, view)
+    _show(qtbot, view)
+    state.open(folder)
+    state.select([ZERO + 3])
+    assert controller.latest is None  # not shown: nothing computed
+    controller.set_active(True)
+    e = controller.latest
+    assert e is not None and e.id == ZERO + 3
+    data = view.diagram.data
+    np.testing.assert_array_equal(data.lookup, matrix[ZERO + 3])
+    np.testing.assert_array_equal(data.product, e.product)
+    assert view.diagram.verdict() == f"✓ identical: {DIM} of {DIM} values"
+    costs = view.costs.text()
+    assert f"{matrix.shape[0]:,} × {DIM} values × 4 bytes" in costs
+    assert ("Output head: tied" in costs) == tied
+    assert ("lm_head.weight" in costs) == (not tied)
+    view.grab().save(str(tmp_path / "explain.png"))
+
+
+def test_explain_follows_the_selection_once_it_settles_and_clears(qtbot, tmp_path):
+    state, folder, matrix, _ = _open(tmp_path, tied=True)
+    controller, view = ExplainController(state), ExplainView()
+    wire_explain(controller, view)
+    _show(qtbot, view)
+    state.open(folder)
+    controller.set_active(True)
+    assert "Select a token" in view.diagram.hint
+    state.select([7])
+    qtbot.waitUntil(lambda: controller.latest is not None and controller.latest.id == 7)
+    np.testing.assert_array_equal(view.diagram.data.lookup, matrix[7])
+    state.select([])
+    qtbot.waitUntil(lambda: view.diagram.data is None)
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_statistics_view_shows_the_pass_and_opens_tokens(qtbot, tmp_path, tied):
+    state, folder, matrix, _ = _open(tmp_path, tied)
+    controller, view = StatsController(state), StatsView()
+    wire_stats(controller, view)
+    _show(qtbot, view)
+    opened = []
+    view.tokenActivated.connect(opened.append)
+    state.open(folder)
+    controller.set_active(True)
+    shown = controller.latest
+    assert shown is not None
+    norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
+    counts, edges = np.histogram(norms, bins=len(shown.hist_counts))
+    np.testing.assert_array_equal(shown.hist_counts, counts)
+    np.testing.assert_allclose(view.norms.curve.xData, edges)
+    assert shown.result.outliers == [OUTLIER_DIM]
+    assert f"rogue dimensions: {OUTLIER_DIM}" in view.summary.text()
+    # the first rogue dimension is plotted across the vocabulary
+    assert controller.dimension is not None and controller.dimension.index == OUTLIER_DIM
+    np.testing.assert_array_equal(view.dimension.values, matrix[:, OUTLIER_DIM])
+    # suspicious tokens: the planted zero row is listed and opens in the viewer on a click
+    table = view.suspicious
+    assert table.source.ids[0] == ZERO and table.source.rows[0][2] == "all zeros"
+    table.clicked.emit(table.proxy.index(0, 1))
+    assert opened == [ZERO]
+    kinds = {row[0]: row[1] for row in view.kinds.source.rows}
+    assert sum(v for k, v in kinds.items() if "word" not in k) == matrix.shape[0]
+    view.grab().save(str(tmp_path / "stats.png"))
+
+
+def test_dimension_view_picks_sorts_and_clicks(qtbot, tmp_path):
+    state, folder, matrix, _ = _open(tmp_path, tied=True)
+    controller, view = StatsController(state), StatsView()
+    wire_stats(controller, view)
+    _show(qtbot, view)
+    state.open(folder)
+    controller.set_active(True)
+    view.pick.setValue(3)  # as if a bar were clicked
+    assert controller.dimension.index == 3
+    column = matrix[:, 3].astype(np.float64)
+    view.sorted.setChecked(True)
+    np.testing.assert_array_equal(view.dimension.curve.yData, np.sort(column))
+    # the highest rank is the token with the largest value; a point is found near the click
+    top = int(np.argmax(column))
+    assert view.dimension.token_at(len(column) - 1) == top
+    assert view.dimension.token_at(len(column) - 1.2, float(column[top]), 0.5) == top
+    view.sorted.setChecked(False)
+    assert view.dimension.token_at(5.0) == 5
+    # a real click on the bar chart picks that dimension
+    bars = view.dims
+    vb = bars.getPlotItem().getViewBox()
+    vb.setRange(xRange=(-0.5, DIM - 0.5), padding=0)
+    point = bars.mapFromScene(vb.mapViewToScene(QPointF(10, 0)))
+    qtbot.mouseClick(bars.viewport(), Qt.MouseButton.LeftButton, pos=point - QPoint(0, 5))
+    assert controller.dimension.index == 10
+
+
+def test_head_view_untied_lists_extremes_neighbours_and_direct_path(qtbot, tmp_path):
+    state, folder, matrix, head = _open(tmp_path, tied=False)
+    controller, view = HeadController(state, k=5), HeadView()
+    wire_head(controller, view)
+    _show(qtbot, view)
+    opened = []
+    view.tokenActivated.connect(opened.append)
+    state.open(folder)
+    state.select([12])
+    controller.set_active(True)
+    shown = controller.latest
+    assert shown is not None and not shown.result.tied
+    e, u = matrix.astype(np.float64), head.astype(np.float64)
+    with np.errstate(invalid="ignore"):  # the planted zero row
+        cos = np.einsum("ij,ij->i", e, u) / (np.linalg.norm(e, axis=1) * np.linalg.norm(u, axis=1))
+    cos = cos[np.isfinite(cos)]
+    assert view.lowest.source.rows[0][2] == pytest.approx(cos.min())
+    assert view.highest.source.rows[0][2] == pytest.approx(cos.max())
+    assert int(shown.hist_counts.sum()) == len(cos)
+    assert "separate matrix" in view.banner.text() and not view.overview.isHidden()
+    token = controller.token.view
+    logits = e[12] @ u.T
+    assert [r for r in view.direct.source.ids] == list(np.argsort(-logits)[:5])
+    assert f"{token.overlap} of 5" in view.token.text()
+    view.lowest.clicked.emit(view.lowest.proxy.index(0, 1))
+    assert opened == [view.lowest.source.ids[0]]
+
+
+def test_head_view_tied_says_so_and_still_gives_the_direct_path(qtbot, tmp_path):
+    state, folder, matrix, _ = _open(tmp_path, tied=True)
+    controller, view = HeadController(state, k=4), HeadView()
+    wire_head(controller, view)
+    _show(qtbot, view)
+    state.open(folder)
+    state.select([9])
+    controller.set_active(True)
+    assert "tied" in view.banner.text() and view.overview.isHidden()
+    e = matrix.astype(np.float64)
+    assert view.direct.source.ids == list(np.argsort(-(e[9] @ e.T))[:4])
+    assert "E[t] · Eᵀ" in view.titles[2].text()
