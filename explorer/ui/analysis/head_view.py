@@ -42,8 +42,8 @@ def banner_text(shown: HeadShown) -> str:
     med = f", median cosine {shown.median:.3f}" if shown.median is not None else ""
     return (
         "<b>The output head is a separate matrix</b> "
-        f"(<code>{escape(r.output_tensor or '')}</code>): how far does each token's output row U[i] point "
-        f"from its input row E[i]{med}."
+        f"(<code>{escape(r.output_tensor or '')}</code>): how far does each token's output "
+        f"row U[i] point from its input row E[i]{med}."
     )
 
 
