@@ -71,6 +71,7 @@ class Lane(StrEnum):
     DIMENSION = "dimension"  # one dimension across the vocabulary
     HEAD = "head"  # cosine of E and the output head over the vocabulary
     HEAD_TOKEN = "head-token"  # one token's neighbours in E and U, direct path
+    KINDS = "kinds"  # the kind of every token (colour by kind in the map)
 
 
 BACKGROUND_LANES = frozenset({Lane.WARM_UP})  # neither busy nor shown in the status bar

@@ -15,11 +15,12 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from explorer.core import figure, geometry
+from explorer.ui.kind_colours import kind_palette, legend_entries
 from explorer.ui.map_labels import LabelPool
 from explorer.ui.map_viewbox import MapViewBox
 
 PALETTE_STEPS = 16
-COLOUR_MODES = ("similarity", "norm", "cluster", "none")
+COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
 
 
 def _brushes(rgb: np.ndarray, alpha: int = 220) -> list[QBrush]:
@@ -51,8 +52,10 @@ class MapView(QWidget):
             "similarity": None,
             "norm": None,
             "cluster": None,
+            "kind": None,
         }
         self.cluster_names: list[str] = []
+        self.kinds: tuple[np.ndarray, list[str]] | None = None  # kind code of every token, names
         self.colour_mode = "similarity"
         self.highlight_ids: set[int] = set()
         self.selected_ids: list[int] = []
@@ -130,6 +133,7 @@ class MapView(QWidget):
             "similarity": None if similarity is None else np.asarray(similarity, np.float64),
             "norm": None if norms is None else np.asarray(norms, np.float64),
             "cluster": None if clusters is None else np.asarray(clusters, np.int64),
+            "kind": None if self.kinds is None else self.kinds[0][self.ids],
         }
         self.cluster_names = list(cluster_names)
         self.highlight_ids = {int(i) for i in highlight}
@@ -168,6 +172,13 @@ class MapView(QWidget):
         """New cluster numbers for the points shown (applied with the next set_coords)."""
         self.values["cluster"] = None if clusters is None else np.asarray(clusters, np.int64)
         self.cluster_names = list(names)
+
+    def set_kinds(self, codes: np.ndarray | None, names=()) -> None:
+        """The kind code of every token of the model (None: unknown); recolours the map."""
+        self.kinds = None if codes is None else (np.asarray(codes, np.int64), list(names))
+        self.values["kind"] = None if self.kinds is None else self.kinds[0][self.ids]
+        if self.colour_mode == "kind" and len(self.ids):
+            self.set_colour_mode("kind")
 
     def update_labels_now(self) -> None:
         """Place the labels at once instead of after the pending short delay."""
@@ -217,7 +228,7 @@ class MapView(QWidget):
     def _colour_values(self) -> tuple[np.ndarray | None, float, float]:
         mode = self.colour_mode
         v = self.values.get(mode) if mode != "none" else None
-        if v is None or mode == "cluster":
+        if v is None or mode in ("cluster", "kind"):
             return v, 0.0, 1.0
         if mode == "similarity":
             exclude = [self._index[i] for i in self.highlight_ids if i in self._index]
@@ -233,6 +244,9 @@ class MapView(QWidget):
         n = len(self.ids)
         if v is None:
             return pg.mkBrush(*figure.DEFAULT_POINT, 210)
+        if self.colour_mode == "kind" and self.kinds is not None:
+            palette = _brushes(kind_palette(self.kinds[1]))
+            return [palette[int(c)] for c in v[:n]]
         if self.colour_mode == "cluster":
             palette = _brushes(np.array(figure.CATEGORICAL))
             return [palette[int(c) % len(palette)] for c in v[:n]]
@@ -248,9 +262,13 @@ class MapView(QWidget):
         self.colour_bar.hide()
         if v is None:
             return
-        if self.colour_mode == "cluster":
-            for c, name in enumerate(self.cluster_names):
-                rgb = figure.CATEGORICAL[c % len(figure.CATEGORICAL)]
+        if self.colour_mode in ("cluster", "kind"):
+            names = self.cluster_names
+            cat = [figure.CATEGORICAL[c % len(figure.CATEGORICAL)] for c in range(len(names))]
+            entries = list(zip(cat, names, strict=True))
+            if self.colour_mode == "kind" and self.kinds is not None:
+                entries = legend_entries(v, self.kinds[1])
+            for rgb, name in entries:
                 sample = pg.ScatterPlotItem(brush=pg.mkBrush(*rgb), pen=None, size=10)
                 self.legend.addItem(sample, name)
             self.legend.show()

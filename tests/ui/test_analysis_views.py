@@ -13,10 +13,13 @@ from explorer.app.controllers.head import HeadController
 from explorer.app.controllers.stats import StatsController
 from explorer.app.jobs import Jobs
 from explorer.app.state import AppState
+from explorer.core.analysis.kinds import KINDS
 from explorer.ui.analysis.explain_view import ExplainView
 from explorer.ui.analysis.head_view import HeadView
 from explorer.ui.analysis.stats_view import StatsView
 from explorer.ui.analysis.tabs import wire_explain, wire_head, wire_stats
+from explorer.ui.kind_colours import KIND_RGB
+from explorer.ui.main_window import MainWindow
 
 
 def _open(tmp_path, tied: bool, dtype: str = "F32"):
@@ -167,3 +170,69 @@ def test_head_view_tied_says_so_and_still_gives_the_direct_path(qtbot, tmp_path)
     e = matrix.astype(np.float64)
     assert view.direct.source.ids == list(np.argsort(-(e[9] @ e.T))[:4])
     assert "E[t] · Eᵀ" in view.titles[2].text()
+
+
+# -- in the window, with real jobs ---------------------------------------------------------------
+
+
+def _idle(qtbot, win, timeout: int = 60000) -> None:
+    qtbot.waitUntil(lambda: not win.pending, timeout=timeout)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    folder, matrix, _ = make_model(tmp_path / "m", "BF16", tied=False)
+    win = MainWindow(AppState(), persist=False)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
+        win.open_path(str(folder))
+    _idle(qtbot, win)
+    yield win, matrix
+    win.close()
+
+
+def test_tabs_compute_only_when_shown_and_a_listed_token_opens_in_the_viewer(qtbot, window):
+    win, matrix = window
+    tabs = win.analysis
+    win.state.select([ZERO])
+    _idle(qtbot, win)
+    assert tabs.explain.latest is None and tabs.stats.latest is None and tabs.head.latest is None
+    win.centre.setCurrentWidget(tabs.explain_view)
+    qtbot.waitUntil(lambda: tabs.explain.latest is not None, timeout=30000)
+    assert tabs.explain_view.diagram.verdict() == f"✓ identical: {DIM} of {DIM} values"
+    win.centre.setCurrentWidget(tabs.head_view)
+    qtbot.waitUntil(lambda: "zero vector" in tabs.head_view.token.text(), timeout=30000)
+    assert "separate" in tabs.head_view.banner.text()  # the all-zero row has no neighbours
+    win.state.select([ZERO + 1])
+    qtbot.waitUntil(lambda: tabs.head.token is not None, timeout=30000)
+    assert tabs.head_view.in_u.source.rowCount() == 10
+    win.centre.setCurrentWidget(tabs.stats_view)
+    qtbot.waitUntil(lambda: tabs.stats.dimension is not None, timeout=60000)
+    _idle(qtbot, win)
+    table = tabs.stats_view.suspicious
+    table.clicked.emit(table.proxy.index(0, 1))
+    assert win.state.selection == [ZERO] and win.centre.currentWidget() is win.viewer
+
+
+def test_colour_by_kind_in_the_map(qtbot, window):
+    win, _ = window
+    pane = win.map_pane
+    win.centre.setCurrentIndex(1)
+    pane.source.setCurrentIndex(pane.source.findData("sample"))
+    pane.method.setCurrentIndex(pane.method.findData("pca"))
+    pane.n.setValue(60)
+    with qtbot.waitSignal(pane.mapShown, timeout=30000):
+        pane.request_map()
+    qtbot.waitUntil(lambda: win.analysis.kinds.kinds is not None, timeout=30000)
+    _idle(qtbot, win)
+    pane.colour.setCurrentIndex(pane.colour.findData("kind"))
+    view = pane.view
+    assert view.colour_mode == "kind"
+    codes = win.analysis.kinds.kinds.codes[view.ids]
+    names = [KINDS[c] for c in codes]
+    brushes = view.scatter.data["brush"]
+    for name, brush in zip(names, brushes, strict=True):
+        assert brush.color().getRgb()[:3] == KIND_RGB[name]
+    shown = {item[1].text.split(" (")[0] for item in view.legend.items}
+    assert shown == {n.replace("_", " ") for n in names}

@@ -81,12 +81,20 @@ class AnalysisController(FeatureController):
         """Drop every result of the previous model."""
 
     def submit(
-        self, lane: JobLane, work: Callable, *args: Any, label: str, on_result: Callable
+        self,
+        lane: JobLane,
+        work: Callable,
+        *args: Any,
+        label: str,
+        on_result: Callable,
+        failed: Any = None,
     ) -> None:
+        """Start `work` on `lane`; an error goes to `failed` (a signal, default: self.failed)."""
+        to = failed if failed is not None else self.failed
         lane.submit(
             work,
             *args,
             label=label,
             on_result=on_result,
-            on_error=lambda e: self.failed.emit(error_message(e)),
+            on_error=lambda e: to.emit(error_message(e)),
         )

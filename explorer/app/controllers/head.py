@@ -59,6 +59,7 @@ class HeadController(AnalysisController):
     resultReady = Signal(object)  # HeadShown
     tokenReady = Signal(object)  # TokenShown
     tokenCleared = Signal(str)
+    tokenFailed = Signal(str)  # the selected token cannot be compared (e.g. an all-zero row)
 
     def __init__(self, state: AppState, k: int = DEFAULT_K, parent: QObject | None = None):
         super().__init__(state, parent)
@@ -109,6 +110,7 @@ class HeadController(AnalysisController):
             self.k,
             label=f"{model.label(t)} in E and U",
             on_result=self._token_done,
+            failed=self.tokenFailed,
         )
 
     def _done(self, shown: HeadShown) -> None:

@@ -158,6 +158,10 @@ class HeadView(QWidget):
         self.in_u.set_rows(*score_rows(v.neighbors_output), bold=shown_bold)
         self.direct.set_rows(*score_rows(v.direct_path))
 
+    def show_token_error(self, message: str) -> None:
+        self.clear_token("")
+        self.token.setText(f"<span style='color:#b91c1c'>{escape(message)}</span>")
+
     def show_error(self, message: str) -> None:
         self.bar.hide()
         self.banner.setText(f"<span style='color:#b91c1c'>{escape(message)}</span>")

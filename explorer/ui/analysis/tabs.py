@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence, QStandardItemModel
 from PySide6.QtWidgets import QWidget
 
 from explorer.app.controllers.explain import ExplainController
 from explorer.app.controllers.head import HeadController
+from explorer.app.controllers.kinds import KindsController
 from explorer.app.controllers.stats import StatsController
+from explorer.core.analysis.kinds import KINDS, TokenKinds
 from explorer.ui.analysis.explain_view import ExplainView
 from explorer.ui.analysis.head_view import HeadView
 from explorer.ui.analysis.stats_view import StatsView
@@ -45,6 +48,7 @@ def wire_head(c: HeadController, v: HeadView) -> None:
     c.resultReady.connect(v.show_result)
     c.tokenReady.connect(v.show_token)
     c.tokenCleared.connect(v.clear_token)
+    c.tokenFailed.connect(v.show_token_error)
     c.cleared.connect(v.clear)
     c.failed.connect(v.show_error)
 
@@ -79,6 +83,28 @@ class AnalysisTabs:
         )
         window.centre.currentChanged.connect(self._tab_changed)
         self._tab_changed(window.centre.currentIndex())
+        self.kinds = KindsController(state)
+        self._colour_by_kind()
+
+    def _colour_by_kind(self) -> None:
+        """Adds "Kind" to the map's colour menu; computed when a map is first shown."""
+        pane = self.window.map_pane
+        pane.colour.insertItem(pane.colour.findData("none"), "Kind", "kind")
+        pane.colour.setItemData(
+            pane.colour.findData("kind"),
+            "Colour tokens by kind: script, digits, punctuation, bytes, special …",
+            Qt.ItemDataRole.ToolTipRole,
+        )
+        pane.mapShown.connect(lambda _final: self.kinds.ensure())
+        self.kinds.kindsReady.connect(self._kinds_ready)
+        self.kinds.reset.connect(lambda: pane.view.set_kinds(None))
+
+    def _kinds_ready(self, kinds: TokenKinds) -> None:
+        pane = self.window.map_pane
+        pane.view.set_kinds(kinds.codes, KINDS)
+        items = pane.colour.model()
+        assert isinstance(items, QStandardItemModel)  # what QComboBox makes
+        items.item(pane.colour.findData("kind")).setEnabled(True)
 
     def _add_tab(self, view: QWidget, title: str, tip: str) -> None:
         centre = self.window.centre

@@ -1,0 +1,43 @@
+"""The kind of every token (script, digits, punctuation, …) for "colour by kind" in the map:
+computed from the tokenizer once per model, on the "kinds" lane, when first asked for."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from explorer.app.controllers.base import FeatureController
+from explorer.app.jobs import Lane
+from explorer.app.state import AppState
+from explorer.core.analysis.kinds import TokenKinds, token_kinds
+from explorer.core.model import EmbeddingModel
+
+
+class KindsController(FeatureController):
+    LANE = Lane.KINDS
+
+    kindsReady = Signal(object)  # TokenKinds of the current model
+    reset = Signal()  # a new model: no kinds yet
+
+    def __init__(self, state: AppState, parent: QObject | None = None):
+        super().__init__(state, parent)
+        self.kinds: TokenKinds | None = None
+        self._for: EmbeddingModel | None = None
+
+    def model_changed(self, model: EmbeddingModel) -> None:
+        self.kinds, self._for = None, None
+        self.reset.emit()
+
+    def ensure(self) -> None:
+        """Compute the kinds of the current model unless they are known or being computed."""
+        model = self.state.model
+        if model is None or self._for is model:
+            return
+        self._for = model
+        self.lane.submit(
+            token_kinds, model, label="Token kinds", on_result=lambda k, m=model: self._done(k, m)
+        )
+
+    def _done(self, kinds: TokenKinds, model: EmbeddingModel) -> None:
+        if model is self.state.model:
+            self.kinds = kinds
+            self.kindsReady.emit(kinds)
