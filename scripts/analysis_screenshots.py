@@ -35,6 +35,21 @@ def settle(app, window, seconds: float = 60) -> None:
         time.sleep(0.01)
 
 
+def map_by_kind(app, window, out: Path) -> None:
+    """A UMAP map around the selection, coloured by token kind."""
+    pane = window.map_pane
+    window.centre.setCurrentIndex(1)
+    pane.source.setCurrentIndex(pane.source.findData("sample"))
+    pane.n.setValue(3000)
+    pane.request_map()
+    settle(app, window, 300)
+    pane.colour.setCurrentIndex(pane.colour.findData("kind"))
+    for w, h in SIZES:
+        window.resize(w, h)
+        settle(app, window)
+        window.grab().save(str(out / f"map_kind_{w}x{h}.png"))
+
+
 def main() -> int:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
@@ -48,9 +63,12 @@ def main() -> int:
     window.token_pane.set_text("The cat sat on the mat")
     window.show()
     settle(app, window)
-    state.select_ref("cat") or state.select([min(2368, state.model.rows - 1)])
+    state.select_ref("cat") or state.select([min(4937, state.model.rows - 1)])
     settle(app, window)
     for name in TABS:
+        if name == "Map":
+            map_by_kind(app, window, out)
+            continue
         index = next(i for i in range(window.centre.count()) if window.centre.tabText(i) == name)
         window.resize(*SIZES[0])
         lane = window.analysis.controllers[window.centre.widget(index)].lane
@@ -63,7 +81,7 @@ def main() -> int:
             time.sleep(0.001)
         window.grab().save(str(out / f"{name.lower()}_running.png"))
         settle(app, window)
-        state.select_ref("cat")
+        state.select_ref("cat") or state.select([min(4937, state.model.rows - 1)])
         for w, h in SIZES:
             window.resize(w, h)
             window.centre.setCurrentIndex(index)

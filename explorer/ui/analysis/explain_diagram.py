@@ -131,15 +131,16 @@ class ExplainDiagram(QWidget):
         d = self.data
         assert d is not None
         bottom = self.height() - MARGIN
-        p.setFont(self._font(fs * 2.4, bold=True))
-        p.setPen(text)
-        p.drawText(QPointF(left, top + fs * 1.6), "·")
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(text)  # the product's dot: onehot(t) · E
+        p.drawEllipse(QPointF(left + fs * 0.5, top + fs * 1.1), fs * 0.2, fs * 0.2)
         # E: a tall strip, as tall as the space allows
         e_w = max(fs * 2.4, min(90.0, (right - left) * 0.07))
         e_x = left + fs * 2.0
         e_top, e_bottom = top + fs * 1.6, bottom - fs * 1.4
         strip = QRectF(e_x, e_top, e_w, max(20.0, e_bottom - e_top))
         p.setFont(self._font(fs, bold=True))
+        p.setPen(text)
         p.drawText(QPointF(e_x, top + fs * 1.2), "E")
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(pal_mid(self))

@@ -76,7 +76,7 @@ class DimensionBars(Plot):
     dimensionClicked = Signal(int)
 
     def __init__(self, parent=None):
-        super().__init__("Each dimension: std (bars), mean (line)", "dimension", "", parent)
+        super().__init__("Dimensions: std (bars), mean (line)", "dimension", "", parent)
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.9)
         self.mean = pg.PlotDataItem(pen=pg.mkPen(self.colour(2), width=1))
         self.addItem(self.bars)
@@ -96,9 +96,10 @@ class DimensionBars(Plot):
         for i in outliers:
             brushes[i] = flagged
         self.bars.setOpts(
-            x=x, height=np.nan_to_num(std), width=0.9, brushes=brushes, pen=pg.mkPen(None)
+            x=x, height=np.nan_to_num(std), width=1.0, brushes=brushes, pen=pg.mkPen(None)
         )
         self.mean.setData(x, np.nan_to_num(mean))
+        self.marker.setVisible(self.marker.isVisible() and self.n > 0)
         self.getPlotItem().enableAutoRange()
 
     def mark(self, index: int) -> None:
@@ -131,7 +132,7 @@ class DimensionPlot(Plot):
     def set_dimension(self, index: int, values: np.ndarray, order: np.ndarray) -> None:
         self.values, self.order = values, order
         self.getPlotItem().setTitle(
-            f"Dimension {index} across the vocabulary",
+            f"Dimension {index} across the vocabulary" if len(values) else "",
             color=self.palette().color(QPalette.ColorRole.Text).name(),
             size="10pt",
         )

@@ -125,6 +125,12 @@ class StatsView(QWidget):
 
     def show_started(self) -> None:
         self.summary.setText("Reading every row of the matrix once …")
+        empty = np.zeros(0)
+        self.norms.set_histogram(empty, empty)  # nothing of the previous model stays
+        self.dims.set_dimensions(empty, empty, [])
+        self.dimension.set_dimension(0, empty, empty.astype(np.int64))
+        self.suspicious.set_rows([], [])
+        self.kinds.set_rows([], [])
         self.bar.setValue(0)
         self.bar.setFormat("Vocabulary statistics %p%")
         self.bar.show()
