@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, processors
 from tokenizers import pre_tokenizers as pre
-from tokenizers import processors
 
 from explorer.core.errors import ModelFormatError
 
@@ -78,8 +77,9 @@ def _special(tok: Tokenizer, tokens: Sequence[str], types: Sequence[int] | None)
 def _bos(tok: Tokenizer, meta: dict, tokens: Sequence[str]) -> None:
     bos = meta.get("tokenizer.ggml.bos_token_id")
     if meta.get("tokenizer.ggml.add_bos_token") and isinstance(bos, int) and bos < len(tokens):
+        b = tokens[bos]
         tok.post_processor = processors.TemplateProcessing(
-            single=f"{tokens[bos]} $A", pair=f"{tokens[bos]} $A $B", special_tokens=[(tokens[bos], bos)]
+            single=f"{b} $A", pair=f"{b} $A $B", special_tokens=[(b, bos)]
         )
 
 
@@ -119,9 +119,7 @@ def from_gguf(meta: dict) -> Built | None:
     return Built(tok, source, warnings)
 
 
-def sentencepiece_merges(
-    vocab: dict[str, int], scores: Sequence[float]
-) -> list[tuple[str, str]]:
+def sentencepiece_merges(vocab: dict[str, int], scores: Sequence[float]) -> list[tuple[str, str]]:
     """Merges implied by a SentencePiece BPE vocabulary: a piece made of two pieces merges them,
     higher-scored pieces first (as transformers' SentencePieceExtractor does)."""
     found = []
@@ -177,7 +175,8 @@ def _lower_case(folder: Path) -> bool:
 
 def from_folder(folder: Path) -> Built | None:
     """vocab.json + merges.txt (GPT-2/RoBERTa) or vocab.txt (BERT WordPiece); None if neither."""
-    vocab_json, merges_txt, vocab_txt = (folder / n for n in ("vocab.json", "merges.txt", "vocab.txt"))
+    vocab_json, merges_txt = folder / "vocab.json", folder / "merges.txt"
+    vocab_txt = folder / "vocab.txt"
     try:
         if vocab_json.is_file() and merges_txt.is_file():
             tok = Tokenizer(models.BPE.from_file(str(vocab_json), str(merges_txt)))
@@ -200,7 +199,8 @@ def from_folder(folder: Path) -> Built | None:
 
 
 def _bert_specials(tok: Tokenizer) -> None:
-    present = [t for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]") if tok.token_to_id(t) is not None]
+    names = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+    present = [t for t in names if tok.token_to_id(t) is not None]
     tok.add_special_tokens(present)
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     if cls is not None and sep is not None:

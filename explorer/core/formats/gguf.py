@@ -245,9 +245,8 @@ def split_parts(path: Path) -> list[Path]:
     if not m:
         return [path]
     count = int(m.group("count"))
-    parts = [
-        path.with_name(f"{m.group('stem')}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1)
-    ]
+    stem = m.group("stem")
+    parts = [path.with_name(f"{stem}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1)]
     missing = [p.name for p in parts if not p.is_file()]
     if missing:
         raise ModelFormatError(f"{path.name}: split model part {missing[0]} is missing")
