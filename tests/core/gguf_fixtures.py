@@ -77,7 +77,9 @@ def _add(w: gguf.GGUFWriter, key: str, value: object) -> None:
         w.add_uint32(key, value)
     elif isinstance(value, str):
         w.add_string(key, value)
-    elif isinstance(value, Sequence | np.ndarray):
+    elif isinstance(value, np.ndarray):
+        w.add_array(key, value.tolist())
+    elif isinstance(value, Sequence):
         w.add_array(key, list(value))
     else:
         raise TypeError(f"{key}: {type(value)}")
