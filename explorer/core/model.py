@@ -266,6 +266,10 @@ def open_model(
 ) -> EmbeddingModel:
     """Open a model folder, a .safetensors, .safetensors.index.json or .gguf file, read-only."""
     path = Path(path).expanduser()
+    if not path.exists():  # a cached Hugging Face repo id or an Ollama model name
+        from explorer.core.stores import resolve  # noqa: PLC0415
+
+        path = resolve(str(path)) or path
     gguf_file = _gguf_in(path)
     if gguf_file is not None:
         from explorer.core.model_gguf import open_gguf  # noqa: PLC0415 - imports gguf
@@ -332,6 +336,10 @@ def _gguf_in(path: Path) -> Path | None:
     """The .gguf file to open for `path` (a .gguf file, or a folder holding only GGUF weights)."""
     if path.is_file() and path.suffix.lower() == ".gguf":
         return path
+    if path.is_file() and not path.suffix:  # an Ollama blob: sha256-…, no suffix
+        with open(path, "rb") as f:
+            if f.read(4) == b"GGUF":
+                return path
     if (
         path.is_dir()
         and not any(path.glob("*.safetensors"))
