@@ -174,7 +174,8 @@ def _lower_case(folder: Path) -> bool:
 
 
 def from_folder(folder: Path) -> Built | None:
-    """vocab.json + merges.txt (GPT-2/RoBERTa) or vocab.txt (BERT WordPiece); None if neither."""
+    """vocab.json + merges.txt (GPT-2/RoBERTa), vocab.txt (BERT WordPiece) or tokenizer.model
+    (SentencePiece); None if none of them is there."""
     vocab_json, merges_txt = folder / "vocab.json", folder / "merges.txt"
     vocab_txt = folder / "vocab.txt"
     try:
@@ -192,6 +193,14 @@ def from_folder(folder: Path) -> Built | None:
             _bert_specials(tok)
             cased = "lower-cased" if lower else "cased"
             return Built(tok, f"vocab.txt (WordPiece, {cased})")
+        spm = folder / "tokenizer.model"
+        if spm.is_file():
+            from explorer.core import sentencepiece_model  # noqa: PLC0415
+
+            tok, source = sentencepiece_model.build(sentencepiece_model.read_model(spm))
+            return Built(tok, source)
+    except ModelFormatError:
+        raise
     except Exception as e:  # the tokenizers library raises bare Exceptions
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelFormatError(f"{folder.name}: cannot build a tokenizer ({first})") from None

@@ -9,6 +9,7 @@ import pytest
 from core.fixtures import CORPUS, write_model
 from tokenizers import BertWordPieceTokenizer, ByteLevelBPETokenizer
 
+from explorer.core.errors import ModelFormatError
 from explorer.core.model import open_model
 
 TEXTS = [
@@ -56,3 +57,44 @@ def test_no_tokenizer_files(tmp_path):
     write_model(tmp_path, rows=10, dim=4)
     model = open_model(tmp_path)
     assert model.tokenizer is None and model.info()["tokenizer_source"] is None
+
+
+SPM_SETTINGS = {
+    # Llama 2 style: BPE, byte fallback, no normalisation
+    "llama": dict(
+        model_type="bpe",
+        byte_fallback=True,
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+    ),
+    # T5 style: Unigram with SentencePiece's default NFKC normalisation and whitespace clean-up
+    "t5": dict(model_type="unigram", hard_vocab_limit=False),
+}
+
+
+@pytest.mark.parametrize("style", sorted(SPM_SETTINGS))
+def test_tokenizer_model_sentencepiece(tmp_path, style):
+    spm = pytest.importorskip("sentencepiece")
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(TEXTS * 10),
+        model_prefix=str(tmp_path / "tokenizer"),
+        vocab_size=500,
+        character_coverage=1.0,
+        minloglevel=2,
+        **SPM_SETTINGS[style],
+    )
+    (tmp_path / "tokenizer.vocab").unlink()
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "tokenizer.model"))
+    write_model(tmp_path, rows=sp.get_piece_size(), dim=4)
+    model = open_model(tmp_path)
+    assert model.tokenizer is not None
+    assert model.tokenizer_source.startswith("tokenizer.model (SentencePiece")
+    for text in TEXTS + ["unseen ☃ snowman", "ﬁ ligature ①"]:
+        assert [t.id for t in model.tokenizer.encode(text)] == sp.encode(text), text
+
+
+def test_broken_tokenizer_model(tmp_path):
+    (tmp_path / "tokenizer.model").write_bytes(b"\x0a\xff\xff\xff")
+    write_model(tmp_path, rows=10, dim=4)
+    with pytest.raises(ModelFormatError, match="tokenizer.model: not a SentencePiece model"):
+        open_model(tmp_path)
