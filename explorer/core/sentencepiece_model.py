@@ -5,8 +5,10 @@ with `tokenizers`."""
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers
 from tokenizers import pre_tokenizers as pre
@@ -43,12 +45,13 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _fields(data: bytes):
+def _fields(data: bytes) -> Iterator[tuple[int, int, Any]]:
     """(field number, wire type, value) of one protobuf message; value is int or bytes."""
     pos = 0
     while pos < len(data):
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
+        value: Any
         if wire == 0:
             value, pos = _varint(data, pos)
         elif wire == 1:
@@ -128,7 +131,7 @@ def build(m: SentencePieceModel) -> tuple[Tokenizer, str]:
     """A `tokenizers` tokenizer equivalent to the SentencePiece model, and its description."""
     from explorer.core.tokenizer_sources import sentencepiece_merges  # noqa: PLC0415
 
-    vocab = {}
+    vocab: dict[str, int] = {}
     for i, p in enumerate(m.pieces):
         vocab.setdefault(p, i)
     if m.model_type == BPE:

@@ -11,7 +11,7 @@ from explorer.core.formats.safetensors import SafetensorsFile
 from explorer.core.tensor_names import find_embedding
 
 
-def _gguf_facts(path: Path) -> dict:
+def _gguf_facts(path: Path) -> tuple[dict, str, int]:
     parts = gguf.split_parts(path)
     tensors: dict[str, gguf.GGUFTensor] = {}
     for part in parts:

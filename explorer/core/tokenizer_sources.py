@@ -153,7 +153,7 @@ def _sentencepiece_bpe(
         byte_fallback=True,
     )
     tok = Tokenizer(bpe)
-    steps = [normalizers.Replace(" ", "▁")]
+    steps: list[normalizers.Normalizer] = [normalizers.Replace(" ", "▁")]
     if meta.get("tokenizer.ggml.add_space_prefix", True):
         steps.insert(0, normalizers.Prepend("▁"))
     tok.normalizer = normalizers.Sequence(steps)

@@ -117,7 +117,7 @@ class _Cursor:
             return self._strings(count)
         return [self.value(item) for _ in range(count)]
 
-    def _strings(self, count: int) -> list[str]:
+    def _strings(self, count: int) -> list[str] | None:
         data, pos, out = self.data, self.pos, []
         unpack = struct.Struct("<Q").unpack_from
         end = len(data)
