@@ -345,7 +345,7 @@ def _gguf_in(path: Path) -> Path | None:
         and not any(path.glob("*.safetensors"))
         and not any(path.glob("*.safetensors.index.json"))
     ):
-        found = sorted(path.glob("*.gguf"))
+        found = sorted(p for p in path.glob("*.gguf") if "mmproj" not in p.name.lower())
         if found:
             return found[0]
     return None

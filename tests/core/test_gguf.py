@@ -120,8 +120,13 @@ def test_split_files(tmp_path):
 
 
 def test_folder_with_a_gguf_file(tmp_path):
-    path, _ = _embedding_model(tmp_path, "Q4_0")
-    assert open_model(tmp_path).files == [path]
+    path, raw = _embedding_model(tmp_path, "Q4_0", name="tiny-Q4_0.gguf")
+    # a vision projector beside it (LM Studio keeps them together) is not the language model
+    write_gguf(tmp_path / "mmproj-tiny.gguf", {"v.w": (np.ones((4, 4), np.float32), "F32")})
+    model = open_model(tmp_path)
+    assert model.files == [path]
+    assert model.vectors([]).shape == (0, 256)
+    np.testing.assert_array_equal(model.vectors([1]), decoded(raw, "Q4_0")[[1]])
 
 
 @pytest.mark.parametrize("cut", [4, 30, 200, -10])
