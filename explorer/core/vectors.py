@@ -28,9 +28,12 @@ def decode_rows(raw: np.ndarray) -> np.ndarray:
     quantised GGUF blocks decode exactly as `gguf.quants.dequantize` does."""
     qtype = ggml_type(raw)
     if qtype is not None:
-        from gguf.constants import GGMLQuantizationType  # noqa: PLC0415 - only for GGUF models
+        from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType  # noqa: PLC0415
         from gguf.quants import dequantize  # noqa: PLC0415
 
+        if raw.size == 0:  # gguf cannot reshape an empty block array
+            block, size = GGML_QUANT_SIZES[GGMLQuantizationType(qtype)]
+            return np.zeros((*raw.shape[:-1], raw.shape[-1] // size * block), np.float32)
         plain = np.ascontiguousarray(raw).view(np.uint8)
         return np.asarray(dequantize(plain, GGMLQuantizationType(qtype)), dtype=np.float32)
     if raw.dtype == np.float64:
