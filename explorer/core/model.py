@@ -267,12 +267,12 @@ def open_model(
     """Open a model folder, a .safetensors, .safetensors.index.json or .gguf file, read-only."""
     path = Path(path).expanduser()
     if not path.exists():  # a cached Hugging Face repo id or an Ollama model name
-        from explorer.core.stores import resolve  # noqa: PLC0415
+        from explorer.core.stores import resolve
 
         path = resolve(str(path)) or path
     gguf_file = _gguf_in(path)
     if gguf_file is not None:
-        from explorer.core.model_gguf import open_gguf  # noqa: PLC0415 - imports gguf
+        from explorer.core.model_gguf import open_gguf  # imports gguf only for GGUF files
 
         return open_gguf(gguf_file, path, tensor=tensor, tokenizer=tokenizer)
     src = _resolve(path)
@@ -376,7 +376,7 @@ def folder_tokenizer(folder: Path, rows: int) -> tuple[TokenizerInfo | None, lis
     tok_path = folder / "tokenizer.json"
     if tok_path.is_file():
         return TokenizerInfo.from_file(tok_path, rows=rows), []
-    from explorer.core.tokenizer_sources import from_folder  # noqa: PLC0415
+    from explorer.core.tokenizer_sources import from_folder
 
     built = from_folder(folder)
     if built is None:

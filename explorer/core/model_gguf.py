@@ -49,7 +49,7 @@ def open_gguf(
     evidence = head_evidence(name, matrix, output, head_matrix, {}, gguf=True)
     tok, warnings = None, []
     if tokenizer:
-        from explorer.core.tokenizer_sources import from_gguf  # noqa: PLC0415
+        from explorer.core.tokenizer_sources import from_gguf
 
         built = from_gguf(meta)
         if built is not None:

@@ -129,7 +129,7 @@ def _normalizer(m: SentencePieceModel) -> normalizers.Normalizer:
 
 def build(m: SentencePieceModel) -> tuple[Tokenizer, str]:
     """A `tokenizers` tokenizer equivalent to the SentencePiece model, and its description."""
-    from explorer.core.tokenizer_sources import sentencepiece_merges  # noqa: PLC0415
+    from explorer.core.tokenizer_sources import sentencepiece_merges
 
     vocab: dict[str, int] = {}
     for i, p in enumerate(m.pieces):

@@ -141,7 +141,7 @@ def _lmstudio_models() -> Iterator[tuple[str, Path]]:
 # -- headers --------------------------------------------------------------------------------------
 def describe(name: str, store: str, path: Path) -> StoredModel:
     """Name, format, embedding shape and dtype from headers only."""
-    from explorer.core.store_headers import header_facts  # noqa: PLC0415
+    from explorer.core.store_headers import header_facts
 
     try:
         facts = header_facts(path)

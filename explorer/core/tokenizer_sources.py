@@ -195,7 +195,7 @@ def from_folder(folder: Path) -> Built | None:
             return Built(tok, f"vocab.txt (WordPiece, {cased})")
         spm = folder / "tokenizer.model"
         if spm.is_file():
-            from explorer.core import sentencepiece_model  # noqa: PLC0415
+            from explorer.core import sentencepiece_model
 
             tok, source = sentencepiece_model.build(sentencepiece_model.read_model(spm))
             return Built(tok, source)

@@ -28,8 +28,8 @@ def decode_rows(raw: np.ndarray) -> np.ndarray:
     quantised GGUF blocks decode exactly as `gguf.quants.dequantize` does."""
     qtype = ggml_type(raw)
     if qtype is not None:
-        from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType  # noqa: PLC0415
-        from gguf.quants import dequantize  # noqa: PLC0415
+        from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+        from gguf.quants import dequantize
 
         if raw.size == 0:  # gguf cannot reshape an empty block array
             block, size = GGML_QUANT_SIZES[GGMLQuantizationType(qtype)]
@@ -70,7 +70,7 @@ def quant_blocks(raw_row: np.ndarray) -> QuantBlocks | None:
     qtype = ggml_type(raw_row)
     if qtype is None:
         return None
-    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType  # noqa: PLC0415
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
     kind = GGMLQuantizationType(qtype)
     block_size, block_bytes = GGML_QUANT_SIZES[kind]
