@@ -36,14 +36,15 @@ def banner_text(shown: HeadShown) -> str:
     if r.tied:
         return (
             "<b>The output head is tied:</b> the model scores next tokens with the same matrix "
-            "E, so E[i] and U[i] are one row and their cosine is 1. The direct path below is "
-            "E[t] · Eᵀ."
+            "E, so E[i] and U[i] are one row and their cosine is 1. The direct path E[t] · Eᵀ "
+            "below is what a model with no layers would predict next."
         )
     med = f", median cosine {shown.median:.3f}" if shown.median is not None else ""
     return (
         "<b>The output head is a separate matrix</b> "
         f"(<code>{escape(r.output_tensor or '')}</code>): how far does each token's output "
-        f"row U[i] point from its input row E[i]{med}."
+        f"row U[i] point from its input row E[i]{med}. The direct path E[t] · Uᵀ below is what "
+        "a model with no layers would predict next (the zero-layer “bigram” path)."
     )
 
 
@@ -63,11 +64,14 @@ class HeadView(QWidget):
         self.lowest = TokenTable(["#", "Token", "Cosine"])
         self.highest = TokenTable(["#", "Token", "Cosine"])
         extremes = QTabWidget()
+        extremes.setMinimumWidth(300)
         extremes.addTab(self.lowest, "Lowest cosine")
         extremes.addTab(self.highest, "Highest cosine")
-        self.overview = QSplitter(Qt.Orientation.Vertical)
+        self.overview = QSplitter(Qt.Orientation.Horizontal)
         self.overview.addWidget(self.histogram)
         self.overview.addWidget(extremes)
+        self.overview.setStretchFactor(0, 3)
+        self.overview.setStretchFactor(1, 2)
 
         self.token = QLabel("")
         self.token.setTextFormat(Qt.TextFormat.RichText)
@@ -79,6 +83,9 @@ class HeadView(QWidget):
         self.titles = [QLabel("<b>Neighbours in E</b>"), QLabel("<b>Neighbours in U</b>")]
         self.titles.append(QLabel("<b>Direct path</b> E[t] · Uᵀ"))
         self.titles[2].setToolTip(DIRECT_TIP)
+        rows = self.in_e.verticalHeader().defaultSectionSize()
+        for table in (self.in_e, self.in_u, self.direct):  # room for eight rows
+            table.setMinimumHeight(rows * 8 + self.in_e.horizontalHeader().sizeHint().height() + 6)
         grid = QGridLayout()
         for col, (title, table) in enumerate(
             zip(self.titles, (self.in_e, self.in_u, self.direct), strict=True)
@@ -86,21 +93,17 @@ class HeadView(QWidget):
             grid.addWidget(title, 0, col)
             grid.addWidget(table, 1, col)
             grid.setColumnStretch(col, 1)
-        note = QLabel(DIRECT_TIP.replace("The logits", "Direct path: the logits"))
-        note.setWordWrap(True)
-        note.setStyleSheet("color: palette(placeholder-text)")
         token_box = QWidget()
         tl = QVBoxLayout(token_box)
         tl.setContentsMargins(0, 0, 0, 0)
         tl.addWidget(self.token)
         tl.addLayout(grid, 1)
-        tl.addWidget(note)
 
-        body = QSplitter(Qt.Orientation.Horizontal)
+        body = QSplitter(Qt.Orientation.Vertical)  # the vocabulary above, the token below
         body.addWidget(self.overview)
         body.addWidget(token_box)
-        body.setStretchFactor(0, 2)
-        body.setStretchFactor(1, 3)
+        body.setStretchFactor(0, 1)
+        body.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.banner)
