@@ -237,12 +237,9 @@ class EmbeddingModel:
     def decode_output_block(self, start: int, stop: int) -> np.ndarray | None:
         """Rows [start, stop) of the separate output head, decoded like decode_block; None if the
         model has no separate head tensor."""
-        if self.output_tensor is None:
+        head = self._head_matrix
+        if head is None or self.output_tensor is None:
             return None
-        handle = next((h for h in self._handles if self.output_tensor in h.tensors), None)
-        if handle is None:
-            return None
-        head = handle.array(self.output_tensor)
         return decode_rows(np.asarray(head[max(0, start) : max(0, stop)]))
 
     def info(self) -> dict:

@@ -224,7 +224,7 @@ def _check_model(ref: ModelRef, session_file: Path) -> tuple[str, str | None, Pa
             "slides are kept; open the model (File › Open) to see them on it.",
             None,
         )
-    from explorer.core.model import open_model  # noqa: PLC0415 - reads the header only
+    from explorer.core.model import open_model
 
     try:
         model = open_model(found, tensor=ref.tensor, tokenizer=False)
@@ -232,7 +232,7 @@ def _check_model(ref: ModelRef, session_file: Path) -> tuple[str, str | None, Pa
             now = ModelRef.of(model)
         finally:
             model.close()
-    except Exception as e:  # noqa: BLE001 - any failure to open is reported the same way
+    except Exception as e:
         return (
             "missing",
             f"The session's model {found} cannot be opened ({e}); the rest is kept.",

@@ -106,10 +106,10 @@ class StatsResult:
 
 
 def _pass_bf16(model, ref: np.ndarray, cancelled: Cancel, progress: Progress) -> PassResult:
-    from numba import get_num_threads  # noqa: PLC0415 - compiles lazily
+    from numba import get_num_threads
 
-    from explorer.core.analysis.kernels import merge_parts, stats_bf16  # noqa: PLC0415
-    from explorer.core.search_exact import KERNEL_LOCK  # noqa: PLC0415
+    from explorer.core.analysis.kernels import merge_parts, stats_bf16
+    from explorer.core.search_exact import KERNEL_LOCK
 
     rows, dim = model.rows, model.dim
     bits = model.matrix.view(np.uint16)
