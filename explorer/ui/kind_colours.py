@@ -32,7 +32,7 @@ def kind_palette(names: list[str]) -> np.ndarray:
     return np.array([KIND_RGB.get(n, (150, 150, 150)) for n in names] or [(150, 150, 150)])
 
 
-def legend_entries(codes: np.ndarray, names: list[str]) -> list[tuple[tuple[int, int, int], str]]:
+def legend_entries(codes: np.ndarray, names: list[str]) -> list[tuple[tuple[int, ...], str]]:
     """(rgb, "latin (412)") for each kind on the map, most frequent first."""
     present = np.bincount(np.asarray(codes, np.int64), minlength=len(names))
     palette = kind_palette(names)

@@ -265,7 +265,7 @@ class MapView(QWidget):
         if self.colour_mode in ("cluster", "kind"):
             names = self.cluster_names
             cat = [figure.CATEGORICAL[c % len(figure.CATEGORICAL)] for c in range(len(names))]
-            entries = list(zip(cat, names, strict=True))
+            entries: list[tuple[tuple[int, ...], str]] = list(zip(cat, names, strict=True))
             if self.colour_mode == "kind" and self.kinds is not None:
                 entries = legend_entries(v, self.kinds[1])
             for rgb, name in entries:

@@ -33,9 +33,11 @@ class KindsController(FeatureController):
         if model is None or self._for is model:
             return
         self._for = model
-        self.lane.submit(
-            token_kinds, model, label="Token kinds", on_result=lambda k, m=model: self._done(k, m)
-        )
+
+        def done(kinds: TokenKinds) -> None:
+            self._done(kinds, model)
+
+        self.lane.submit(token_kinds, model, label="Token kinds", on_result=done)
 
     def _done(self, kinds: TokenKinds, model: EmbeddingModel) -> None:
         if model is self.state.model:

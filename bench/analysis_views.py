@@ -1,0 +1,81 @@
+"""The analysis tabs on a large BF16 model: time to a result and the longest GUI-thread gap while
+each tab computes and draws (explain, statistics with a fresh cache, head, dimension view).
+
+Usage: python bench/analysis_views.py [--rows 200000] [--dim 768] [--dir /tmp/bench-views]
+The model is written once (random BF16 rows, WordLevel tokenizer) into --dir."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bench-views-cache-")  # compute, not load
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from PySide6.QtWidgets import QApplication
+from ui.helpers import write_bf16_model
+
+from explorer.app import tuning
+from explorer.app.gapmeter import GapMeter
+from explorer.app.state import AppState, open_for_window
+from explorer.ui.main_window import MainWindow
+
+
+def measure(app, window, done, start) -> tuple[float, float]:
+    meter = GapMeter()
+    meter.start()
+    began = time.perf_counter()
+    start()
+    while not done() or window.pending:
+        app.processEvents()
+        time.sleep(0.001)
+    return time.perf_counter() - began, meter.stop()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=200_000)
+    ap.add_argument("--dim", type=int, default=768)
+    ap.add_argument("--dir", default="/tmp/bench-views")
+    args = ap.parse_args()
+    folder = Path(args.dir) / f"bf16-{args.rows}x{args.dim}"
+    if not (folder / "model.safetensors").exists():
+        write_bf16_model(folder, args.rows, args.dim)
+    tuning.tune_process()
+    app = QApplication.instance() or QApplication([])
+    state = AppState()
+    state.set_model(open_for_window(folder))
+    window = MainWindow(state, persist=False)
+    window.resize(1280, 800)
+    window.show()
+    while window.pending:
+        app.processEvents()
+    tabs = window.analysis
+    token = args.rows // 3
+    state.select([token])
+    print(f"model {args.rows:,} × {args.dim} BF16; load before: {os.getloadavg()}")
+    runs = [
+        ("explain (onehot · E)", lambda: tabs.explain.latest is not None, tabs.explain_view),
+        ("statistics pass", lambda: tabs.stats.dimension is not None, tabs.stats_view),
+        ("head (tied: direct path)", lambda: tabs.head.token is not None, tabs.head_view),
+    ]
+    for name, done, view in runs:
+        seconds, gap = measure(app, window, done, lambda v=view: window.centre.setCurrentWidget(v))
+        print(f"{name:28s} {seconds:7.2f} s   longest GUI gap {gap:6.1f} ms")
+    tabs.stats.dimension = None
+    seconds, gap = measure(
+        app, window, lambda: tabs.stats.dimension is not None, lambda: tabs.stats.show_dimension(5)
+    )
+    print(f"{'dimension view (dim 5)':28s} {seconds:7.2f} s   longest GUI gap {gap:6.1f} ms")
+    print(f"load after: {os.getloadavg()}")
+    window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
