@@ -63,7 +63,7 @@ def timed_run(cmd: list[str], cwd: Path) -> float:
 
 def interleaved(commands: dict[str, list[str]], rounds: int, cwd: Path) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {name: [] for name in commands}
-    for name, cmd in commands.items():  # untimed: page cache, numba cache, .pyc files
+    for cmd in commands.values():  # untimed: page cache, numba cache, .pyc files
         timed_run(cmd, cwd)
     for r in range(rounds):
         order = list(commands.items())
@@ -137,10 +137,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--project-rounds", type=int, default=3)
     ap.add_argument("--skip-project", action="store_true")
+    ap.add_argument("--skip-cli", action="store_true")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory(prefix="ee-cli-bench-") as tmp:
-        cli_figures(args.rounds, Path(tmp))
+        if not args.skip_cli:
+            cli_figures(args.rounds, Path(tmp))
         if not args.skip_project:
             project_figures(args.project_rounds, Path(tmp))
 
