@@ -5,12 +5,15 @@ before importing this module)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import float32, njit
+
+# float32 arithmetic throughout (powf instead of pow), as umap-learn's kernel does
+_TWO, _CLIP, _EPS = np.float32(2.0), np.float32(4.0), np.float32(0.001)
 
 
 @njit(cache=True, nogil=True, fastmath=True)
 def _clip(v):
-    return 4.0 if v > 4.0 else (-4.0 if v < -4.0 else v)
+    return _CLIP if v > _CLIP else (-_CLIP if v < -_CLIP else v)
 
 
 @njit(cache=True, nogil=True)
@@ -24,7 +27,7 @@ def _next_random(state):
     return x * np.uint64(2685821657736338717)
 
 
-@njit(cache=True, nogil=True, fastmath=True)
+@njit(cache=True, nogil=True, fastmath=True, locals={"d2": float32, "coeff": float32})
 def sgd_epoch(
     y,
     head,
@@ -42,17 +45,18 @@ def sgd_epoch(
     """One epoch: every edge due in this epoch pulls its two ends together, and its head is
     pushed away from a few random points (negative sampling), as in umap-learn."""
     n = y.shape[0]
+    af, bf, rate = np.float32(a), np.float32(b), np.float32(alpha)
     for i in range(head.shape[0]):
         if next_sample[i] > epoch:
             continue
         j, k = head[i], tail[i]
         dx, dy = y[j, 0] - y[k, 0], y[j, 1] - y[k, 1]
         d2 = dx * dx + dy * dy
-        coeff = 0.0
-        if d2 > 0.0:
-            d2b = d2**b  # one pow: d2 ** (b - 1) is d2b / d2
-            coeff = -2.0 * a * b * (d2b / d2) / (a * d2b + 1.0)
-        gx, gy = _clip(coeff * dx) * alpha, _clip(coeff * dy) * alpha
+        coeff = 0
+        if d2 > 0:
+            d2b = d2**bf  # one pow: d2 ** (b - 1) is d2b / d2
+            coeff = -_TWO * af * bf * (d2b / d2) / (af * d2b + 1)
+        gx, gy = _clip(coeff * dx) * rate, _clip(coeff * dy) * rate
         y[j, 0] += gx
         y[j, 1] += gy
         y[k, 0] -= gx
@@ -65,9 +69,9 @@ def sgd_epoch(
                 continue
             dx, dy = y[j, 0] - y[k, 0], y[j, 1] - y[k, 1]
             d2 = dx * dx + dy * dy
-            if d2 <= 0.0:
+            if d2 <= 0:
                 continue
-            coeff = 2.0 * b / ((0.001 + d2) * (a * d2**b + 1.0))
-            y[j, 0] += _clip(coeff * dx) * alpha
-            y[j, 1] += _clip(coeff * dy) * alpha
+            coeff = _TWO * bf / ((_EPS + d2) * (af * d2**bf + 1))
+            y[j, 0] += _clip(coeff * dx) * rate
+            y[j, 1] += _clip(coeff * dy) * rate
         next_negative[i] += n_neg * epochs_per_negative[i]
