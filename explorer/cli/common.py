@@ -8,6 +8,8 @@ import math
 import sys
 from typing import Any
 
+import numpy as np
+
 from explorer.core.model import EmbeddingModel, open_model
 from explorer.core.resources import demo_model_dir
 
@@ -38,6 +40,19 @@ def label_of(model: EmbeddingModel, token_id: int) -> str:
     if piece is None:  # ids beyond the vocabulary or holes in it: the general path
         return model.label(token_id)
     return tok.piece_text(token_id, piece)
+
+
+def used_rows(model: EmbeddingModel) -> np.ndarray:
+    """`model.used_rows` from one `get_vocab()` call. The model builds it with one short call per
+    id so that a GUI thread can run in between (80 ms for 30k ids); a command has no GUI thread.
+    The mask is stored where the cached property keeps it, so `model.info()` uses it."""
+    if "used_rows" not in vars(model) and model.tokenizer is not None:
+        ids = np.fromiter(model.tokenizer.tokenizer.get_vocab(with_added_tokens=True).values(), int)
+        mask = np.zeros(model.rows, dtype=bool)
+        mask[ids[(ids >= 0) & (ids < model.rows)]] = True
+        mask.flags.writeable = False
+        vars(model)["used_rows"] = mask
+    return model.used_rows
 
 
 def json_safe(x: Any) -> Any:

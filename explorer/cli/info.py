@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli.common import add_model_options, load_model, print_json
+from explorer.cli.common import add_model_options, load_model, print_json, used_rows
 
 
 def register(sub) -> None:
@@ -15,6 +15,7 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     model = load_model(args)
+    used_rows(model)
     info = model.info()
     if args.json:
         print_json(info)

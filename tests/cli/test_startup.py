@@ -7,10 +7,11 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from core.fixtures import write_model
 
-from explorer.cli.common import label_of
+from explorer.cli.common import label_of, used_rows
 from explorer.core.model import open_model
 from explorer.core.resources import demo_model_dir
 
@@ -107,3 +108,15 @@ def test_screenshot_still_works_without_a_display(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_used_rows_from_one_vocabulary_call_matches_the_model(tmp_path):
+    write_model(tmp_path, rows=420, dim=4, tokenizer="bpe")
+    for path in (demo_model_dir(), tmp_path):
+        fast, slow = open_model(path), open_model(path)
+        mask = used_rows(fast)
+        assert mask is fast.used_rows and not mask.flags.writeable
+        np.testing.assert_array_equal(mask, slow.used_rows)
+        assert fast.info() == slow.info()
+        fast.close()
+        slow.close()
