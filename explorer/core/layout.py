@@ -23,7 +23,7 @@ MIN_K_DIST_SCALE = 1e-3
 
 
 def numba_cache_dir() -> str:
-    from platformdirs import user_cache_dir  # noqa: PLC0415
+    from platformdirs import user_cache_dir
 
     return os.path.join(user_cache_dir("embedding-explorer"), "numba")
 
@@ -34,7 +34,7 @@ def configure_numba_cache() -> str:
     path = os.environ.setdefault("NUMBA_CACHE_DIR", numba_cache_dir())
     os.makedirs(path, exist_ok=True)
     if "numba" in sys.modules:  # numba reads its environment at import and at each compile
-        from numba.core import config  # noqa: PLC0415
+        from numba.core import config
 
         config.reload_config()
     return path
@@ -140,7 +140,7 @@ def default_epochs(n: int) -> int:
 
 def _kernel():
     configure_numba_cache()
-    from explorer.core import layout_kernel  # noqa: PLC0415 - numba: only when a layout runs
+    from explorer.core import layout_kernel  # numba: only when a layout runs
 
     return layout_kernel.sgd_epoch
 

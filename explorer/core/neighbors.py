@@ -228,7 +228,7 @@ class NeighborSearcher:
 
     def load_cached_fast_index(self) -> bool:
         """Use the fast index if a valid one is cached for this file; never builds one."""
-        from explorer.core import search_fast  # noqa: PLC0415 - numba
+        from explorer.core import search_fast  # numba
 
         if self._fast is None:
             index = search_fast.load(self.model, self.cache_dir)
@@ -239,7 +239,7 @@ class NeighborSearcher:
 
     def build_fast_index(self, cancel: Callable[[], bool] | None = None) -> Iterator[float]:
         """Yield progress 0..1 while building (or loading) the fast index; ready at the end."""
-        from explorer.core import search_exact, search_fast  # noqa: PLC0415 - numba
+        from explorer.core import search_exact, search_fast  # numba
 
         if self.load_cached_fast_index():
             yield 1.0
@@ -287,7 +287,7 @@ class NeighborSearcher:
         cancel: Callable[[], bool] | None = None,
     ) -> list[NeighborResult]:
         """Top-k for each query; exact search reads the matrix once for the whole batch."""
-        from explorer.core import search_exact  # noqa: PLC0415 - numba
+        from explorer.core import search_exact  # numba
 
         _check_args(self.model, queries, k, metric)
         if not queries:
@@ -373,7 +373,7 @@ class NeighborSearcher:
         )
 
     def _search_fast(self, q: Query, k: int, metric: str, include_query: bool) -> NeighborResult:
-        from explorer.core import search_exact, search_fast  # noqa: PLC0415 - numba
+        from explorer.core import search_exact, search_fast  # numba
 
         index = self._fast
         assert index is not None and self._valid is not None and self._sq is not None

@@ -20,11 +20,11 @@ def _one_blas_thread():
     global _blas_controller
     try:
         if _blas_controller is None:
-            from threadpoolctl import ThreadpoolController  # noqa: PLC0415
+            from threadpoolctl import ThreadpoolController
 
             _blas_controller = ThreadpoolController()
         return _blas_controller.limit(limits=1, user_api="blas")
-    except Exception:  # noqa: BLE001 - an optional speed-up, never a failure
+    except Exception:  # an optional speed-up, never a failure
         import contextlib
 
         return contextlib.nullcontext()

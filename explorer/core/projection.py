@@ -90,7 +90,7 @@ def import_pynndescent():
     """pynndescent (NN-descent k-NN above EXACT_KNN_MAX points), after the numba cache is set."""
     with _import_lock:
         configure_numba_cache()
-        import pynndescent  # noqa: PLC0415 - seconds; only for very large maps
+        import pynndescent  # seconds; only for very large maps
 
         return pynndescent
 
@@ -105,7 +105,7 @@ def warm_up(seed: int = 0) -> float:
     for _ in project(x, ProjectionParams(n_neighbors=5, n_epochs=5, seed=seed)):
         pass
     pca_2d(prepare(rng.standard_normal((200, 64)).astype(np.float32)))  # the randomized path
-    import sklearn.cluster  # noqa: F401, PLC0415 - the map pane's clusters; imports hold the GIL
+    import sklearn.cluster  # noqa: F401 - the map pane's clusters; imports hold the GIL
 
     return time.perf_counter() - start
 
@@ -210,7 +210,7 @@ def umap_layout(
 ) -> np.ndarray:
     """UMAP (explorer.core.layout) from the k-NN graph, starting at `init`; cancellable between
     epochs."""
-    from explorer.core import layout  # noqa: PLC0415 - numba, once a layout is wanted
+    from explorer.core import layout  # numba, once a layout is wanted
 
     def on_epoch(done: int, total: int) -> None:
         _check(cancelled)
@@ -332,6 +332,6 @@ def align(
 
 def trustworthiness(vectors: np.ndarray, coords: np.ndarray, n_neighbors: int = 10) -> float:
     """scikit-learn's trustworthiness with the cosine metric in the original space."""
-    from sklearn.manifold import trustworthiness as tw  # noqa: PLC0415
+    from sklearn.manifold import trustworthiness as tw
 
     return float(tw(prepare(vectors), coords, n_neighbors=n_neighbors, metric="cosine"))
