@@ -11,16 +11,13 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from explorer.core import search_exact, search_fast
 from explorer.core.cache import default_cache_dir
 from explorer.core.errors import Cancelled, ExplorerError, TokenError
 from explorer.core.model import EmbeddingModel
-
-if TYPE_CHECKING:  # the search modules compile numba kernels: imported where used
-    from explorer.core import search_fast
 
 METRICS = ("cosine", "dot", "l2")
 FAST_METRICS = ("cosine", "dot")
@@ -228,8 +225,6 @@ class NeighborSearcher:
 
     def load_cached_fast_index(self) -> bool:
         """Use the fast index if a valid one is cached for this file; never builds one."""
-        from explorer.core import search_fast  # numba
-
         if self._fast is None:
             index = search_fast.load(self.model, self.cache_dir)
             if index is not None:
@@ -239,8 +234,6 @@ class NeighborSearcher:
 
     def build_fast_index(self, cancel: Callable[[], bool] | None = None) -> Iterator[float]:
         """Yield progress 0..1 while building (or loading) the fast index; ready at the end."""
-        from explorer.core import search_exact, search_fast  # numba
-
         if self.load_cached_fast_index():
             yield 1.0
             return
@@ -287,8 +280,6 @@ class NeighborSearcher:
         cancel: Callable[[], bool] | None = None,
     ) -> list[NeighborResult]:
         """Top-k for each query; exact search reads the matrix once for the whole batch."""
-        from explorer.core import search_exact  # numba
-
         _check_args(self.model, queries, k, metric)
         if not queries:
             return []
@@ -373,8 +364,6 @@ class NeighborSearcher:
         )
 
     def _search_fast(self, q: Query, k: int, metric: str, include_query: bool) -> NeighborResult:
-        from explorer.core import search_exact, search_fast  # numba
-
         index = self._fast
         assert index is not None and self._valid is not None and self._sq is not None
         if self._penalty is None:  # float32 helpers: the whole-vocabulary steps stay cheap
