@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from explorer.cli.common import add_model_options, load_model
-from explorer.core import figure, neighbourhood, projection
+from explorer.core import neighbourhood, projection
 from explorer.core.errors import ExplorerError
 from explorer.core.tokens import parse_token_ref
 
@@ -117,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         n_epochs=args.n_epochs,
     )
+    projection.configure_numba_cache()  # before the neighbour scan loads its numba kernels
     model = load_model(args)
     nb = select(model, args)
     coords = projection.run(projection.project(model.vectors(nb.ids), params))
@@ -131,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
         f"{model.path.name} · {model.tensor} {model.rows:,} × {model.dim} {model.dtype} · "
         f"{method} ({details})"
     )
+    from explorer.core import figure  # noqa: PLC0415 - xml.sax pulls in urllib, ssl, email
+
     if suffix == ".csv":
         out.write_text(figure.coordinates_csv(nb.ids, nb.labels, coords), encoding="utf-8")
         return 0

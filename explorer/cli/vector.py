@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.cli.common import add_model_options, json_safe, load_model, print_json
+from explorer.cli.common import add_model_options, json_safe, label_of, load_model, print_json
 from explorer.core.errors import ExplorerError
 from explorer.core.tokens import parse_token_ref
 
@@ -53,9 +53,9 @@ def run(args: argparse.Namespace) -> int:
     fmt = _format(args)
     obj = {
         "id": token_id,
-        "label": model.label(token_id),
+        "label": label_of(model, token_id),
         "dtype": model.dtype,
-        "values": [float(v) for v in values],
+        "values": values.astype(float).tolist(),
     }
     if not args.out:
         if fmt == "npy":
