@@ -26,6 +26,10 @@ COMMAND_MODULES = {
     "neighbors": "neighbors",
     "project": "project",
     "models": "models",
+    "stats": "stats",
+    "compare-head": "compare_head",
+    "compare": "compare",
+    "learn": "learn",
     "gui": "gui",
 }
 COMMANDS = tuple(COMMAND_MODULES)

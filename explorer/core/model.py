@@ -234,6 +234,14 @@ class EmbeddingModel:
         start, stop = max(0, start), min(self.rows, stop)
         return decode_rows(np.asarray(self.matrix[start:stop]))
 
+    def decode_output_block(self, start: int, stop: int) -> np.ndarray | None:
+        """Rows [start, stop) of the separate output head, decoded like decode_block; None if the
+        model has no separate head tensor."""
+        head = self._head_matrix
+        if head is None or self.output_tensor is None:
+            return None
+        return decode_rows(np.asarray(head[max(0, start) : max(0, stop)]))
+
     def info(self) -> dict:
         return {
             "path": str(self.path),
