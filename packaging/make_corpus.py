@@ -74,8 +74,10 @@ def main() -> int:
     licence = stdlib / "LICENSE.txt"
     shutil.copyfile(licence, OUT / "LICENSE")
     version = ".".join(map(str, sys.version_info[:3]))
-    print(f"{len(paragraphs)} paragraphs, {len(text.split())} words, {len(text):,} characters "
-          f"(Python {version})")
+    print(
+        f"{len(paragraphs)} paragraphs, {len(text.split())} words, {len(text):,} characters "
+        f"(Python {version})"
+    )
     return 0
 
 

@@ -42,8 +42,8 @@ def top_neighbors(
 ) -> np.ndarray:
     """int64 [len(query_ids), k]: each query row's k nearest rows by cosine (itself left out),
     streamed block by block; `restrict` (bool [rows]) limits the candidates."""
-    query_ids = np.asarray(query_ids, dtype=np.int64).reshape(-1)
-    q = _unit(source.vectors(query_ids))
+    qids = np.asarray(query_ids, dtype=np.int64).reshape(-1)
+    q = _unit(source.vectors(qids))
     best_s = np.full((len(q), 0), -np.inf, dtype=np.float32)
     best_i = np.zeros((len(q), 0), dtype=np.int64)
     for start in range(0, source.rows, BLOCK_ROWS):
@@ -55,8 +55,8 @@ def top_neighbors(
         if restrict is not None:
             s[~restrict[start : start + len(block)]] = -np.inf
         ids = np.arange(start, start + len(block), dtype=np.int64)
-        mine = (query_ids >= start) & (query_ids < start + len(block))
-        s[query_ids[mine] - start, np.flatnonzero(mine)] = -np.inf  # each query itself
+        mine = (qids >= start) & (qids < start + len(block))
+        s[qids[mine] - start, np.flatnonzero(mine)] = -np.inf  # each query itself
         best_s = np.concatenate([best_s, s.T], axis=1)
         best_i = np.concatenate([best_i, np.broadcast_to(ids, (len(q), len(ids)))], axis=1)
         if best_s.shape[1] > k:

@@ -16,7 +16,7 @@ import numpy as np
 from explorer.core.errors import ExplorerError
 
 SAMPLE_ROWS = 4096  # rows read from the real matrix to estimate the per-dimension scale
-_BLOCK_VALUES = 1 << 20  # values generated per step: bounds the temporary arrays (≈ 40 MB)
+_BLOCK_VALUES = 1 << 18  # values generated per step: bounds the temporaries (≈ 10 MB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
