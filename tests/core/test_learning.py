@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core.fixtures import make_wordpiece_tokenizer, write_model
+from core.fixtures import make_bpe_tokenizer, make_wordpiece_tokenizer, write_model
 
 from explorer.core.errors import Cancelled, ExplorerError
 from explorer.core.learning import measures, trainer
@@ -145,3 +145,17 @@ def test_bad_settings_and_corpus(tokenizer, tmp_path):
         encode_corpus("cat cat cat", tokenizer, min_count=2)
     with pytest.raises(ExplorerError, match="empty"):
         encode_corpus("\n\n  \n", tokenizer)
+
+
+def test_byte_level_tokens_keep_their_space(tmp_path):
+    """Byte-level BPE spells `the` after a space as its own token: it is the one watched and
+    counted as a function word."""
+    text = "\n\n".join(["the cat sat on the mat and the dog sat on the rug"] * 50)
+    make_bpe_tokenizer(tmp_path / "bpe.json", corpus=[text])
+    tok = TokenizerInfo.from_file(tmp_path / "bpe.json")
+    corpus = encode_corpus(text, tok, min_count=2)
+    assert corpus.labels[0] == "␣the"  # the most frequent
+    flags = dict(zip(corpus.labels, measures.function_word_flags(corpus.labels), strict=True))
+    assert flags["␣the"] and flags["␣on"] and not flags["␣cat"]
+    watched = trainer.resolve_watch(corpus, tok, ["cat", "dog", "zebra"])
+    assert [corpus.labels[i] for i in watched] == ["␣cat", "␣dog"]

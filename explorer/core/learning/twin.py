@@ -1,22 +1,22 @@
 """A random twin of a model's embedding matrix: same shape, same per-dimension scale, no meaning.
 
 Each value is a pure function of (seed, row, column): a SplitMix64 hash of its position gives
-two uniforms, Box-Muller turns them into a standard normal, and the per-dimension mean and
-standard deviation of the real matrix (estimated from a seeded sample of its rows) set its
-scale. So any block of rows can be produced on its own, in any order, and the matrix is never
-held whole.
+two uniforms, Box-Muller turns them into a standard normal (in a numba loop that releases the
+GIL), and the per-dimension mean and standard deviation of the real matrix (estimated from a
+seeded sample of its rows) set its scale. So any block of rows can be produced on its own, in
+any order, and the matrix is never held whole.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
+import numba
 import numpy as np
 
 from explorer.core.errors import ExplorerError
 
 SAMPLE_ROWS = 4096  # rows read from the real matrix to estimate the per-dimension scale
-_BLOCK_VALUES = 1 << 18  # values generated per step: bounds the temporaries (≈ 10 MB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -31,31 +31,34 @@ class RowSource(Protocol):
     def decode_block(self, start: int, stop: int) -> np.ndarray: ...
 
 
-def _splitmix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser on uint64 arrays (multiplications wrap, as intended)."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def _splitmix(x: np.uint64) -> np.uint64:
+    """SplitMix64's finaliser (uint64 multiplications wrap, as intended)."""
     x = x + _GOLDEN
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return x ^ (x >> np.uint64(31))
 
 
-def _uniform(counter: np.ndarray) -> np.ndarray:
-    """(0, 1] doubles from 53 bits of each hash."""
-    return ((_splitmix(counter) >> np.uint64(11)).astype(np.float64) + 1.0) * 2.0**-53
+@numba.njit(cache=True, nogil=True)
+def _fill_normal(key: np.uint64, ids: np.ndarray, dim: int, out: np.ndarray) -> None:
+    """out[r, j] = a standard normal drawn from the hashes of position (ids[r], j) and key."""
+    for r in range(len(ids)):
+        base = np.uint64(ids[r]) * np.uint64(dim)
+        for j in range(dim):
+            pos = (base + np.uint64(j)) * np.uint64(2)
+            u1 = (np.float64(_splitmix(pos ^ key) >> np.uint64(11)) + 1.0) * 2.0**-53
+            u2 = (
+                np.float64(_splitmix((pos + np.uint64(1)) ^ key) >> np.uint64(11)) + 1.0
+            ) * 2.0**-53
+            out[r, j] = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
 
 
 def standard_normal(seed: int, ids: np.ndarray, dim: int) -> np.ndarray:
     """float32 [len(ids), dim]: value (i, j) depends only on seed, ids[i] and j."""
-    key = _splitmix(np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64))[0]
+    key = np.uint64(_splitmix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF)))
     out = np.empty((len(ids), dim), dtype=np.float32)
-    step = max(1, _BLOCK_VALUES // max(dim, 1))
-    cols = np.arange(dim, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for s in range(0, len(ids), step):
-            part = np.asarray(ids[s : s + step], dtype=np.uint64)
-            pos = (part[:, None] * np.uint64(dim) + cols[None, :]) * np.uint64(2)
-            u1, u2 = _uniform(pos ^ key), _uniform((pos + np.uint64(1)) ^ key)
-            out[s : s + step] = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+    _fill_normal(key, np.ascontiguousarray(ids, dtype=np.int64), dim, out)
     return out
 
 
