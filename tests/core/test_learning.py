@@ -159,3 +159,17 @@ def test_byte_level_tokens_keep_their_space(tmp_path):
     assert flags["␣the"] and flags["␣on"] and not flags["␣cat"]
     watched = trainer.resolve_watch(corpus, tok, ["cat", "dog", "zebra"])
     assert [corpus.labels[i] for i in watched] == ["␣cat", "␣dog"]
+
+
+def test_map_frames_do_not_spin(tokenizer):
+    """Each frame is turned onto the one before: whatever orientation PCA picks (its signs are
+    arbitrary), the frame comes out the same."""
+    from explorer.core import projection
+
+    tr, snaps = run_tiny(tokenizer, seed=0, epochs=3)
+    prev, cur = snaps[-2].map_coords, snaps[-1].map_coords
+    ids = np.arange(len(cur))
+    raw = projection.pca_2d(projection.prepare(snaps[-1].table[: len(cur)]), seed=0)
+    for flip in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+        turned = projection.align(raw * np.array(flip), ids, prev, ids)
+        np.testing.assert_allclose(turned, cur, atol=1e-4)
