@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core.errors import Cancelled, ExplorerError
+from explorer.core.learning.measures import unit_rows
 from explorer.core.learning.twin import RowSource
 
 BLOCK_ROWS = 8192
@@ -27,12 +28,6 @@ REFERENCE_GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float32)
-    n = np.linalg.norm(x, axis=-1, keepdims=True)
-    return x / np.where(n > 0, n, 1.0)
-
-
 def top_neighbors(
     source: RowSource,
     query_ids: Sequence[int],
@@ -43,14 +38,14 @@ def top_neighbors(
     """int64 [len(query_ids), k]: each query row's k nearest rows by cosine (itself left out),
     streamed block by block; `restrict` (bool [rows]) limits the candidates."""
     qids = np.asarray(query_ids, dtype=np.int64).reshape(-1)
-    q = _unit(source.vectors(qids))
+    q = unit_rows(source.vectors(qids))
     best_s = np.full((len(q), 0), -np.inf, dtype=np.float32)
     best_i = np.zeros((len(q), 0), dtype=np.int64)
     for start in range(0, source.rows, BLOCK_ROWS):
         if cancelled is not None and cancelled():
             raise Cancelled()
         block = source.decode_block(start, start + BLOCK_ROWS)
-        s = _unit(block) @ q.T  # [b, nq]
+        s = unit_rows(block) @ q.T  # [b, nq]
         s[~np.isfinite(s)] = -np.inf
         if restrict is not None:
             s[~restrict[start : start + len(block)]] = -np.inf
@@ -132,7 +127,7 @@ def cosine_spread(
     a = rng.integers(0, source.rows, size=pairs)
     b = (a + rng.integers(1, source.rows, size=pairs)) % source.rows
     uniq, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
-    rows = _unit(source.vectors(uniq))
+    rows = unit_rows(source.vectors(uniq))
     cos = np.einsum("ij,ij->i", rows[inv[:pairs]], rows[inv[pairs:]]).astype(np.float64)
     cos = cos[np.isfinite(cos)]
     counts, edges = np.histogram(cos, bins=bins, range=(-1.0, 1.0))
