@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -30,12 +32,22 @@ def tiny_model_and_corpus(tmp_path):
     return tmp_path / "m", corpus
 
 
-def test_learn_writes_epochs_frames_and_gif(tmp_path, capsys):
+def test_learn_writes_epochs_frames_and_gif(tmp_path):
+    """In a child process: PNG output creates a QGuiApplication, which must not leak into the
+    widget tests that share this process."""
     model, corpus = tiny_model_and_corpus(tmp_path)
     out = tmp_path / "out"
     args = ["learn", "-m", str(model), "--corpus", str(corpus), "--epochs", "2", "--dim", "6"]
-    assert main([*args, "--map-tokens", "12", "--watch", "cat,dog", "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
+    proc = subprocess.run(
+        [sys.executable, "-m", "explorer", *args, "--map-tokens", "12", "--watch", "cat,dog"]
+        + ["--out", str(out)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    printed = proc.stdout
     assert "epoch   2/2" in printed and "cat:" in printed
     epochs = [json.loads((out / f"epoch_{e:03d}.json").read_text("utf-8")) for e in range(3)]
     assert [e["epoch"] for e in epochs] == [0, 1, 2]
