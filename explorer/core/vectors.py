@@ -17,11 +17,97 @@ BIT_LAYOUTS: dict[str, tuple[int, int]] = {
 }
 
 
+def ggml_type(raw: np.ndarray) -> int | None:
+    """The GGML quantisation type of raw GGUF blocks (uint8 tagged by formats.gguf), else None."""
+    meta = raw.dtype.metadata
+    return None if not meta else meta.get("ggml_type")
+
+
 def decode_rows(raw: np.ndarray) -> np.ndarray:
-    """Exact conversion of stored values: every bf16/f16/f8 value is representable in float32."""
+    """Exact conversion of stored values: every bf16/f16/f8 value is representable in float32;
+    quantised GGUF blocks decode exactly as `gguf.quants.dequantize` does."""
+    qtype = ggml_type(raw)
+    if qtype is not None:
+        from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+        from gguf.quants import dequantize
+
+        if raw.size == 0:  # gguf cannot reshape an empty block array
+            block, size = GGML_QUANT_SIZES[GGMLQuantizationType(qtype)]
+            return np.zeros((*raw.shape[:-1], raw.shape[-1] // size * block), np.float32)
+        plain = np.ascontiguousarray(raw).view(np.uint8)
+        return np.asarray(dequantize(plain, GGMLQuantizationType(qtype)), dtype=np.float32)
     if raw.dtype == np.float64:
         return np.array(raw, dtype=np.float64)
     return raw.astype(np.float32)
+
+
+@dataclass(frozen=True)
+class QuantBlocks:
+    """What a quantised row stores: per block a scale (and a minimum), and integer quants.
+
+    value[b, i] == scale[b] * quants[b, i] + (minimum[b] if minimum is not None else 0),
+    computed in float32 exactly as the decoder does.
+    """
+
+    type_name: str
+    block_size: int
+    block_bytes: int
+    scale: np.ndarray  # float32 [blocks]
+    minimum: np.ndarray | None  # float32 [blocks] for the *_1 types
+    quants: np.ndarray  # int16 [blocks, block_size]
+    quant_bits: int
+
+    @property
+    def bits_per_value(self) -> float:
+        return 8 * self.block_bytes / self.block_size
+
+
+def quant_blocks(raw_row: np.ndarray) -> QuantBlocks | None:
+    """Scales and integer quants of one raw quantised row (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1).
+
+    None for float rows and for block layouts with nested scales (K and IQ types).
+    """
+    qtype = ggml_type(raw_row)
+    if qtype is None:
+        return None
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    kind = GGMLQuantizationType(qtype)
+    block_size, block_bytes = GGML_QUANT_SIZES[kind]
+    layout = _LEGACY.get(kind.name)
+    if layout is None:
+        return None
+    has_min, bits, offset = layout
+    blocks = np.ascontiguousarray(raw_row).view(np.uint8).reshape(-1, block_bytes)
+    scale = blocks[:, 0:2].copy().view(np.float16)[:, 0].astype(np.float32)
+    pos = 2
+    minimum = None
+    if has_min:
+        minimum = blocks[:, 2:4].copy().view(np.float16)[:, 0].astype(np.float32)
+        pos = 4
+    if bits == 8:
+        q = blocks[:, pos:].view(np.int8).astype(np.int16)
+    else:
+        high = None
+        if bits == 5:
+            qh = blocks[:, pos : pos + 4].copy().view("<u4")[:, 0]
+            high = ((qh[:, None] >> np.arange(32, dtype=np.uint32)) & 1).astype(np.int16)
+            pos += 4
+        qs = blocks[:, pos:]
+        low = np.concatenate([qs & 0x0F, qs >> 4], axis=1).astype(np.int16)
+        q = low if high is None else low | (high << 4)
+        q = q - offset
+    return QuantBlocks(kind.name, block_size, block_bytes, scale, minimum, q, bits)
+
+
+# type → (has a minimum, bits per quant, offset subtracted from the stored unsigned quant)
+_LEGACY = {
+    "Q8_0": (False, 8, 0),
+    "Q4_0": (False, 4, 8),
+    "Q4_1": (True, 4, 0),
+    "Q5_0": (False, 5, 16),
+    "Q5_1": (True, 5, 0),
+}
 
 
 @dataclass(frozen=True)
