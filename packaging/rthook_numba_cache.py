@@ -1,0 +1,7 @@
+# PyInstaller runtime hook: numba compiles into the user cache folder, never into the bundle
+# (the same folder explorer.core.projection.numba_cache_dir() names), before anything imports numba.
+import os
+
+from platformdirs import user_cache_dir
+
+os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(user_cache_dir("embedding-explorer"), "numba"))
