@@ -19,12 +19,19 @@ t0=$(date +%s)
 
 if [ -z "${REUSE_VENV:-}" ] || [ ! -x "$VENV/bin/python" ]; then
   rm -rf "$VENV"
-  "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --upgrade pip
+  if ! "$PYTHON" -m venv "$VENV" 2>/dev/null; then
+    rm -rf "$VENV"  # Debian's python3 without python3-venv has no ensurepip
+    "$PYTHON" -m venv --without-pip "$VENV"
+  fi
 fi
 PY="$VENV/bin/python"
+if "$PY" -m pip --version >/dev/null 2>&1; then
+  PIP=("$PY" -m pip)
+else
+  PIP=("$PYTHON" -m pip --python "$PY")  # the outer pip installs into the venv
+fi
 # The app as a normal (non-editable) install, plus the freezer; nothing from the test extras.
-$NICE "$PY" -m pip install -q "$ROOT" "pyinstaller>=6.10,<7"
+$NICE "${PIP[@]}" install -q "$ROOT" "pyinstaller>=6.10,<7"
 VERSION=$("$PY" -c 'import explorer; print(explorer.__version__)')
 echo "== venv ready after $(( $(date +%s) - t0 )) s (embedding-explorer $VERSION)"
 
