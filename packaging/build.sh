@@ -35,9 +35,21 @@ $NICE "${PIP[@]}" install -q "$ROOT" "pyinstaller>=6.10,<7"
 VERSION=$("$PY" -c 'import explorer; print(explorer.__version__)')
 echo "== venv ready after $(( $(date +%s) - t0 )) s (embedding-explorer $VERSION)"
 
-rm -rf build/pyinstaller dist/embedding-explorer
+# REUSE_VENV also keeps PyInstaller's work folder, so that an unchanged analysis is not redone.
+[ -z "${REUSE_VENV:-}" ] && rm -rf build/pyinstaller
+rm -rf dist/embedding-explorer
 $NICE "$PY" -m PyInstaller --noconfirm --log-level WARN \
   --workpath build/pyinstaller --distpath dist packaging/embedding-explorer.spec
+# Symbol tables of the two biggest unstripped libraries (about 36 MB); the others are wheels'
+# patchelf-ed libraries, which `strip` breaks.
+if command -v strip >/dev/null; then
+  before=$(du -sm dist/embedding-explorer | cut -f1)
+  for lib in dist/embedding-explorer/_internal/llvmlite/binding/libllvmlite.so \
+    dist/embedding-explorer/_internal/libpython3*.so*; do
+    [ -f "$lib" ] && strip --strip-unneeded "$lib"
+  done
+  echo "== stripped libllvmlite and libpython: $before MB -> $(du -sm dist/embedding-explorer | cut -f1) MB"
+fi
 echo "== frozen after $(( $(date +%s) - t0 )) s"
 
 # Desktop integration next to the app: icons rendered from the SVG with QtSvg.

@@ -1,4 +1,4 @@
-"""numba cache locator for the frozen app (named in NUMBA_CACHE_LOCATOR_CLASSES by the runtime hook).
+"""numba cache locator for the frozen app, named by the runtime hook.
 
 Frozen modules carry source paths relative to the bundle (`umap/layouts.py`), which numba's own
 locators cannot find, so they fell back to ~/.cache/numba. Resolving them inside the bundle (the

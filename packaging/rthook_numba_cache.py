@@ -4,7 +4,8 @@ import os
 
 from platformdirs import user_cache_dir
 
-os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(user_cache_dir("embedding-explorer"), "numba"))
+CACHE = os.path.join(user_cache_dir("embedding-explorer"), "numba")
+os.environ.setdefault("NUMBA_CACHE_DIR", CACHE)
 os.environ.setdefault(
     "NUMBA_CACHE_LOCATOR_CLASSES", "frozen_numba_locator.FrozenSourceLocator,UserWideCacheLocator"
 )

@@ -68,33 +68,33 @@ t=$(ms); run --version >"$T/out" 2>"$T/err" && pass "--version: $(cat "$T/out") 
 t=$(ms)
 if run info --json >"$T/info.json" 2>"$T/err" && grep -q '"rows": 30522' "$T/info.json"; then
   pass "info --json: 30522 rows ($(($(ms) - t)) ms)"
-else fail "info --json: $(tail -3 "$T/err" "$T/info.json")"; fi
+else fail "info --json: $(tail -n 3 "$T/err" "$T/info.json")"; fi
 if run tokenize "The cat sat" --json >"$T/tok.json" 2>"$T/err" && grep -q '"cat"' "$T/tok.json"; then
   pass "tokenize --json"
-else fail "tokenize: $(tail -3 "$T/err")"; fi
+else fail "tokenize: $(tail -n 3 "$T/err")"; fi
 t=$(ms)
 if run neighbors --token cat -k 5 >"$T/nb.txt" 2>"$T/err" && grep -qw cats "$T/nb.txt"; then
   pass "neighbors --token cat: $(tr -s ' \n' ' ' <"$T/nb.txt" | cut -c1-70)… ($(($(ms) - t)) ms)"
-else fail "neighbors: $(tail -3 "$T/err")"; fi
+else fail "neighbors: $(tail -n 3 "$T/err")"; fi
 t=$(ms)
 if run project --around cat -n 200 --out "$T/map.png" >"$T/out" 2>"$T/err" && [ -s "$T/map.png" ]; then
   pass "project --around cat -n 200 (UMAP, empty numba cache): $(($(ms) - t)) ms"
-else fail "project: $(tail -3 "$T/err")"; fi
+else fail "project: $(tail -n 3 "$T/err")"; fi
 t=$(ms)
 if run project --around dog -n 200 --out "$T/map2.png" >"$T/out" 2>"$T/err"; then
   pass "project again (numba cache filled): $(($(ms) - t)) ms"
-else fail "project (second run): $(tail -3 "$T/err")"; fi
+else fail "project (second run): $(tail -n 3 "$T/err")"; fi
 n=$(find "$T/home/.cache/embedding-explorer/numba" -name '*.nbi' 2>/dev/null | wc -l)
 [ "$n" -gt 10 ] && pass "numba cache in ~/.cache/embedding-explorer/numba ($n functions)" ||
   fail "numba cache: $n functions in ~/.cache/embedding-explorer/numba"
-[ -d "$T/home/.cache/numba" ] && echo "  info some functions fell back to ~/.cache/numba"
+if [ -d "$T/home/.cache/numba" ]; then echo "  info some functions fell back to ~/.cache/numba"; fi
 t=$(ms)
 if run gui --screenshot "$T/shot.png" --text "The cat sat on the mat" --select cat \
   >"$T/out" 2>"$T/err" && [ -s "$T/shot.png" ]; then
   size=$(od -An -tu1 -j16 -N8 "$T/shot.png" | awk '{print $1*16777216+$2*65536+$3*256+$4 "x" $5*16777216+$6*65536+$7*256+$8}')
   pass "gui --screenshot offscreen: $size PNG, every job done after $(($(ms) - t)) ms"
   [ -n "$SHOT_COPY" ] && cp "$T/shot.png" "$SHOT_COPY"
-else fail "gui --screenshot: $(tail -3 "$T/err")"; fi
+else fail "gui --screenshot: $(tail -n 3 "$T/err")"; fi
 written=$(find "$APPDIR" -newer "$T/stamp" | head -5)
 [ -z "$written" ] && pass "nothing written into the bundle" || fail "written into the bundle: $written"
 
