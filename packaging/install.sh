@@ -18,8 +18,9 @@ ICONS="$PREFIX/share/icons/hicolor"
 refresh() {  # menus and icon caches; optional tools, so failures do not matter
   command -v update-desktop-database >/dev/null 2>&1 &&
     update-desktop-database -q "$PREFIX/share/applications" 2>/dev/null || true
-  command -v gtk-update-icon-cache >/dev/null 2>&1 &&
-    gtk-update-icon-cache -q -t "$ICONS" 2>/dev/null || true
+  # No icon-theme.cache under ~/.local: a stale one would hide other apps' icons; touching the
+  # folder tells icon themes to rescan it.
+  touch "$ICONS" 2>/dev/null || true
 }
 
 if [ "${1:-}" = "--uninstall" ]; then
