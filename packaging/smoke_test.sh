@@ -104,7 +104,7 @@ first_window() {
   t0=$(ms)
   env -i HOME="$T/home" PATH="$T/emptybin" LANG=C.UTF-8 DISPLAY=:$DNUM "$EXE" >"$log" 2>&1 &
   pid=$!
-  while [ $(($(ms) - t0)) -lt 30000 ] && kill -0 "$pid" 2>/dev/null; do
+  while [ $(($(ms) - t0)) -lt 120000 ] && kill -0 "$pid" 2>/dev/null; do
     if DISPLAY=:$DNUM xwininfo -root -tree 2>/dev/null | grep -q '"[^"]*Embedding Explorer"'; then
       echo $(($(ms) - t0))
       kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
@@ -113,7 +113,7 @@ first_window() {
     sleep 0.05
   done
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
-  echo "no window ($(tail -2 "$log" | tr '\n' ' '))"
+  echo "no window within 120 s ($(tail -2 "$log" | tr '\n' ' '))"
   return 1
 }
 if command -v Xvfb >/dev/null && command -v xwininfo >/dev/null; then
@@ -123,7 +123,7 @@ if command -v Xvfb >/dev/null && command -v xwininfo >/dev/null; then
   for _ in $(seq 50); do DISPLAY=:$DNUM xwininfo -root >/dev/null 2>&1 && break; sleep 0.1; done
   times=()
   for i in 1 2 3; do
-    if r=$(first_window); then times+=("$r"); else fail "window on X ($i): $r"; break; fi
+    if r=$(first_window); then times+=("$r"); else fail "window on X (launch $i after ${times[*]:-no} ms): $r"; break; fi
   done
   if [ "${#times[@]}" -eq 3 ]; then
     best=$(printf '%s\n' "${times[@]}" | sort -n | head -1)
