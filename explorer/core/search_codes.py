@@ -142,7 +142,7 @@ def split(x: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     norms = np.sqrt(np.einsum("ij,ij->i", x, x))
     inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
     xh = x * inv[:, None]
-    a = xh @ u
+    a = np.einsum("ij,j->i", xh, u)  # not BLAS: waking its threads costs more for one row
     w = xh - a[:, None] * u
     wn = np.sqrt(np.maximum(np.einsum("ij,ij->i", w, w), 0))
     return a.astype(np.float32), wn.astype(np.float32), np.ascontiguousarray(w, np.float32)

@@ -56,7 +56,7 @@ def _hits(index, code, aq, wq, scale, penalty, qid, true, c1s, c2s) -> np.ndarra
         better = np.cumsum(est2 > est2[p])  # rank among the first c1 rows, for every c1
         for i, c1 in enumerate(c1s):
             if p < c1:
-                hits[i] += better[c1 - 1] < np.asarray(c2s)
+                hits[i] += better[min(c1, len(better)) - 1] < np.asarray(c2s)
     return np.minimum(hits, min(10, len(true)))
 
 

@@ -134,11 +134,11 @@ def test_large_matrix_default_takes_the_index(slice_model, tmp_path, monkeypatch
 @pytest.mark.parametrize("dtype", ["F16", "F8_E4M3"])
 def test_index_on_formats_the_kernels_do_not_read(tmp_path, dtype, tight_grid):
     """Non-BF16/F32 rows go through EmbeddingModel.decode_block / vectors (any format)."""
-    from core.fixtures import write_model
+    from core.fixtures import NUMPY_DTYPES, write_arrays
 
     values = open_model(SLICE, tokenizer=False).vectors(range(2048))
-    folder = write_model(tmp_path / "m", matrix=values, dtype=dtype, tokenizer=None)
-    model = open_model(folder, tokenizer=False)
+    path = write_arrays(tmp_path / "m.safetensors", {"emb": values.astype(NUMPY_DTYPES[dtype])})
+    model = open_model(path, tokenizer=False)
     stored = model.vectors(range(model.rows)).astype(np.float64)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
     list(searcher.build_fast_index(force=True))
