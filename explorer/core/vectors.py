@@ -33,29 +33,75 @@ class Bits:
     binary: str  # "s eeeeeeee mmmmmmm"
 
 
+class BitFields:
+    """Sign, exponent and mantissa of every stored value of a 1-D raw row, split with numpy
+    shifts (cheap for any d_model); the strings are made per value, only when asked for."""
+
+    def __init__(self, raw: np.ndarray, dtype: str):
+        self.dtype = dtype
+        self.exp_bits, self.man_bits = BIT_LAYOUTS[dtype]
+        self.width = 1 + self.exp_bits + self.man_bits
+        self.bias = (1 << (self.exp_bits - 1)) - 1
+        words = np.ascontiguousarray(raw).view(_UINT[self.width]).astype(np.uint64)
+        self.words = words
+        self.sign = (words >> np.uint64(self.width - 1)).astype(np.int64)
+        self.exponent = (
+            (words >> np.uint64(self.man_bits)) & np.uint64((1 << self.exp_bits) - 1)
+        ).astype(np.int64)
+        self.mantissa = (words & np.uint64((1 << self.man_bits) - 1)).astype(np.int64)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def hex(self, i: int) -> str:
+        return f"0x{int(self.words[i]):0{self.width // 4}X}"
+
+    def binary(self, i: int) -> str:
+        """'s eeeeeeee mmmmmmm'"""
+        b = format(int(self.words[i]), f"0{self.width}b")
+        return f"{b[0]} {b[1 : 1 + self.exp_bits]} {b[1 + self.exp_bits :]}"
+
+    def bits(self, i: int) -> Bits:
+        return Bits(
+            self.hex(i),
+            int(self.sign[i]),
+            int(self.exponent[i]),
+            int(self.mantissa[i]),
+            self.binary(i),
+        )
+
+    def meaning(self, i: int) -> str:
+        """How the three fields make the value, e.g. '+1 × 2^−5 × (1 + 5/128)'."""
+        s, e, m = int(self.sign[i]), int(self.exponent[i]), int(self.mantissa[i])
+        top, frac = (1 << self.exp_bits) - 1, 1 << self.man_bits
+        sign = "−" if s else "+"
+        if self.dtype == "F8_E4M3":  # e4m3fn: no infinities, only S.1111.111 is NaN
+            if e == top and m == frac - 1:
+                return "NaN (exponent and mantissa all ones)"
+        elif e == top:
+            return (
+                f"{sign}infinity (exponent all ones, mantissa 0)"
+                if m == 0
+                else "NaN (exponent all ones)"
+            )
+        if e == 0:
+            if m == 0:
+                return f"{sign}0 (exponent and mantissa 0)"
+            return f"{sign}1 × 2^{_minus(1 - self.bias)} × ({m}/{frac})  — subnormal"
+        return f"{sign}1 × 2^{_minus(e - self.bias)} × (1 + {m}/{frac})"
+
+
+_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def _minus(n: int) -> str:
+    return str(n).replace("-", "−")
+
+
 def bit_fields(raw: np.ndarray, dtype: str) -> list[Bits]:
     """Hex and sign/exponent/mantissa fields of each stored value of a 1-D raw row."""
-    exp_bits, man_bits = BIT_LAYOUTS[dtype]
-    width = 1 + exp_bits + man_bits
-    uint = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[width]
-    words = np.ascontiguousarray(raw).view(uint).astype(np.uint64)
-    digits = width // 4
-    out = []
-    for w in words.tolist():
-        sign = w >> (width - 1)
-        exponent = (w >> man_bits) & ((1 << exp_bits) - 1)
-        mantissa = w & ((1 << man_bits) - 1)
-        b = format(w, f"0{width}b")
-        out.append(
-            Bits(
-                f"0x{w:0{digits}X}",
-                sign,
-                exponent,
-                mantissa,
-                f"{b[0]} {b[1 : 1 + exp_bits]} {b[1 + exp_bits :]}",
-            )
-        )
-    return out
+    fields = BitFields(raw, dtype)
+    return [fields.bits(i) for i in range(len(fields))]
 
 
 @dataclass(frozen=True)
