@@ -67,7 +67,7 @@ def compare_matrix(name: str, x: np.ndarray) -> None:
             + "  ".join(f"{v:11.3f}" for v in res)
             + f"   ({share[r - 1]:.0%} of the variance)"
         )
-    for bits in (512, 1024, 4096):
+    for bits in (512, 1024):
         signs = search_codes.rotation_signs(d, bits, seed=1)
         codes = search_codes.encode(w, signs)
         bits_used = codes.shape[1] * 64

@@ -31,7 +31,7 @@ from numba import njit, prange
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import neighbor_data as data  # noqa: E402
+import neighbor_data as data
 
 CACHE = Path(os.environ.get("EE_BENCH_CACHE", Path.home() / ".cache" / "ee-bench"))
 

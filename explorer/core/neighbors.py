@@ -140,7 +140,7 @@ class NeighborSearcher:
         Without `force` nothing is built where exact search is cheap. `rebuild` ignores a
         cached index.
         """
-        from explorer.core import search_build  # noqa: PLC0415
+        from explorer.core import search_build
 
         if not rebuild and self.load_cached_fast_index() and (self._fast or not force):
             yield 1.0

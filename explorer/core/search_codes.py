@@ -113,7 +113,7 @@ def _scan_all(codes, q, table, a, wn, scale, penalty, aq, wq, out):  # pragma: n
     for i in range(n):
         h = 0
         for k in range(nw):
-            h += _popcount(codes[i, k] ^ q[k])
+            h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
         out[i] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
 
 
@@ -124,7 +124,7 @@ def _scan_ids(codes, ids, q, table, a, wn, scale, penalty, aq, wq, out):  # prag
         i = ids[t]
         h = 0
         for k in range(nw):
-            h += _popcount(codes[i, k] ^ q[k])
+            h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
         out[t] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
 
 

@@ -9,7 +9,7 @@ those c1 rows < c2); stage three scores exactly and cannot lose it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 
 import numpy as np
 
@@ -62,7 +62,7 @@ def _hits(index, code, aq, wq, scale, penalty, qid, true, c1s, c2s) -> np.ndarra
 
 def tune(
     index: SignIndex, qids: np.ndarray, qrows: np.ndarray, truth, check: Callable[[], None]
-) -> Iterator[float]:
+) -> Generator[float, None, IndexStats]:
     """Yield progress (0.87..1); return IndexStats with the chosen settings and recall."""
     valid = np.isfinite(index.sq) & (index.sq > 0)
     penalty = np.where(valid, 0, -np.inf).astype(np.float32)
