@@ -96,7 +96,7 @@ def bench_matrix(name: str, path: Path, queries: int, timed_exact: int) -> dict:
         )
         t = time.perf_counter()
         last = -1.0
-        for p in s.build_fast_index(force=True):
+        for p in s.build_fast_index():
             if p - last >= 0.25 or p == 1.0:
                 print(f"  build {100 * p:3.0f}% at {time.perf_counter() - t:5.1f} s")
                 last = p

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args, tokenizer=False)
     searcher = NeighborSearcher(model)
     last = -1.0
-    for fraction in searcher.build_fast_index(force=True, rebuild=args.rebuild):
+    for fraction in searcher.build_fast_index(rebuild=args.rebuild):
         if fraction - last >= 0.05 or fraction >= 1.0:
             _progress(fraction)
             last = fraction

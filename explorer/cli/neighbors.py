@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         query = query_for_expression(model, args.expr)
     searcher = NeighborSearcher(model)
     if args.fast:
-        for _ in searcher.build_fast_index(force=True):
+        for _ in searcher.build_fast_index():
             pass
     elif not args.exact:
         searcher.load_cached_fast_index()  # never build one for a single query

@@ -115,8 +115,8 @@ class NeighborSearcher:
 
     @property
     def fast_ready(self) -> bool:
-        """Searches answer quickly: an index is loaded, or exact search is cheap anyway."""
-        return self._fast is not None or self.exact_is_cheap
+        """A fast index is loaded (whether the default path uses it: `default_path`)."""
+        return self._fast is not None
 
     def default_path(self, metric: str) -> str:
         """ "fast" or "exact": what `search(..., exact=None)` uses for this metric now."""
@@ -124,7 +124,7 @@ class NeighborSearcher:
         return "fast" if use else "exact"
 
     def load_cached_fast_index(self) -> bool:
-        """Load a cached index of this file if there is one (never builds); return fast_ready."""
+        """Load a cached index of this file if there is one (never builds); True if loaded."""
         if self._fast is None:
             index = search_fast.load(self.model, self.cache_dir)
             if index is not None:
@@ -133,19 +133,13 @@ class NeighborSearcher:
         return self.fast_ready
 
     def build_fast_index(
-        self, cancel: Callable[[], bool] | None = None, force: bool = False, rebuild: bool = False
+        self, cancel: Callable[[], bool] | None = None, rebuild: bool = False
     ) -> Iterator[float]:
-        """Yield progress 0..1 while building (or loading) the index.
-
-        Without `force` nothing is built where exact search is cheap. `rebuild` ignores a
-        cached index.
-        """
+        """Yield progress 0..1 while building (or loading the cached) index. Only on request:
+        searches never build one, and small matrices (`exact_is_cheap`) need none."""
         from explorer.core import search_build
 
-        if not rebuild and self.load_cached_fast_index() and (self._fast or not force):
-            yield 1.0
-            return
-        if not force and self.exact_is_cheap:
+        if not rebuild and self.load_cached_fast_index():
             yield 1.0
             return
         for item in search_build.build(self.model, self.cache_dir, cancel):

@@ -267,7 +267,7 @@ def test_fast_index_recall_and_exact_scores(tmp_path):
     values[-5:] = 0  # padding rows
     model = open_model(write_model(tmp_path / "m", values, "BF16"), tokenizer=False)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    steps = list(searcher.build_fast_index(force=True))
+    steps = list(searcher.build_fast_index())
     assert steps[-1] == 1.0 and steps == sorted(steps) and searcher.index is not None
     rng = np.random.default_rng(0)
     for metric in ("cosine", "dot"):
@@ -292,7 +292,7 @@ def test_fast_index_is_cached_and_invalidated_when_the_file_changes(tmp_path):
     first = NeighborSearcher(open_model(folder, tokenizer=False), cache_dir=cache)
     first.load_cached_fast_index()
     assert first.index is None
-    assert list(first.build_fast_index(force=True))[-1] == 1.0
+    assert list(first.build_fast_index())[-1] == 1.0
     entries = [p for p in (cache / KIND).iterdir() if p.is_dir()]
     assert len(entries) == 1
 
@@ -300,7 +300,7 @@ def test_fast_index_is_cached_and_invalidated_when_the_file_changes(tmp_path):
     again = NeighborSearcher(open_model(folder, tokenizer=False), cache_dir=cache)
     assert again.load_cached_fast_index() and again.index is not None and again.skipped == 0
     reloaded = NeighborSearcher(open_model(folder, tokenizer=False), cache_dir=cache)
-    assert list(reloaded.build_fast_index(force=True)) == [1.0]
+    assert list(reloaded.build_fast_index()) == [1.0]
 
     # Same size, new values and mtime: the old index must not be used.
     new_values = clustered(500, 16, 10, seed=2)
@@ -311,7 +311,7 @@ def test_fast_index_is_cached_and_invalidated_when_the_file_changes(tmp_path):
     changed = NeighborSearcher(open_model(folder, tokenizer=False), cache_dir=cache)
     changed.load_cached_fast_index()
     assert changed.index is None
-    assert len(list(changed.build_fast_index(force=True))) > 1  # rebuilt
+    assert len(list(changed.build_fast_index())) > 1  # rebuilt
     assert changed.index is not None and changed.skipped == 1
     res = changed.search(query_for_ids(changed.model, [0]), k=5, exact=False)
     check_exact(res, new_values, new_values[0], "cosine", 5, exclude={0, 3})
@@ -372,7 +372,7 @@ def test_cancel_index_build_leaves_no_cache(tmp_path):
     searcher = NeighborSearcher(model, cache_dir=cache)
     progress = []
     with pytest.raises(Cancelled):
-        for p in searcher.build_fast_index(cancel=lambda: len(progress) >= 3, force=True):
+        for p in searcher.build_fast_index(cancel=lambda: len(progress) >= 3):
             progress.append(p)
     assert searcher.index is None
     kind = cache / KIND

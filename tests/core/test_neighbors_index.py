@@ -58,7 +58,7 @@ def test_index_measures_and_reaches_its_recall_on_real_rows(slice_model, tmp_pat
     model = slice_model
     values = model.vectors(range(model.rows)).astype(np.float64)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    steps = list(searcher.build_fast_index(force=True))
+    steps = list(searcher.build_fast_index())
     assert steps == sorted(steps) and steps[-1] == 1.0
     stats = searcher.index.stats
     assert stats.queries >= 200
@@ -80,7 +80,7 @@ def test_index_measures_and_reaches_its_recall_on_real_rows(slice_model, tmp_pat
 
 def test_index_widens_when_the_cheapest_setting_misses(slice_model, tmp_path, tight_grid):
     searcher = NeighborSearcher(slice_model, cache_dir=tmp_path / "cache")
-    list(searcher.build_fast_index(force=True))
+    list(searcher.build_fast_index())
     cheapest = (search_tune.MIN_C1, search_tune.C2_STEPS[0])
     settings = searcher.index.stats.settings
     assert any(tuple(settings[m]) != cheapest for m in settings)
@@ -93,7 +93,7 @@ def test_unusable_index_is_not_used_and_says_why(slice_model, tmp_path, monkeypa
     model = slice_model
     values = model.vectors(range(model.rows)).astype(np.float64)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    list(searcher.build_fast_index(force=True))
+    list(searcher.build_fast_index())
     stats = searcher.index.stats
     assert not stats.usable["cosine"] and stats.recall_at_10["cosine"] < 0.99
     assert "cosine: recall@10" in stats.reason
@@ -104,17 +104,17 @@ def test_unusable_index_is_not_used_and_says_why(slice_model, tmp_path, monkeypa
     assert searcher.default_path("cosine") == "exact"
 
 
-def test_small_matrix_answers_exactly_and_builds_nothing(tmp_path):
+def test_small_matrix_answers_exactly_and_builds_nothing_unasked(tmp_path):
     from explorer.core.resources import demo_model_dir
 
     model = open_model(demo_model_dir(), tokenizer=False)
     cache = tmp_path / "cache"
     searcher = NeighborSearcher(model, cache_dir=cache)
-    assert searcher.exact_is_cheap and searcher.fast_ready
-    assert list(searcher.build_fast_index()) == [1.0]
-    assert searcher.index is None and not cache.exists()
-    res = searcher.search(query_for_ids(model, [4937]))
-    assert res.path == "exact" and res.exact and res.recall_at_10 is None
+    assert searcher.exact_is_cheap and not searcher.fast_ready
+    for metric in ("cosine", "dot"):
+        res = searcher.search(query_for_ids(model, [4937]), metric=metric)
+        assert res.path == "exact" and res.exact and res.recall_at_10 is None
+    assert searcher.index is None and not cache.exists()  # searching built nothing
 
 
 def test_large_matrix_default_takes_the_index(slice_model, tmp_path, monkeypatch, tight_grid):
@@ -141,7 +141,7 @@ def test_index_on_formats_the_kernels_do_not_read(tmp_path, dtype, tight_grid):
     model = open_model(path, tokenizer=False)
     stored = model.vectors(range(model.rows)).astype(np.float64)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    list(searcher.build_fast_index(force=True))
+    list(searcher.build_fast_index())
     assert searcher.index.stats.recall_at_10["cosine"] >= 0.99
     ids = np.random.default_rng(2).choice(model.rows, 50, replace=False)
     assert recall(searcher, stored, "cosine", ids, exact=False) >= 0.98
@@ -154,7 +154,7 @@ def test_demo_recall_against_float64_brute_force(tmp_path):
     model = open_model(demo_model_dir(), tokenizer=False)
     values = model.vectors(range(model.rows)).astype(np.float64)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    list(searcher.build_fast_index(force=True))
+    list(searcher.build_fast_index())
     ids = np.random.default_rng(3).choice(model.rows, 100, replace=False)
     for metric in ("cosine", "dot"):
         assert searcher.index.stats.recall_at_10[metric] >= 0.99
