@@ -25,6 +25,7 @@ COMMAND_MODULES = {
     "vector": "vector",
     "neighbors": "neighbors",
     "project": "project",
+    "index": "index",
     "models": "models",
     "stats": "stats",
     "compare-head": "compare_head",

@@ -20,8 +20,9 @@ def register(sub) -> None:
     p = sub.add_parser(
         "neighbors",
         help="nearest tokens to a token, phrase or vector expression",
-        description="Top-k nearest rows of the embedding matrix. Uses exact search unless a fast "
-        "index for this file is already cached (the GUI builds one).",
+        description="Top-k nearest rows of the embedding matrix. By default the cheaper path "
+        "known to be right: exact search for small matrices, else the fast index if one is "
+        "cached and its recall@10 measured at build reaches 0.99.",
     )
     add_model_options(p)
     which = p.add_mutually_exclusive_group(required=True)
@@ -36,7 +37,11 @@ def register(sub) -> None:
     )
     p.add_argument("-k", type=int, default=10, metavar="K", help="how many neighbours (default 10)")
     p.add_argument("--metric", choices=METRICS, default="cosine", help="default: cosine")
-    p.add_argument("--exact", action="store_true", help="always scan the whole matrix")
+    path = p.add_mutually_exclusive_group()
+    path.add_argument("--exact", action="store_true", help="always scan the whole matrix")
+    path.add_argument(
+        "--fast", action="store_true", help="use the fast index (built first if needed)"
+    )
     p.add_argument("--include-query", action="store_true", help="keep the query's own tokens")
     p.set_defaults(func=run)
 
@@ -52,14 +57,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         query = query_for_expression(model, args.expr)
     searcher = NeighborSearcher(model)
-    if not args.exact:
+    if args.fast:
+        for _ in searcher.build_fast_index():
+            pass
+    elif not args.exact:
         searcher.load_cached_fast_index()  # never build one for a single query
     result = searcher.search(
         query,
         k=args.k,
         metric=args.metric,
         include_query=args.include_query,
-        exact=True if args.exact else None,
+        exact=True if args.exact else (False if args.fast else None),
     )
     tok = model.tokenizer
     rows = []
@@ -76,7 +84,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
         return 0
-    kind = "exact" if result.exact else "fast index"
+    kind = result.path_label
+    if args.fast and result.path != "fast":
+        sys.stderr.write(f"note: answered exactly: {result.note}\n")
     score_name = {"cosine": "cosine", "dot": "dot", "l2": "distance"}[args.metric]
     print(f"neighbours of {query.description}  ({args.metric}, {kind})")
     width = max([len(r["text"]) for r in rows] + [5])

@@ -135,10 +135,13 @@ def scan(
     want_sq: bool,
     cancel: Callable[[], bool] | None = None,
     progress: Callable[[float], None] | None = None,
+    decode: Callable[[int, int], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """One pass over `matrix`: dots [nq, rows] (float32) and, if asked, squared row norms (float64).
 
     A row holding NaN/inf gets a non-finite squared norm; callers use that to skip it.
+    `decode(start, stop)` gives float rows for stored formats the kernels do not read
+    (e.g. `EmbeddingModel.decode_block` for quantised matrices); BF16 never needs it.
     """
     rows = matrix.shape[0]
     nq = queries.shape[0]
@@ -164,7 +167,11 @@ def scan(
                     _parts(stop - start),
                 )
         else:
-            block = _decode(np.asarray(matrix[start:stop]))
+            block = (
+                decode(start, stop)
+                if decode is not None
+                else _decode(np.asarray(matrix[start:stop]))
+            )
             if block.dtype == np.float64:
                 dots[:, start:stop] = (block @ q32.T.astype(np.float64)).T
                 if sq is not None:
