@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from explorer import __version__
 from explorer.cli import common, gui, info, tokenize, vector
-from explorer.core.errors import ExplorerError
+from explorer.core.errors import ExplorerError, one_line
 
 SUBCOMMANDS = [info, tokenize, vector, gui]
 PROG = "embedding-explorer"
@@ -37,7 +38,11 @@ class OneLineParser(argparse.ArgumentParser):
     """Usage errors are one line on stderr and exit code 2, like every other bad input."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
+        self.exit(2, f"{PROG}: error: {one_line(message)} (see --help)\n")
+
+    def _print_message(self, message: str, file=None) -> None:
+        if (file or sys.stderr) is not None:  # a closed stdout/stderr must not crash --help
+            super()._print_message(message, file)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,14 +74,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "nor an existing model path"
             )
         args_list.insert(0, "gui")
+    if sys.stdout is None:  # started with >&-
+        sys.stdout = common.ClosedStream()  # type: ignore[assignment]
     args = parser.parse_args(args_list)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            # NaN/inf rows are reported in the output itself; numpy's warnings would add lines
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return int(args.func(args) or 0)
     except ExplorerError as e:
         return common.fail(str(e))
     except KeyboardInterrupt:
         return common.fail("interrupted", code=130)
     except BrokenPipeError:
         return 0
-    except (OSError, MemoryError) as e:
+    except (OSError, MemoryError, RecursionError) as e:
         return common.fail(f"{type(e).__name__}: {e}")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model, print_json
 from explorer.core.neighbors import (
+    MAX_K,
     METRICS,
     NeighborSearcher,
     query_for_expression,
@@ -25,16 +27,30 @@ def register(sub) -> None:
     )
     add_model_options(p)
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--id", type=int, metavar="N", help="token id (row number)")
-    which.add_argument("--token", metavar="TEXT", help="a single token's text, or #id")
-    which.add_argument("--text", metavar="PHRASE", help="a phrase: the mean of its tokens' rows")
+    which.add_argument("--id", type=args_.token_id, metavar="N", help="token id (row number)")
+    which.add_argument(
+        "--token", type=args_.text("--token"), metavar="TEXT", help="a single token's text, or #id"
+    )
+    which.add_argument(
+        "--text",
+        type=args_.text("--text"),
+        metavar="PHRASE",
+        help="a phrase: the mean of its tokens' rows",
+    )
     which.add_argument(
         "--expr",
+        type=args_.text("--expr"),
         metavar="EXPR",
         help="vector expression, e.g. 'king - man + woman' (terms: token text, "
         "#id, or a quoted phrase)",
     )
-    p.add_argument("-k", type=int, default=10, metavar="K", help="how many neighbours (default 10)")
+    p.add_argument(
+        "-k",
+        type=args_.int_range(1, MAX_K),
+        default=10,
+        metavar="K",
+        help=f"how many neighbours (default 10, at most {MAX_K:,})",
+    )
     p.add_argument("--metric", choices=METRICS, default="cosine", help="default: cosine")
     p.add_argument("--exact", action="store_true", help="always scan the whole matrix")
     p.add_argument("--include-query", action="store_true", help="keep the query's own tokens")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -10,7 +9,10 @@ from pathlib import Path
 import numpy as np
 
 from explorer.core.errors import ModelFormatError, PickleRefusedError, TokenError
+from explorer.core.filecheck import check_mapped, first_change
+from explorer.core.formats.jsonfile import load_json
 from explorer.core.formats.safetensors import FLOAT_DTYPES, SafetensorsFile
+from explorer.core.model_checks import check_embedding_shape
 from explorer.core.tokens import TokenizerInfo
 from explorer.core.vectors import decode_rows
 
@@ -87,10 +89,7 @@ def _resolve(path: Path) -> _Sources:
 
 
 def _resolve_index(index: Path) -> _Sources:
-    try:
-        data = json.loads(index.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ModelFormatError(f"{index.name}: not a valid JSON index ({e})") from None
+    data = load_json(index, "not a valid JSON index")
     weight_map = data.get("weight_map") if isinstance(data, dict) else None
     if not isinstance(weight_map, dict) or not weight_map:
         raise ModelFormatError(f"{index.name}: has no 'weight_map' object")
@@ -115,10 +114,7 @@ def _read_config(folder: Path) -> dict:
     cfg = folder / "config.json"
     if not cfg.is_file():
         return {}
-    try:
-        data = json.loads(cfg.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ModelFormatError(f"config.json: not valid JSON ({e})") from None
+    data = load_json(cfg, "not valid JSON")
     return data if isinstance(data, dict) else {}
 
 
@@ -202,6 +198,7 @@ class EmbeddingModel:
         bad = ids[(ids < 0) | (ids >= self.rows)]
         if bad.size:
             self.check_id(int(bad[0]))
+        check_mapped(self.matrix)  # a file that shrank since it was opened would kill us (SIGBUS)
         return np.asarray(self.matrix[ids])
 
     def vectors(self, ids) -> np.ndarray:
@@ -218,7 +215,12 @@ class EmbeddingModel:
         kernels that read ``matrix`` directly must handle its dtype themselves.
         """
         start, stop = max(0, start), min(self.rows, stop)
+        check_mapped(self.matrix)
         return decode_rows(np.asarray(self.matrix[start:stop]))
+
+    def changed_on_disk(self) -> str | None:
+        """Why the model's files no longer match what was opened (None: unchanged); cheap."""
+        return first_change(self._handles)
 
     def info(self) -> dict:
         return {
@@ -296,6 +298,7 @@ def open_model(
                     f"{len(EMBEDDING_NAMES) - 1} other names); pick one with --tensor NAME"
                 )
         info = info_of(name)
+        check_embedding_shape(path.name, name, info.shape)
         if len(info.shape) != 2:
             raise ModelFormatError(
                 f"{path.name}: tensor {name!r} has shape {list(info.shape)}, not [rows, dim]"

@@ -17,6 +17,7 @@ import numpy as np
 from explorer.core import search_exact, search_fast
 from explorer.core.cache import default_cache_dir
 from explorer.core.errors import Cancelled, ExplorerError, TokenError
+from explorer.core.limits import check_text, parse_id
 from explorer.core.model import EmbeddingModel
 
 METRICS = ("cosine", "dot", "l2")
@@ -97,6 +98,7 @@ def _split_expression(expr: str) -> list[tuple[int, str]]:
 
     A term is a token text, '#id', or a quoted string (quote terms that contain + or -).
     """
+    check_text(expr, "the expression")
     terms: list[tuple[int, str]] = []
     pos, sign, signed = 0, 1, False
     expect_term = True
@@ -135,15 +137,13 @@ def _split_expression(expr: str) -> list[tuple[int, str]]:
 
 
 def _term_ids(model: EmbeddingModel, term: str) -> list[int]:
-    if term.startswith("#") and term[1:].isdigit():
-        return [model.check_id(int(term[1:]))]
+    if term.startswith("#") and (token_id := parse_id(term[1:])) is not None:
+        return [model.check_id(token_id)]
     tok = _need_tokenizer(model, term)
     try:
         found = tok.find(term)
     except TokenError:
         return _phrase_ids(model, term)  # several tokens: their mean
-    if found in tok.special_ids and tok.piece(found) != term:
-        raise TokenError(f"{term!r} is not in the vocabulary (it encodes to {tok.piece(found)})")
     return [model.check_id(found)]
 
 
@@ -328,7 +328,7 @@ class NeighborSearcher:
         q64 = q.vector.astype(np.float64)
         qq = float(q64 @ q64)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            d = dots.astype(np.float64)
+            d = search_exact.widen_dots(self.model.matrix, dots, valid, ids, q64)
             if metric == "cosine":
                 key = d / np.sqrt(sq)
             elif metric == "dot":
@@ -357,7 +357,7 @@ class NeighborSearcher:
         top = _rank(exact_key, k)
         return NeighborResult(
             ids=np.asarray(ids[cand][top], dtype=np.int64),
-            scores=scores[top].astype(np.float32),
+            scores=search_exact.fit_float32(scores[top]),
             metric=metric,
             exact=exact,
             skipped=int(self.model.rows - self._valid.sum()),

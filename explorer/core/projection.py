@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from explorer.core.errors import Cancelled, ExplorerError
+from explorer.core.limits import MAX_EPOCHS, MAX_SEED, check_int
 
 METHODS = ("umap", "pca")
 MAX_NEIGHBORS = 200
@@ -54,8 +55,9 @@ class ProjectionParams:
             )
         if not 0.0 <= self.min_dist <= 1.0:
             raise ExplorerError(f"min_dist must be between 0 and 1, not {self.min_dist}")
-        if self.n_epochs is not None and self.n_epochs < 1:
-            raise ExplorerError(f"n_epochs must be positive, not {self.n_epochs}")
+        if self.n_epochs is not None:
+            check_int(self.n_epochs, 1, MAX_EPOCHS, "n_epochs")
+        check_int(self.seed, 0, MAX_SEED, "seed")
 
 
 class Progress(NamedTuple):

@@ -23,6 +23,7 @@ from numba import njit
 
 from explorer.core import cache
 from explorer.core.errors import Cancelled
+from explorer.core.filecheck import check_mapped
 from explorer.core.search_exact import block_rows
 
 INDEX_VERSION = 1
@@ -229,6 +230,7 @@ def build(
         rng = np.random.default_rng(0)
         n_sample = min(SAMPLE_ROWS, len(valid_ids))
         sample_ids = np.sort(rng.choice(valid_ids, size=n_sample, replace=False))
+        check_mapped(matrix)
         sample = decode_block(np.asarray(matrix[sample_ids]))
         sample /= norms[sample_ids, None].astype(np.float32)
         mean = sample.mean(axis=0) if len(sample) else np.zeros(dim, np.float32)
@@ -259,6 +261,7 @@ def build(
         for start in range(0, rows, step):
             check()
             stop = min(rows, start + step)
+            check_mapped(matrix)  # the file may have shrunk since the last block
             block = decode_block(np.asarray(matrix[start:stop]))
             block = np.nan_to_num(block * inv[start:stop, None], nan=0.0, posinf=0.0, neginf=0.0)
             block -= mean
