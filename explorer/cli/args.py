@@ -32,7 +32,7 @@ def _whole(text: str) -> int:
     body = text[1:] if text.startswith("-") else text
     value = limits.parse_id(body)
     if value is None:
-        raise ExplorerError(f"{limits.shown_arg(text)} is not a whole number")
+        raise ExplorerError(f"invalid int value: {limits.shown_arg(text)}")
     return -value if text.startswith("-") else value
 
 

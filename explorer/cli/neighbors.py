@@ -99,5 +99,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'rank':>4}  {'token':<{width}}  {'id':>8}  {score_name:>9}")
     for rank, r in enumerate(rows, 1):
         mark = "  (unused)" if r.get("unused") else ""
-        print(f"{rank:>4}  {r['text']:<{width}}  {r['id']:>8}  {r['score']:>9.4f}{mark}")
+        score = r["score"]  # dot products of huge rows (1e77) in scientific notation
+        shown = f"{score:>9.4f}" if abs(score) < 1e6 else f"{score:>9.4e}"
+        print(f"{rank:>4}  {r['text']:<{width}}  {r['id']:>8}  {shown}{mark}")
     return 0

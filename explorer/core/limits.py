@@ -60,6 +60,18 @@ def parse_id(text: str) -> int | None:
     return None
 
 
+def parse_hash_id(ref: str) -> int | None:
+    """'#123' → 123; '#' + more than MAX_ID_DIGITS ASCII digits is an id out of any range;
+    anything else (including '#²' or '#١٢') → None: token text, not an id."""
+    body = ref[1:] if ref.startswith("#") else None
+    if body is None or not (body.isascii() and body.isdigit()):
+        return None
+    value = parse_id(body)
+    if value is None:
+        raise TokenError(f"token id {shown(ref, 30)} is out of range")
+    return value
+
+
 def shown_arg(text: str, limit: int = 40) -> str:
     """An argument value quoted for an error message, cut short."""
     return shown(display_text(text), limit)

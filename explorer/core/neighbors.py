@@ -17,7 +17,7 @@ import numpy as np
 from explorer.core import search_exact, search_fast
 from explorer.core.cache import default_cache_dir
 from explorer.core.errors import Cancelled, ExplorerError, TokenError
-from explorer.core.limits import check_text, parse_id
+from explorer.core.limits import check_text, parse_hash_id
 from explorer.core.model import EmbeddingModel
 
 METRICS = ("cosine", "dot", "l2")
@@ -137,7 +137,7 @@ def _split_expression(expr: str) -> list[tuple[int, str]]:
 
 
 def _term_ids(model: EmbeddingModel, term: str) -> list[int]:
-    if term.startswith("#") and (token_id := parse_id(term[1:])) is not None:
+    if (token_id := parse_hash_id(term)) is not None:
         return [model.check_id(token_id)]
     tok = _need_tokenizer(model, term)
     try:

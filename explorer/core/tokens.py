@@ -12,7 +12,7 @@ from tokenizers import Tokenizer
 
 from explorer.core.errors import ModelFormatError, TokenError, shown
 from explorer.core.filecheck import read_limited
-from explorer.core.limits import MAX_TOKENIZER_BYTES, check_text, parse_id
+from explorer.core.limits import MAX_TOKENIZER_BYTES, check_text, parse_hash_id
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -333,7 +333,7 @@ class TokenizerInfo:
 
 def parse_token_ref(ref: str, tokenizer: TokenizerInfo | None) -> int:
     """'#123' → 123; otherwise a token text resolved by the tokenizer."""
-    if ref.startswith("#") and (token_id := parse_id(ref[1:])) is not None:
+    if (token_id := parse_hash_id(ref)) is not None:
         return token_id  # ASCII digits only: '#²' and '#١٢' are token text, not ids
     if tokenizer is None:
         raise TokenError(
