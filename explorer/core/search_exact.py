@@ -124,6 +124,18 @@ def _decode(block: np.ndarray) -> np.ndarray:
     return block.astype(np.float32)
 
 
+def _dense_block(block, q32, dots, sq, start: int, stop: int) -> None:
+    if block.dtype == np.float64:
+        dots[:] = (block @ q32.T.astype(np.float64)).T
+        if sq is not None:
+            sq[start:stop] = np.einsum("ij,ij->i", block, block)
+    else:
+        dots[:] = (block @ q32.T).T
+        if sq is not None:
+            b64 = block.astype(np.float64)
+            sq[start:stop] = np.einsum("ij,ij->i", b64, b64)
+
+
 def scan(
     matrix: np.ndarray,
     queries: np.ndarray,
@@ -161,15 +173,9 @@ def scan(
                 )
         else:
             block = _decode(np.asarray(matrix[start:stop]))
-            if block.dtype == np.float64:
-                dots[:, start:stop] = (block @ q32.T.astype(np.float64)).T
-                if sq is not None:
-                    sq[start:stop] = np.einsum("ij,ij->i", block, block)
-            else:
-                dots[:, start:stop] = (block @ q32.T).T
-                if sq is not None:
-                    b64 = block.astype(np.float64)
-                    sq[start:stop] = np.einsum("ij,ij->i", b64, b64)
+            # dots that overflow float32 (values near 3e38) are redone by widen_dots
+            with np.errstate(over="ignore", invalid="ignore"):
+                _dense_block(block, q32, dots[:, start:stop], sq, start, stop)
         if progress is not None:
             progress(stop / rows)
     return dots, sq
