@@ -7,6 +7,7 @@ Nothing here imports Qt; `gui` imports the window lazily.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import warnings
@@ -60,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         try:  # text output to a non-UTF-8 terminal or pipe must not crash on ␣ or 🐱
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-        except (AttributeError, ValueError):
+        except (AttributeError, ValueError, OSError):  # OSError: its descriptor is closed
             pass
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -88,5 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return common.fail("interrupted", code=130)
     except BrokenPipeError:
         return 0
-    except (OSError, MemoryError, RecursionError) as e:
+    except OSError as e:
+        if e.errno == errno.EBADF:  # fd 1 closed after start, e.g. by a parent process
+            return common.fail("standard output is closed; redirect it to a file or use --out")
+        return common.fail(f"{type(e).__name__}: {e}")
+    except (MemoryError, RecursionError) as e:
         return common.fail(f"{type(e).__name__}: {e}")
