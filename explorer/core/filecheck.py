@@ -130,11 +130,6 @@ class FileStamp:
             return "it was modified"
         return None
 
-    def check(self) -> None:
-        detail = self.change()
-        if detail is not None:
-            raise _changed(self.path.name, detail)
-
 
 def first_change(handles: Iterable[object]) -> str | None:
     """'name: what changed' for the first opened file that changed on disk, else None.
