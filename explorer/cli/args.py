@@ -7,6 +7,7 @@ A bad value becomes a one-line usage error with exit code 2, before any model is
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,19 +37,19 @@ def _whole(text: str) -> int:
     return -value if text.startswith("-") else value
 
 
-def int_range(low: int, high: int) -> Callable[[str], object]:
+def int_range(low: int, high: int, name: str) -> Callable[[str], object]:
     """A whole number from low to high (ASCII digits)."""
 
     def whole_number(text: str) -> int:
         value = _whole(text)
         if not low <= value <= high:
-            raise ExplorerError(f"{value} is out of range: use {low:,} to {high:,}")
+            raise ExplorerError(f"{name} must be between {low:,} and {high:,}, not {value}")
         return value
 
     return _wrap(whole_number)
 
 
-def float_range(low: float, high: float) -> Callable[[str], object]:
+def float_range(low: float, high: float, name: str) -> Callable[[str], object]:
     """A finite number from low to high."""
 
     def number(text: str) -> float:
@@ -56,7 +57,11 @@ def float_range(low: float, high: float) -> Callable[[str], object]:
             value = float(text) if text.isascii() and len(text) <= 40 else float("nan")
         except ValueError:
             value = float("nan")
-        return limits.check_float(value, low, high, limits.shown_arg(text))
+        if not (math.isfinite(value) and low <= value <= high):
+            raise ExplorerError(
+                f"{name} must be between {low:g} and {high:g}, not {limits.shown_arg(text)}"
+            )
+        return value
 
     return _wrap(number)
 
@@ -68,7 +73,7 @@ def text(what: str) -> Callable[[str], object]:
 
 def token_id(text: str) -> object:
     """A row number: ASCII digits only."""
-    return int_range(0, MAX_ID)(text)
+    return int_range(0, MAX_ID, "a token id")(text)
 
 
 def write_text_file(path: str | Path, content: str) -> None:

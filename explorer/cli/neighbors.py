@@ -46,7 +46,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "-k",
-        type=args_.int_range(1, MAX_K),
+        type=args_.int_range(1, MAX_K, "k"),
         default=10,
         metavar="K",
         help=f"how many neighbours (default 10, at most {MAX_K:,})",

@@ -47,13 +47,13 @@ def register(sub) -> None:
     )
     which.add_argument(
         "--sample",
-        type=args_.int_range(1, neighbourhood.MAX_SAMPLE),
+        type=args_.int_range(1, neighbourhood.MAX_SAMPLE, "the sample size"),
         metavar="N",
         help=f"a random sample of N tokens (≤ {neighbourhood.MAX_SAMPLE:,})",
     )
     p.add_argument(
         "-n",
-        type=args_.int_range(1, neighbourhood.MAX_AROUND),
+        type=args_.int_range(1, neighbourhood.MAX_AROUND, "n"),
         default=neighbourhood.DEFAULT_N,
         help=f"points for --around/--text (default {neighbourhood.DEFAULT_N}, "
         f"up to {neighbourhood.MAX_AROUND:,})",
@@ -64,25 +64,25 @@ def register(sub) -> None:
     defaults = projection.ProjectionParams()
     p.add_argument(
         "--seed",
-        type=args_.int_range(0, limits.MAX_SEED),
+        type=args_.int_range(0, limits.MAX_SEED, "seed"),
         default=defaults.seed,
         help=f"random seed, 0 to {limits.MAX_SEED:,} (default {defaults.seed})",
     )
     p.add_argument(
         "--n-neighbors",
-        type=args_.int_range(2, projection.MAX_NEIGHBORS),
+        type=args_.int_range(2, projection.MAX_NEIGHBORS, "n_neighbors"),
         default=defaults.n_neighbors,
         help=f"UMAP neighbours (default {defaults.n_neighbors})",
     )
     p.add_argument(
         "--min-dist",
-        type=args_.float_range(0.0, 1.0),
+        type=args_.float_range(0.0, 1.0, "min_dist"),
         default=defaults.min_dist,
         help=f"UMAP min_dist (default {defaults.min_dist})",
     )
     p.add_argument(
         "--n-epochs",
-        type=args_.int_range(1, limits.MAX_EPOCHS),
+        type=args_.int_range(1, limits.MAX_EPOCHS, "n_epochs"),
         help=f"UMAP epochs, at most {limits.MAX_EPOCHS:,} "
         "(default: 500 below 10,000 points, else 200)",
     )

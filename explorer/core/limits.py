@@ -6,8 +6,6 @@ ExplorerError whose message names the value, the allowed range and what to do in
 
 from __future__ import annotations
 
-import math
-
 from explorer.core.errors import ExplorerError, TokenError, shown
 
 # Text typed or passed as an argument (phrases, expressions, token text, id lists, titles).
@@ -84,15 +82,3 @@ def check_int(value: object, low: int, high: int, what: str) -> int:
             f"{what} must be a whole number from {low:,} to {high:,}, not {shown(value)}"
         )
     return value
-
-
-def check_float(value: object, low: float, high: float, what: str) -> float:
-    """A finite number in [low, high] (NaN and infinities are refused)."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or not low <= value <= high
-    ):
-        raise ExplorerError(f"{what} must be a number from {low:g} to {high:g}, not {shown(value)}")
-    return float(value)
