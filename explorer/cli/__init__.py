@@ -77,7 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list.insert(0, "gui")
     if sys.stdout is None:  # started with >&-
         sys.stdout = common.ClosedStream()  # type: ignore[assignment]
-    args = parser.parse_args(args_list)
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as e:  # usage errors (2), --help and --version (0): a return code
+        return e.code if isinstance(e.code, int) else 2
     try:
         with warnings.catch_warnings():
             # NaN/inf rows are reported in the output itself; numpy's warnings would add lines

@@ -71,9 +71,14 @@ def text(what: str) -> Callable[[str], object]:
     return _wrap(lambda value: limits.check_text(value, what))
 
 
-def token_id(text: str) -> object:
-    """A row number: ASCII digits only."""
-    return int_range(0, MAX_ID, "a token id")(text)
+def _token_id(text: str) -> int:
+    value = _whole(text)
+    if not 0 <= value <= MAX_ID:
+        raise ExplorerError(f"token id {value} is out of range")
+    return value
+
+
+token_id = _wrap(_token_id)  # a row number: ASCII digits only; the rows are checked later
 
 
 def write_text_file(path: str | Path, content: str) -> None:
