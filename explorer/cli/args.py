@@ -66,9 +66,11 @@ def float_range(low: float, high: float, name: str) -> Callable[[str], object]:
     return _wrap(number)
 
 
-def text(what: str) -> Callable[[str], object]:
-    """Text of at most MAX_TEXT_CHARS characters that is valid UTF-8."""
-    return _wrap(lambda value: limits.check_text(value, what))
+def _text(value: str) -> str:
+    return limits.check_text(value, "the value")
+
+
+text = _wrap(_text)  # at most MAX_TEXT_CHARS characters, non-empty, valid UTF-8
 
 
 def _token_id(text: str) -> int:

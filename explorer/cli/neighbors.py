@@ -29,17 +29,17 @@ def register(sub) -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--id", type=args_.token_id, metavar="N", help="token id (row number)")
     which.add_argument(
-        "--token", type=args_.text("--token"), metavar="TEXT", help="a single token's text, or #id"
+        "--token", type=args_.text, metavar="TEXT", help="a single token's text, or #id"
     )
     which.add_argument(
         "--text",
-        type=args_.text("--text"),
+        type=args_.text,
         metavar="PHRASE",
         help="a phrase: the mean of its tokens' rows",
     )
     which.add_argument(
         "--expr",
-        type=args_.text("--expr"),
+        type=args_.text,
         metavar="EXPR",
         help="vector expression, e.g. 'king - man + woman' (terms: token text, "
         "#id, or a quoted phrase)",

@@ -29,19 +29,19 @@ def register(sub) -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument(
         "--around",
-        type=args_.text("--around"),
+        type=args_.text,
         metavar="TOKEN",
         help="a token (text or #id) and its nearest tokens",
     )
     which.add_argument(
         "--text",
-        type=args_.text("--text"),
+        type=args_.text,
         metavar="PHRASE",
         help="the tokens of a phrase and their nearest tokens",
     )
     which.add_argument(
         "--ids",
-        type=args_.text("--ids"),
+        type=args_.text,
         metavar="LIST",
         help="comma-separated ids or tokens, e.g. 1,2,cat,#5",
     )
@@ -88,7 +88,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--title",
-        type=args_.text("--title"),
+        type=args_.text,
         help="figure title (default: describes the selection)",
     )
     p.add_argument(

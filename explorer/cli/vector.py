@@ -24,7 +24,7 @@ def register(sub) -> None:
     which.add_argument("--id", type=args_.token_id, metavar="N", help="token id (row number)")
     which.add_argument(
         "--token",
-        type=args_.text("--token"),
+        type=args_.text,
         metavar="TEXT",
         help="token text (must be a single token) or #id",
     )

@@ -226,17 +226,6 @@ def test_closed_stdout_in_process(capsys, monkeypatch, wp, tmp_path):
     assert main(["vector", "-m", wp, "--id", "1", "--out", str(tmp_path / "v.csv")]) == 0
 
 
-def test_png_to_a_full_disk_is_one_line(capfd, wp, tmp_path):
-    if not os.path.exists("/dev/full"):
-        pytest.skip("needs /dev/full")
-    (tmp_path / "full.png").symlink_to("/dev/full")
-    argv = ["project", "-m", wp, "--sample", "20", "--method", "pca", "--out"]
-    code = main([*argv, str(tmp_path / "full.png")])
-    err = capfd.readouterr().err
-    assert code == 2
-    assert err.count("\n") == 1 and "cannot write PNG" in err and "libpng" not in err
-
-
 # -- real processes --------------------------------------------------------------------------------
 
 
@@ -281,3 +270,15 @@ def test_stdout_closed_by_the_shell(wp):
     err = proc.stderr.decode()
     assert proc.returncode == 2, err
     assert err.count("\n") == 1 and "standard output is closed" in err
+
+
+def test_png_to_a_full_disk_is_one_line(wp, tmp_path):
+    """A subprocess: PNG output creates a QGuiApplication, which later widget tests cannot share."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("needs /dev/full")
+    (tmp_path / "full.png").symlink_to("/dev/full")
+    argv = ["project", "-m", wp, "--sample", "20", "--method", "pca", "--out"]
+    proc = run([*argv, str(tmp_path / "full.png")])
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert err.count("\n") == 1 and "cannot write PNG" in err and "libpng" not in err
