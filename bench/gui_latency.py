@@ -54,13 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    from ui.helpers import write_bf16_model  # noqa: PLC0415
+    from ui.helpers import write_bf16_model
 
-    from explorer.app.gapmeter import GapMeter, OtherLoad  # noqa: PLC0415
-    from explorer.app.state import AppState  # noqa: PLC0415
-    from explorer.ui.launch import quiet_offscreen_warnings  # noqa: PLC0415
-    from explorer.ui.main_window import MainWindow  # noqa: PLC0415
-    from explorer.ui.style import apply_theme  # noqa: PLC0415
+    from explorer.app.gapmeter import GapMeter, OtherLoad
+    from explorer.app.state import AppState
+    from explorer.ui.launch import quiet_offscreen_warnings
+    from explorer.ui.main_window import MainWindow
+    from explorer.ui.style import apply_theme
 
     quiet_offscreen_warnings()
     apply_theme(app)
@@ -85,9 +85,12 @@ def main(argv: list[str] | None = None) -> int:
                 app.processEvents()
                 time.sleep(0.001)
 
-        from PySide6.QtCore import QSettings  # noqa: PLC0415
+        from PySide6.QtCore import QSettings
 
         settings = QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
+        from explorer.app import tuning
+
+        tuning.tune_process()  # as the GUI entry point does at start-up
         # persist=True: the fast neighbour index is built (in a child process) as for a user
         window = MainWindow(AppState(), settings, persist=True)
         window.resize(1280, 800)
@@ -168,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         window.search.clear()
         window.search.insert("w31337")
         window.search.textEdited.emit(window.search.text())
-        from PySide6.QtTest import QTest  # noqa: PLC0415
+        from PySide6.QtTest import QTest
 
         QTest.keyClick(window.search, Qt.Key.Key_Return)
         wait(lambda: [r.id for r in window.viewer.rows] == [31340])

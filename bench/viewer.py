@@ -16,14 +16,14 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import ml_dtypes  # noqa: E402
-import numpy as np  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import ml_dtypes
+import numpy as np
+from PySide6.QtWidgets import QApplication
 
-from explorer.core.formats.safetensors import write_safetensors  # noqa: E402
-from explorer.core.model import open_model  # noqa: E402
-from explorer.core.rows import load_rows  # noqa: E402
-from explorer.ui.viewer import EmbeddingViewer  # noqa: E402
+from explorer.core.formats.safetensors import write_safetensors
+from explorer.core.model import open_model
+from explorer.core.rows import load_rows
+from explorer.ui.viewer import EmbeddingViewer
 
 
 def ms(xs: list[float]) -> str:

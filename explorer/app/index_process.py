@@ -11,13 +11,13 @@ app then loads the cached index (a memory map, instant). Cancelling kills the ch
 from __future__ import annotations
 
 import os
-import queue
 import subprocess
 import sys
-import threading
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from explorer.core.context import CancellableContext
 from explorer.core.errors import Cancelled, ExplorerError
 from explorer.core.neighbors import NeighborSearcher
 
@@ -36,60 +36,51 @@ def child_command(searcher: NeighborSearcher) -> list[str]:
     ]
 
 
-def build_in_child(searcher: NeighborSearcher, cancelled) -> Iterator[tuple[str, float]]:
+def build_in_child(
+    searcher: NeighborSearcher, ctx: CancellableContext
+) -> Iterator[tuple[str, float]]:
     """Yield progress while a child process builds the index; then load it into `searcher`.
-    `cancelled()` is polled; a cancelled build kills the child and raises Cancelled."""
+    Cancelling `ctx` kills the child (from whichever thread cancels) and raises Cancelled."""
     if searcher.load_cached_fast_index():
         return
     if getattr(sys, "frozen", False):  # a frozen app cannot run `-m`: build in this process
-        for fraction in searcher.build_fast_index(cancel=cancelled):
+        for fraction in searcher.build_fast_index(cancel=ctx.cancelled):
             yield PROGRESS_TEXT, fraction
         return
+    if ctx.cancelled():
+        raise Cancelled("index build cancelled")
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(
-        child_command(searcher), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    try:
-        while True:
-            if cancelled():
+    # stderr to a file, not a pipe: a child that writes much there can never block on it
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errors:
+        proc = subprocess.Popen(
+            child_command(searcher), stdout=subprocess.PIPE, stderr=errors, text=True, env=env
+        )
+        ctx.call_on_cancel(proc.kill)  # ends the blocking read below with end-of-file
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if line.startswith("progress "):
+                    yield PROGRESS_TEXT, float(line.split()[1])
+            code = proc.wait()
+            if ctx.cancelled():
                 raise Cancelled("index build cancelled")
-            try:
-                line = lines.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            if line is None:
-                break
-            if line.startswith("progress "):
-                yield PROGRESS_TEXT, float(line.split()[1])
-        code = proc.wait()
-        err = proc.stderr.read() if proc.stderr is not None else ""
-        if code != 0:
-            last = err.strip().splitlines()[-1] if err.strip() else f"exit code {code}"
-            raise ExplorerError(f"could not build the fast neighbour index: {last}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+            if code != 0:
+                errors.seek(0)
+                err = errors.read().strip()
+                last = err.splitlines()[-1] if err else f"exit code {code}"
+                raise ExplorerError(f"could not build the fast neighbour index: {last}")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
             proc.wait()
-        reader.join(timeout=5)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+            if proc.stdout is not None:
+                proc.stdout.close()
     if not searcher.load_cached_fast_index():
         raise ExplorerError("the fast neighbour index was built but cannot be read back")
 
 
 def main(argv: list[str] | None = None) -> int:
-    from explorer.core.model import open_model  # noqa: PLC0415
+    from explorer.core.model import open_model
 
     path, tensor, cache_dir = (argv if argv is not None else sys.argv[1:])[:3]
     if hasattr(os, "nice"):

@@ -1,35 +1,37 @@
 """Background work in job lanes: one lane per kind of work, the latest request wins.
 
-How a pane plugs in (all calls on the GUI thread)::
+How a controller uses a lane (all calls on the GUI thread)::
 
-    lane = state.jobs.lane("projection")          # created on first use; any name works
+    lane = state.jobs.lane(Lane.PROJECTION)     # every lane is a member of `Lane`
     lane.submit(work, arg1, arg2, label="UMAP of 500 tokens",
                 on_result=self._show,    # called on the GUI thread with work's return value
-                on_error=None)           # optional; default: the lane's `failed` signal,
-                                         # which the window shows in the status bar
+                on_error=None)           # optional, gets the exception object; default: the
+                                         # lane's `failed` signal (the status bar shows it)
 
-* ``work`` runs on the lane's own worker thread. It is a plain function or a generator function.
-  A generator yields progress as a float 0..1 or a ``(text, fraction)`` pair and *returns* its
-  result (``return coords``); the lane stops it at the next ``yield`` once it is cancelled.
-  Long plain functions can poll :func:`cancel_flag` (a ``threading.Event`` for the running job:
-  ``cancel_flag().is_set()``; or call :func:`check_cancelled`, which raises ``Cancelled``) and
-  may report progress with :func:`report_progress`.
+* ``work`` runs on the lane's own worker thread. If it has a parameter named ``ctx`` it gets a
+  :class:`JobContext`: ``ctx.cancelled()`` says whether to stop, ``ctx.progress(fraction,
+  text)`` reports progress, ``ctx.call_on_cancel(fn)`` runs ``fn`` on the GUI thread when the job
+  is cancelled (to kill a child process). ``JobContext`` satisfies explorer.core.context's
+  protocol, so core functions take it directly.
+* ``work`` may also be a generator function: it yields progress as a float 0..1 or a
+  ``(text, fraction)`` pair and *returns* its result; the lane stops it at the next ``yield``
+  once it is cancelled.
 * Build immutable inputs on the GUI thread (ids, text, the model object) and pass them as
   arguments; never touch a widget from ``work``.
 * Each ``submit`` cancels the lane's previous job and bumps ``lane.generation``; results,
   progress and errors of older generations are dropped on arrival, so ``on_result`` only ever
   sees the answer to the latest request.
-* ``ExplorerError`` becomes its message, any other exception a one-line message (the
-  traceback goes to stderr); ``Cancelled`` is silent. Nothing a job raises crashes the window.
+* Errors reach ``on_error`` (or ``failed``) as the exception object: ``ExplorerError`` is bad
+  input, anything else a bug (its traceback also goes to stderr); :func:`error_message` makes
+  one line of either. ``Cancelled`` is silent. Nothing a job raises crashes the window.
 * ``Jobs`` (``state.jobs``) owns every lane: ``busy``/``idle`` (all lanes done, results
   delivered), ``activity`` (text, fraction) for the status bar, ``cancel_all()`` and
-  ``shutdown()`` (cancel and wait; the window calls it on close).
-* Lanes run in parallel; within a lane one job runs at a time, so a cancelled job that is still
-  running delays the next one until it reaches a ``yield`` or checks its flag.
+  ``shutdown()`` (cancel and wait; the window calls it on close). Background lanes (the UMAP
+  warm-up) are waited on at shutdown but count neither as busy nor as activity.
+* ``Jobs(sync=True)`` runs every job inline inside ``submit`` (tests of controllers).
 * A worker thread shares the GIL with the window: a C call that holds it for long (LAPACK in
-  ``numpy.linalg.qr``, ``tokenizers.Tokenizer.encode``; ``encode_batch`` releases it) freezes
-  the window however it is scheduled. Run such work in a child process
-  (explorer/app/index_process.py does this for the fast neighbour index).
+  ``numpy.linalg.qr``, ``tokenizers.Tokenizer.encode``) freezes the window however it is
+  scheduled. Run such work in a child process (explorer/app/index_process.py).
 """
 
 from __future__ import annotations
@@ -40,56 +42,47 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
+from explorer.app import tuning
+from explorer.app.job_context import JobContext, error_message, wants_context
 from explorer.core.errors import Cancelled, ExplorerError
 
-LANES = ("model", "levels", "vocab", "lookup", "tokenize", "neighbors", "index", "projection")
+__all__ = ["JobContext", "JobLane", "Jobs", "Lane", "error_message", "running_workers"]
 
-_local = threading.local()
+
+class Lane(StrEnum):
+    """Every lane of the application. A new feature adds its member here."""
+
+    MODEL = "model"
+    LEVELS = "levels"
+    TOKENIZE = "tokenize"
+    LOOKUP = "lookup"  # rows of the selection for the viewer
+    VOCAB = "vocab"
+    NEIGHBORS = "neighbors"
+    INDEX = "index"  # the fast neighbour index (child process)
+    PROJECTION = "projection"
+    WARM_UP = "warm-up"  # compiling umap-learn once per process
+
+
+BACKGROUND_LANES = frozenset({Lane.WARM_UP})  # neither busy nor shown in the status bar
+
 _running_lock = threading.Lock()
 _running = 0  # workers inside run(), over every lane (tests assert it is 0 after each test)
 _PROGRESS_INTERVAL = 0.05  # seconds between progress signals of one job
-# A worker running Python holds the GIL for up to this long before the GUI thread, which gives
-# the GIL up on every call into Qt, gets it back (CPython's default is 5 ms).
-GIL_SWITCH_INTERVAL = 0.0005
 
-
-def use_short_gil_switch_interval() -> None:
-    sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
+OnResult = Callable[[Any], None]
+OnError = Callable[[BaseException], None]
+OnProgress = Callable[[str, float], None]
 
 
 def running_workers() -> int:
     """Number of job functions executing right now in any lane (cancelled ones included)."""
     with _running_lock:
         return _running
-
-
-def cancel_flag() -> threading.Event:
-    """The cancel event of the job running on this thread (a never-set event outside jobs)."""
-    job = getattr(_local, "job", None)
-    return job.cancel if job is not None else threading.Event()
-
-
-def check_cancelled() -> None:
-    if cancel_flag().is_set():
-        raise Cancelled()
-
-
-def report_progress(fraction: float, text: str = "") -> None:
-    """Progress from inside a plain (non-generator) job function; ignored outside jobs."""
-    job = getattr(_local, "job", None)
-    if job is not None:
-        job.progress(text, fraction)
-
-
-def error_message(exc: BaseException) -> str:
-    if isinstance(exc, ExplorerError):
-        return str(exc)
-    first = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 class _Job(QRunnable):
@@ -103,7 +96,9 @@ class _Job(QRunnable):
         self.work = work
         self.args = args
         self.kwargs = kwargs
-        self.cancel = threading.Event()
+        self.ctx = JobContext(self.progress)
+        if wants_context(work):
+            self.kwargs = {**kwargs, "ctx": self.ctx}
         self._last_progress = 0.0
 
     def progress(self, text: str, fraction: float) -> None:
@@ -117,7 +112,7 @@ class _Job(QRunnable):
             gen = self.work(*self.args, **self.kwargs)
             try:
                 while True:
-                    if self.cancel.is_set():
+                    if self.ctx.cancelled():
                         gen.close()
                         raise Cancelled()
                     item = next(gen)
@@ -129,27 +124,28 @@ class _Job(QRunnable):
                 return stop.value
         return self.work(*self.args, **self.kwargs)
 
-    def run(self) -> None:  # worker thread
+    def run(self) -> None:  # worker thread (or the caller's, with Jobs(sync=True))
         global _running
         with _running_lock:
             _running += 1
-        _local.job = self
-        outcome, payload = "cancelled", None
+        tuning.tune_worker_thread()
+        outcome: str = "cancelled"
+        payload: object = None
         try:
-            if not self.cancel.is_set():
+            if not self.ctx.cancelled():
                 payload = self._execute()
-                outcome = "cancelled" if self.cancel.is_set() else "result"
+                outcome = "cancelled" if self.ctx.cancelled() else "result"
         except Cancelled:
             outcome = "cancelled"
         except Exception as e:  # a job must never take the window down
-            if self.cancel.is_set():
+            if self.ctx.cancelled():
                 outcome = "cancelled"
             else:
-                outcome, payload = "error", error_message(e)
+                outcome, payload = "error", e
                 if not isinstance(e, ExplorerError):
                     traceback.print_exc(file=sys.stderr)
+                e.__traceback__ = None  # do not keep the job's frames (and inputs) alive
         finally:
-            _local.job = None
             # Drop references to big inputs before the GUI thread hears about it.
             self.work, self.args, self.kwargs = None, (), {}  # type: ignore[assignment]
             with _running_lock:
@@ -162,7 +158,7 @@ class JobLane(QObject):
 
     started = Signal(str)  # label of the job that became current
     progress = Signal(str, float)  # text, fraction 0..1 (negative: unknown)
-    failed = Signal(str)  # message of an error no on_error handled
+    failed = Signal(object)  # the exception no on_error handled
     finished = Signal()  # the latest job ended (result, error or cancel)
     busyChanged = Signal(bool)
 
@@ -170,16 +166,17 @@ class JobLane(QObject):
     _progress_out = Signal(int, str, float)
     _done_out = Signal(int, str, object)
 
-    def __init__(self, name: str, parent: QObject | None = None):
+    def __init__(self, name: Lane, parent: QObject | None = None, sync: bool = False):
         super().__init__(parent)
         self.name = name
+        self.sync = sync
         self.generation = 0
         self.label = ""
         self.fraction = -1.0
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self._jobs: dict[int, _Job] = {}  # submitted and not yet reported back
-        self._handlers: dict[int, tuple[Callable | None, Callable | None, Callable | None]] = {}
+        self._handlers: dict[int, tuple[OnResult | None, OnError | None, OnProgress | None]] = {}
         self._current: int | None = None  # generation whose result is still awaited
         self._closed = False
         self._progress_out.connect(self._on_progress)
@@ -191,14 +188,19 @@ class JobLane(QObject):
         """True while the latest request has not been answered or any job is still running."""
         return bool(self._jobs)
 
+    @property
+    def waiting(self) -> bool:
+        """The latest request has not been answered yet."""
+        return self._current is not None
+
     def submit(
         self,
         work: Callable,
         *args: Any,
         label: str = "",
-        on_result: Callable[[Any], None] | None = None,
-        on_error: Callable[[str], None] | None = None,
-        on_progress: Callable[[str, float], None] | None = None,
+        on_result: OnResult | None = None,
+        on_error: OnError | None = None,
+        on_progress: OnProgress | None = None,
         **kwargs: Any,
     ) -> int:
         """Cancel the previous job and start `work(*args, **kwargs)`; returns its generation."""
@@ -214,10 +216,13 @@ class JobLane(QObject):
         self._current = gen
         self.label = label or self.name
         self.fraction = -1.0
-        self._pool.start(job)
         self.started.emit(self.label)
         if not was_busy:
             self.busyChanged.emit(True)
+        if self.sync:
+            job.run()  # its signals are emitted on this thread: delivered before we return
+        else:
+            self._pool.start(job)
         return gen
 
     def cancel(self) -> None:
@@ -241,8 +246,8 @@ class JobLane(QObject):
     # -- internals ---------------------------------------------------------------------------
     def _cancel_jobs(self) -> None:
         for gen, job in list(self._jobs.items()):
-            job.cancel.set()
-            if self._pool.tryTake(job):  # never started: forget it now
+            job.ctx.cancel()
+            if not self.sync and self._pool.tryTake(job):  # never started: forget it now
                 del self._jobs[gen]
                 self._handlers.pop(gen, None)
 
@@ -266,13 +271,14 @@ class JobLane(QObject):
                 if outcome == "result" and on_result is not None:
                     on_result(payload)
                 elif outcome == "error":
+                    assert isinstance(payload, BaseException)
                     if on_error is not None:
-                        on_error(str(payload))
+                        on_error(payload)
                     else:
-                        self.failed.emit(str(payload))
+                        self.failed.emit(payload)
             except Exception as e:  # a broken handler is a bug, but must not kill the window
                 traceback.print_exc(file=sys.stderr)
-                self.failed.emit(error_message(e))
+                self.failed.emit(e)
             self.finished.emit()
         if not self._jobs:
             self.busyChanged.emit(False)
@@ -284,51 +290,54 @@ class Jobs(QObject):
     idle = Signal()  # every lane has answered its latest request and no worker runs
     busyChanged = Signal(bool)
     activity = Signal(str, float)  # label of the newest running job, fraction (<0: unknown)
-    failed = Signal(str, str)  # lane name, message
+    failed = Signal(str, object)  # lane name, exception
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None, sync: bool = False):
         super().__init__(parent)
-        use_short_gil_switch_interval()
-        self._lanes: dict[str, JobLane] = {}
-        self._order: list[str] = []  # most recently started lane last
+        self.sync = sync
+        self._lanes: dict[Lane, JobLane] = {}
+        self._order: list[Lane] = []  # most recently started lane last
         self._busy = False
-        for name in LANES:
-            self.lane(name)
+        for name in Lane:
+            self._add(name)
 
-    def lane(self, name: str) -> JobLane:
-        lane = self._lanes.get(name)
-        if lane is None:
-            lane = JobLane(name, self)
-            # All lane signals are emitted on the GUI thread, so plain callables are safe here.
-            lane.started.connect(lambda *_, ln=lane: self._on_started(ln))
-            lane.progress.connect(lambda *_, ln=lane: self._on_change(ln))
-            lane.finished.connect(lambda *_, ln=lane: self._on_change(ln))
-            lane.busyChanged.connect(lambda *_, ln=lane: self._on_change(ln))
-            lane.failed.connect(lambda msg, ln=lane: self.failed.emit(ln.name, msg))
-            self._lanes[name] = lane
-        return lane
+    def lane(self, name: Lane) -> JobLane:
+        return self._lanes[Lane(name)]
+
+    def _add(self, name: Lane) -> None:
+        lane = JobLane(name, self, sync=self.sync)
+        # All lane signals are emitted on the GUI thread, so plain callables are safe here.
+        lane.started.connect(lambda *_, ln=lane: self._on_started(ln))
+        lane.progress.connect(lambda *_, ln=lane: self._on_change(ln))
+        lane.finished.connect(lambda *_, ln=lane: self._on_change(ln))
+        lane.busyChanged.connect(lambda *_, ln=lane: self._on_change(ln))
+        lane.failed.connect(lambda exc, ln=lane: self.failed.emit(str(ln.name), exc))
+        self._lanes[name] = lane
 
     @property
-    def lanes(self) -> dict[str, JobLane]:
+    def lanes(self) -> dict[Lane, JobLane]:
         return dict(self._lanes)
+
+    def _foreground(self) -> list[JobLane]:
+        return [ln for name, ln in self._lanes.items() if name not in BACKGROUND_LANES]
 
     @property
     def busy(self) -> bool:
-        return any(lane.busy for lane in self._lanes.values())
+        return any(lane.busy for lane in self._foreground())
 
     def current(self) -> tuple[str, float] | None:
         """(label, fraction) of the most recently started lane that is still working."""
-        for lane in sorted(self._lanes.values(), key=self._recency, reverse=True):
-            if lane._current is not None:
+        for lane in sorted(self._foreground(), key=self._recency, reverse=True):
+            if lane.waiting:
                 return lane.label, lane.fraction
         return None
 
     def cancel_all(self) -> None:
-        for lane in self._lanes.values():
+        for lane in self._foreground():
             lane.cancel()
 
     def shutdown(self, msecs: int = 5000) -> bool:
-        """Cancel every lane and wait for its worker; call on close."""
+        """Cancel every lane (background ones too) and wait for its worker; call on close."""
         ok = True
         for lane in self._lanes.values():
             ok = lane.shutdown(msecs) and ok
@@ -344,6 +353,8 @@ class Jobs(QObject):
         self._on_change(lane)
 
     def _on_change(self, lane: JobLane) -> None:
+        if lane.name in BACKGROUND_LANES:
+            return
         cur = self.current()
         self.activity.emit(*(cur if cur else ("", -1.0)))
         busy = self.busy

@@ -1,40 +1,30 @@
-"""The application state every pane follows: model, text + tokens, selected token ids.
+"""The application state every feature follows: model, text + tokens, selected token ids.
 
-How another pane plugs in (see also explorer/app/jobs.py)::
-
-    class MapPane(QWidget):
-        def __init__(self, state: AppState):
-            state.modelChanged.connect(self._on_model)          # EmbeddingModel (never None)
-            state.selectionChanged.connect(self._on_selection)  # list[int], may be empty
-            state.tokensChanged.connect(self._on_tokens)        # list[Token] of the typed text
-        def _on_point_clicked(self, token_id: int):
-            self.state.select([token_id])                       # or add=True for Ctrl-click
-        def _recompute(self):
-            self.state.jobs.lane("projection").submit(
-                project, self.state.model, ids, label="Projecting…", on_result=self._show)
+AppState is the one shared state; features (rows, neighbours, map, vocabulary …) are
+controllers in explorer/app/controllers/ that follow its signals (see that package's docstring
+for how a new one plugs in), and views follow the controllers.
 
 * Views never change each other; they call AppState methods, and AppState emits signals that
-  every view (including the caller) follows. Read ``state.model``, ``state.selection``,
-  ``state.tokens``, ``state.levels`` at any time on the GUI thread.
+  every controller and view (including the caller) follows. Read ``state.model``,
+  ``state.selection``, ``state.tokens``, ``state.levels`` at any time on the GUI thread.
 * ``state.model`` is an EmbeddingModel (see explorer/core/model.py) or None before the first open.
   Its memmap may be read from worker threads; labels (``model.label``) are precomputed on open.
 * ``statusMessage(str)`` shows a transient line in the status bar; ``errorOccurred(str)`` is for
   failures the user must see (the window shows a dialog).
-* In the window (explorer/ui/main_window.py) a pane is a dock: ``window.add_dock(widget, title,
-  Qt.DockWidgetArea.RightDockWidgetArea)``; the map pane is the "Map" tab beside the viewer.
-  ``window.pending`` is True while any job runs or typed text waits for its debounce.
+* AppState owns three lanes itself: ``Lane.MODEL`` (opening), ``Lane.LEVELS`` (the heatmap's
+  colour range) and ``Lane.TOKENIZE``. Each controller cancels its own lane on a model change.
 """
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from explorer.app.jobs import Jobs
+from explorer.app import tuning
+from explorer.app.jobs import Jobs, Lane, error_message
 from explorer.core.errors import ExplorerError, TokenError
 from explorer.core.model import EmbeddingModel, open_model
 from explorer.core.tokens import Token, parse_token_ref
@@ -44,7 +34,7 @@ LEVEL_VALUES = 1 << 20  # …but at most this many values (numpy's quantile hold
 LEVEL_QUANTILE = 0.999
 
 
-def load_model(path: str | Path, tensor: str | None = None) -> EmbeddingModel:
+def open_for_window(path: str | Path, tensor: str | None = None) -> EmbeddingModel:
     """Open a model and do the per-vocabulary work up front (worker thread)."""
     model = open_model(path, tensor=tensor)
     if model.tokenizer is not None:
@@ -104,8 +94,8 @@ class AppState(QObject):
         shown = str(path)
         self.loading = shown
         self.modelLoading.emit(shown)
-        self.jobs.lane("model").submit(
-            load_model,
+        self.jobs.lane(Lane.MODEL).submit(
+            open_for_window,
             path,
             tensor,
             label=f"Opening {Path(shown).name}…",
@@ -114,9 +104,8 @@ class AppState(QObject):
         )
 
     def set_model(self, model: EmbeddingModel) -> None:
-        """Make an already open model current (the open job ends here)."""
-        for name in ("lookup", "neighbors", "index", "projection", "tokenize"):
-            self.jobs.lane(name).cancel()
+        """Make an already open model current (the open job ends here). Every controller
+        cancels its own lane when it hears modelChanged."""
         self.model = model
         self.levels = None
         self.selection = []
@@ -126,21 +115,19 @@ class AppState(QObject):
         self.statusMessage.emit(
             f"Opened {model.path.name}: {model.rows:,} × {model.dim} {model.dtype}"
         )
-        self.jobs.lane("levels").submit(
+        self.jobs.lane(Lane.LEVELS).submit(
             shared_level, model, label="Colour range", on_result=self._levels_ready
         )
         self._retokenize()
 
     def _model_opened(self, model: EmbeddingModel) -> None:
         self.loading = None
-        # Everything alive now (modules, numba's compiler state, the vocabulary) lives as long as
-        # the model: keep it out of the cyclic GC, whose full passes would otherwise take ~100 ms
-        # and, run from any thread, hold the GIL and freeze the window that long.
-        gc.freeze()
+        tuning.freeze_long_lived()  # the vocabulary just built lives as long as the model
         self.set_model(model)
 
-    def _model_failed(self, message: str) -> None:
+    def _model_failed(self, error: BaseException) -> None:
         self.loading = None
+        message = error_message(error)
         self.modelFailed.emit(message)
         self.errorOccurred.emit(f"Could not open the model. {message}")
 
@@ -167,12 +154,12 @@ class AppState(QObject):
         if self.model is None:
             return
         if not self.text or self.model.tokenizer is None:
-            self.jobs.lane("tokenize").cancel()
+            self.jobs.lane(Lane.TOKENIZE).cancel()
             self._tokens_ready([])
             if self.text and self.model.tokenizer is None:
                 self.statusMessage.emit("This model has no tokenizer.json: pick rows by id (#123)")
             return
-        self.jobs.lane("tokenize").submit(
+        self.jobs.lane(Lane.TOKENIZE).submit(
             tokenize,
             self.model,
             self.text,

@@ -26,7 +26,7 @@ def _optional_subcommands() -> list:
     import importlib
 
     found = []
-    for name in ("neighbors", "project"):
+    for name in ("neighbors", "project", "models"):
         try:
             found.append(importlib.import_module(f"explorer.cli.{name}"))
         except ModuleNotFoundError as e:

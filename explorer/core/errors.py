@@ -25,7 +25,7 @@ class TokenError(ExplorerError):
     """A token id, token text or input text cannot be used."""
 
 
-class Cancelled(Exception):  # noqa: N818 - reads better at the raise site
+class Cancelled(Exception):  # reads better at the raise site
     """Raised inside a job when its caller cancelled it."""
 
 

@@ -8,32 +8,22 @@ from pathlib import Path
 
 import numpy as np
 
+from explorer.core import heads
 from explorer.core.errors import ModelFormatError, PickleRefusedError, TokenError
 from explorer.core.filecheck import check_mapped, first_change
 from explorer.core.formats.jsonfile import load_json
 from explorer.core.formats.safetensors import FLOAT_DTYPES, SafetensorsFile
+from explorer.core.heads import HeadEvidence
 from explorer.core.model_checks import check_embedding_shape
-from explorer.core.tokens import TokenizerInfo
+from explorer.core.tensor_names import (  # noqa: F401 - EMBEDDING_NAMES is re-exported
+    EMBEDDING_NAMES,
+    OUTPUT_NAMES,
+    find_embedding,
+)
+from explorer.core.tokens import TokenizerInfo, _spec_of
 from explorer.core.vectors import decode_rows
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
-
-_EMBED_BASES = (
-    "model.embed_tokens.weight",
-    "embed_tokens.weight",
-    "model.language_model.embed_tokens.weight",
-    "language_model.model.embed_tokens.weight",
-    "transformer.wte.weight",
-    "wte.weight",
-    "embeddings.word_embeddings.weight",
-    "tok_embeddings.weight",
-    "gpt_neox.embed_in.weight",
-    "word_embeddings.weight",
-)
-EMBEDDING_NAMES = _EMBED_BASES + tuple(
-    f"{prefix}.{name}" for prefix in ("bert", "roberta") for name in _EMBED_BASES
-)
-OUTPUT_NAMES = ("lm_head.weight", "embed_out.weight", "output.weight")
 
 
 def _pickle_message(path: Path) -> str:
@@ -143,6 +133,30 @@ class EmbeddingModel:
     tokenizer: TokenizerInfo | None
     config: dict = field(default_factory=dict)
     _handles: list[SafetensorsFile] = field(default_factory=list, repr=False)
+    head: HeadEvidence = field(default_factory=lambda: HeadEvidence(None, "unknown"))
+    tokenizer_warnings: list[str] = field(default_factory=list)
+    _head_matrix: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [*self.head.warnings, *self.tokenizer_warnings]
+
+    @property
+    def tokenizer_source(self) -> str | None:
+        return self.tokenizer.source if self.tokenizer is not None else None
+
+    def check_head(self, cancel=None) -> HeadEvidence:
+        """Compare every row of a stored head that matched in the sampled rows (in blocks).
+
+        Costs one read of both matrices; run it off the GUI thread. Sets `head` and `tied`.
+        """
+        if self.head.complete or self._head_matrix is None or self.output_tensor is None:
+            return self.head
+        same = heads.compare_blocks(self.matrix, self._head_matrix, cancel)
+        tie_flag = _config_value(self.config, "tie_word_embeddings")
+        self.head = heads.with_head(self.tensor, self.output_tensor, same, tie_flag, True)
+        self.tied = self.head.tied
+        return self.head
 
     @property
     def file_size(self) -> int:
@@ -231,15 +245,19 @@ class EmbeddingModel:
             "dim": self.dim,
             "dtype": self.dtype,
             "tied": self.tied,
+            "head": self.head.words,
+            "warnings": self.warnings,
             "output_tensor": self.output_tensor,
             "tokenizer_vocab_size": self.tokenizer_vocab_size,
+            "tokenizer_source": self.tokenizer_source,
             "unused_rows": self.unused_rows,
             "file_size": self.file_size,
             "files": [str(f) for f in self.files],
         }
 
     def close(self) -> None:
-        self.matrix = np.zeros((0, self.dim), dtype=self.matrix.dtype)
+        self.matrix = np.zeros((0, *self.matrix.shape[1:]), dtype=self.matrix.dtype)
+        self._head_matrix = None
         for h in self._handles:
             h.close()
         self._handles.clear()
@@ -248,8 +266,17 @@ class EmbeddingModel:
 def open_model(
     path: str | Path, tensor: str | None = None, tokenizer: bool = True
 ) -> EmbeddingModel:
-    """Open a model folder, a .safetensors file or a .safetensors.index.json, read-only."""
+    """Open a model folder, a .safetensors, .safetensors.index.json or .gguf file, read-only."""
     path = Path(path).expanduser()
+    if not path.exists():  # a cached Hugging Face repo id or an Ollama model name
+        from explorer.core.stores import resolve
+
+        path = resolve(str(path)) or path
+    gguf_file = _gguf_in(path)
+    if gguf_file is not None:
+        from explorer.core.model_gguf import open_gguf  # imports gguf only for GGUF files
+
+        return open_gguf(gguf_file, path, tensor=tensor, tokenizer=tokenizer)
     src = _resolve(path)
     config = _read_config(src.folder)
     handles: dict[Path, SafetensorsFile] = {}
@@ -265,39 +292,9 @@ def open_model(
                 raise ModelFormatError(
                     f"{f.name}: index says it holds {listed!r} but its header does not"
                 )
-
-        def info_of(name: str):
-            return handles[where[name]].tensors[name]
-
-        vocab_size = _config_value(config, "vocab_size")
-        name: str | None = None
-        if tensor is not None:
-            if tensor not in where:
-                raise ModelFormatError(f"{path.name}: has no tensor named {tensor!r}")
-            name = tensor
-        else:
-            name = next((n for n in EMBEDDING_NAMES if n in where), None)
-            if name is None and isinstance(vocab_size, int):
-                name = next(
-                    (
-                        n
-                        for n in sorted(where)
-                        if len(info_of(n).shape) == 2
-                        and info_of(n).shape[0] == vocab_size
-                        and not n.endswith(OUTPUT_NAMES)
-                    ),
-                    None,
-                )
-            if name is None:
-                candidates = [n for n in sorted(where) if len(info_of(n).shape) == 2]
-                if len(candidates) == 1:
-                    name = candidates[0]
-            if name is None:
-                raise ModelFormatError(
-                    f"{path.name}: no input embedding found (looked for {EMBEDDING_NAMES[0]} and "
-                    f"{len(EMBEDDING_NAMES) - 1} other names); pick one with --tensor NAME"
-                )
-        info = info_of(name)
+        shapes = {n: tuple(handles[f].tensors[n].shape) for n, f in where.items()}
+        name = find_embedding(path, shapes, config, tensor)
+        info = handles[where[name]].tensors[name]
         check_embedding_shape(path.name, name, info.shape)
         if len(info.shape) != 2:
             raise ModelFormatError(
@@ -307,25 +304,13 @@ def open_model(
             raise ModelFormatError(
                 f"{path.name}: tensor {name!r} is {info.dtype}, not a floating-point embedding"
             )
-
+        matrix = handles[where[name]].array(name)
         output = next((n for n in OUTPUT_NAMES if n in where and n != name), None)
-        tie_flag = _config_value(config, "tie_word_embeddings")
-        if isinstance(tie_flag, bool):
-            tied: bool | None = tie_flag
-        elif output is not None:
-            tied = False
-        elif config:
-            tied = True  # transformers' default, and no separate head is stored
-        else:
-            tied = None
-
-        tok = None
-        if tokenizer:
-            tok_path = src.folder / "tokenizer.json"
-            if tok_path.is_file():
-                tok = TokenizerInfo.from_file(tok_path, rows=info.shape[0])
-
-        handle = handles[where[name]]
+        head_matrix = None
+        if output is not None and handles[where[output]].tensors[output].dtype in FLOAT_DTYPES:
+            head_matrix = handles[where[output]].array(output)
+        evidence = head_evidence(name, matrix, output, head_matrix, config)
+        tok, tok_warnings = folder_tokenizer(src.folder, info.shape[0]) if tokenizer else (None, [])
         return EmbeddingModel(
             path=path,
             format=src.fmt,
@@ -334,14 +319,70 @@ def open_model(
             dtype=info.dtype,
             rows=info.shape[0],
             dim=info.shape[1],
-            matrix=handle.array(name),
+            matrix=matrix,
             output_tensor=output,
-            tied=tied,
+            tied=evidence.tied,
             tokenizer=tok,
             config=config,
             _handles=list(handles.values()),
+            head=evidence,
+            tokenizer_warnings=tok_warnings,
+            _head_matrix=head_matrix,
         )
     except BaseException:
         for h in handles.values():
             h.close()
         raise
+
+
+def _gguf_in(path: Path) -> Path | None:
+    """The .gguf file to open for `path` (a .gguf file, or a folder holding only GGUF weights)."""
+    if path.is_file() and path.suffix.lower() == ".gguf":
+        return path
+    if path.is_file() and not path.suffix:  # an Ollama blob: sha256-…, no suffix
+        with open(path, "rb") as f:
+            if f.read(4) == b"GGUF":
+                return path
+    if (
+        path.is_dir()
+        and not any(path.glob("*.safetensors"))
+        and not any(path.glob("*.safetensors.index.json"))
+    ):
+        found = sorted(p for p in path.glob("*.gguf") if "mmproj" not in p.name.lower())
+        if found:
+            return found[0]
+    return None
+
+
+def head_evidence(
+    name: str,
+    matrix: np.ndarray,
+    output: str | None,
+    head_matrix: np.ndarray | None,
+    config: dict,
+    gguf: bool = False,
+) -> HeadEvidence:
+    """Tied or not from the contents: sampled rows now; `check_head` compares the rest."""
+    tie_flag = _config_value(config, "tie_word_embeddings")
+    if output is None:
+        return heads.without_head(config, tie_flag, gguf=gguf)
+    if head_matrix is None:
+        return heads.with_head(name, output, False, tie_flag, True)
+    rows = heads.sample_rows(matrix.shape[0])
+    same = heads.compare(matrix, head_matrix, rows)
+    complete = not same or matrix.shape[0] <= len(rows)
+    return heads.with_head(name, output, same, tie_flag, complete)
+
+
+def folder_tokenizer(folder: Path, rows: int) -> tuple[TokenizerInfo | None, list[str]]:
+    """tokenizer.json, else one built from vocab.json + merges.txt or vocab.txt."""
+    tok_path = folder / "tokenizer.json"
+    if tok_path.is_file():
+        return TokenizerInfo.from_file(tok_path, rows=rows), []
+    from explorer.core.tokenizer_sources import from_folder
+
+    built = from_folder(folder)
+    if built is None:
+        return None, []
+    info = TokenizerInfo(built.tokenizer, _spec_of(built.tokenizer), rows=rows, source=built.source)
+    return info, built.warnings

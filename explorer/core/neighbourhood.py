@@ -46,7 +46,7 @@ def cosine_to_all(
     progress: Callable[[float], None] | None = None,
 ) -> np.ndarray:
     """Cosine similarity [nq, rows] of query vectors with every row; bad rows get -inf."""
-    from explorer.core.search_exact import scan  # noqa: PLC0415 - compiles numba kernels
+    from explorer.core.search_exact import scan  # compiles numba kernels
 
     q = np.asarray(queries, dtype=np.float32).reshape(-1, model.dim)
     qn = np.linalg.norm(q, axis=1)

@@ -92,7 +92,7 @@ def configure_numba_cache() -> str:
     import sys
 
     if "numba" in sys.modules:  # numba reads its environment at import and at each compile
-        from numba.core import config  # noqa: PLC0415
+        from numba.core import config
 
         config.reload_config()
     return path
@@ -101,7 +101,7 @@ def configure_numba_cache() -> str:
 def import_umap():
     with _import_lock:
         configure_numba_cache()
-        import umap  # noqa: PLC0415 - 1–10 s; only when a UMAP layout is wanted
+        import umap  # 1–10 s; only when a UMAP layout is wanted
 
         _release_gil_in_epochs()
         return umap
@@ -112,7 +112,7 @@ def _release_gil_in_epochs() -> None:
     GUI thread is never blocked for a whole epoch (≈ 100 ms at 20,000 points). It is compiled
     in each process, so setting the option before the first fit is enough."""
     try:
-        from umap import layouts  # noqa: PLC0415
+        from umap import layouts
 
         layouts._nb_optimize_layout_euclidean_single_epoch.targetoptions["nogil"] = True
     except (ImportError, AttributeError):  # another umap-learn version: keep its defaults
@@ -129,7 +129,7 @@ def warm_up(seed: int = 0) -> float:
     for _ in project(x, ProjectionParams(n_neighbors=5, n_epochs=5, seed=seed)):
         pass
     pca_2d(prepare(rng.standard_normal((200, 64)).astype(np.float32)))  # the randomized path
-    import sklearn.cluster  # noqa: F401, PLC0415 - the map pane's clusters; imports hold the GIL
+    import sklearn.cluster  # noqa: F401 - the map pane's clusters; imports hold the GIL
 
     return time.perf_counter() - start
 
@@ -168,11 +168,11 @@ def _one_blas_thread():
     global _blas_controller
     try:
         if _blas_controller is None:
-            from threadpoolctl import ThreadpoolController  # noqa: PLC0415
+            from threadpoolctl import ThreadpoolController
 
             _blas_controller = ThreadpoolController()
         return _blas_controller.limit(limits=1, user_api="blas")
-    except Exception:  # noqa: BLE001 - an optional speed-up, never a failure
+    except Exception:  # an optional speed-up, never a failure
         import contextlib
 
         return contextlib.nullcontext()
@@ -276,7 +276,7 @@ def knn_cosine(
 
 def _knn_descent(x: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     import_umap()  # sets the numba cache before pynndescent compiles
-    from pynndescent import NNDescent  # noqa: PLC0415
+    from pynndescent import NNDescent
 
     index = NNDescent(
         x,
@@ -315,11 +315,11 @@ def _release_leaked_tqdm_lock() -> None:
     from our bar's write() leaves it held, and the next bar in any thread would wait forever.
     Release it, but only if this thread really holds it."""
     try:
-        from tqdm.std import TqdmDefaultWriteLock, tqdm  # noqa: PLC0415
+        from tqdm.std import TqdmDefaultWriteLock, tqdm
 
         if TqdmDefaultWriteLock.th_lock._is_owned():
             tqdm.get_lock().release()
-    except Exception:  # noqa: BLE001 - another tqdm version: nothing we can safely do
+    except Exception:  # another tqdm version: nothing we can safely do
         pass
 
 
@@ -565,6 +565,6 @@ def align(
 
 def trustworthiness(vectors: np.ndarray, coords: np.ndarray, n_neighbors: int = 10) -> float:
     """scikit-learn's trustworthiness with the cosine metric in the original space."""
-    from sklearn.manifold import trustworthiness as tw  # noqa: PLC0415
+    from sklearn.manifold import trustworthiness as tw
 
     return float(tw(prepare(vectors), coords, n_neighbors=n_neighbors, metric="cosine"))

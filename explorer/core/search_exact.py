@@ -20,6 +20,7 @@ from numba.extending import intrinsic
 
 from explorer.core.errors import Cancelled
 from explorer.core.filecheck import check_mapped
+from explorer.core.vectors import decode_rows, ggml_type
 
 # Bytes of stored matrix per block: big enough to amortise a parallel launch, small enough that
 # a cancel is noticed within a few milliseconds and decoded copies stay small.
@@ -115,12 +116,17 @@ def _parts(n: int) -> int:
 
 
 def block_rows(matrix: np.ndarray) -> int:
-    return max(256, BLOCK_BYTES // max(1, matrix.shape[1] * matrix.dtype.itemsize))
+    row = matrix.shape[1] * matrix.dtype.itemsize
+    if ggml_type(matrix) is not None:  # quantised GGUF blocks: decoded rows are ~4-8x larger
+        row *= 8
+    return max(256, BLOCK_BYTES // max(1, row))
 
 
 def _decode(block: np.ndarray) -> np.ndarray:
     if block.dtype == np.float32 or block.dtype == np.float64:
         return block
+    if ggml_type(block) is not None:
+        return decode_rows(block)
     return block.astype(np.float32)
 
 

@@ -25,6 +25,7 @@ from explorer.core import cache
 from explorer.core.errors import Cancelled
 from explorer.core.filecheck import check_mapped
 from explorer.core.search_exact import block_rows
+from explorer.core.vectors import decode_rows, ggml_type
 
 INDEX_VERSION = 1
 SKETCH_DIMS = 128
@@ -86,6 +87,8 @@ def _top_unordered(key: np.ndarray, c: int) -> np.ndarray:
 
 
 def decode_block(block: np.ndarray) -> np.ndarray:
+    if ggml_type(block) is not None:  # quantised GGUF rows
+        return decode_rows(block)
     if block.dtype == _BF16:  # widening by a shift is exact and ~4x faster than astype
         return (block.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
     return block.astype(np.float32)

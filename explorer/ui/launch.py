@@ -7,12 +7,18 @@ import os
 import sys
 from pathlib import Path
 
-from explorer.cli.common import fail
 from explorer.core.resources import demo_model_dir
 
 SCREENSHOT_SIZE = (1280, 800)
 FIRST_RUN_TEXT = "The cat sat on the mat"
 SCREENSHOT_TIMEOUT_MS = 120_000
+
+
+def fail(message: str) -> int:
+    """One line on stderr and exit code 2, as every subcommand does with bad input."""
+    one_line = " ".join(message.split())
+    sys.stderr.write(f"embedding-explorer: error: {one_line}\n")
+    return 2
 
 
 def _needs_offscreen(args: argparse.Namespace) -> bool:
@@ -27,7 +33,7 @@ def initial_path(args: argparse.Namespace, settings) -> str | None:
     """The command-line path, else the last model that still exists, else the demo."""
     if args.path:
         return args.path
-    from explorer.app.settings import recent_models  # noqa: PLC0415
+    from explorer.app.settings import recent_models
 
     for path in recent_models(settings):
         if Path(path).exists():
@@ -43,7 +49,7 @@ def _quiet_offscreen(mode, context, message: str) -> None:
 
 def quiet_offscreen_warnings() -> None:
     """The offscreen platform warns about every window feature it lacks; keep stderr clean."""
-    from PySide6.QtCore import qInstallMessageHandler  # noqa: PLC0415
+    from PySide6.QtCore import qInstallMessageHandler
 
     if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
         qInstallMessageHandler(_quiet_offscreen)
@@ -55,16 +61,18 @@ def launch(args: argparse.Namespace) -> int:
     if _needs_offscreen(args):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
-    from PySide6.QtCore import QCoreApplication, QSettings  # noqa: PLC0415
-    from PySide6.QtWidgets import QApplication  # noqa: PLC0415
+    from PySide6.QtCore import QCoreApplication, QSettings
+    from PySide6.QtWidgets import QApplication
 
-    from explorer.app.settings import recent_models  # noqa: PLC0415
-    from explorer.app.state import AppState, load_model  # noqa: PLC0415
-    from explorer.core.errors import ExplorerError  # noqa: PLC0415
-    from explorer.ui.main_window import MainWindow  # noqa: PLC0415
-    from explorer.ui.style import apply_theme  # noqa: PLC0415
+    from explorer.app import tuning
+    from explorer.app.settings import recent_models
+    from explorer.app.state import AppState, open_for_window
+    from explorer.core.errors import ExplorerError
+    from explorer.ui.main_window import MainWindow
+    from explorer.ui.style import apply_theme
 
     quiet_offscreen_warnings()
+    tuning.tune_process()
     QCoreApplication.setOrganizationName("embedding-explorer")
     QCoreApplication.setApplicationName("Embedding Explorer")
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -77,7 +85,7 @@ def launch(args: argparse.Namespace) -> int:
         # A model named on the command line must open, or we stop before showing a window.
         if path is not None:
             try:
-                model = load_model(path, args.tensor)
+                model = open_for_window(path, args.tensor)
             except ExplorerError as e:
                 return fail(str(e))
             state.set_model(model)
@@ -111,7 +119,7 @@ def launch(args: argparse.Namespace) -> int:
 
 def _screenshot(app, window, out: str) -> int:
     """Show the window, wait until no job runs and no result is undelivered, save a PNG."""
-    from PySide6.QtCore import QElapsedTimer, QThread  # noqa: PLC0415
+    from PySide6.QtCore import QElapsedTimer, QThread
 
     window.resize(*SCREENSHOT_SIZE)
     window.show()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer, QUrl
+from PySide6.QtCore import QSettings, Qt, QUrl
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -22,12 +22,18 @@ from PySide6.QtWidgets import (
 
 from explorer import __version__
 from explorer.app import settings as recent
-from explorer.app.neighbor_jobs import NeighborJobs, Neighbors
+from explorer.app.controllers import (
+    MapController,
+    NeighborsController,
+    RowsController,
+    VocabularyController,
+)
+from explorer.app.controllers.neighbors import Neighbors
+from explorer.app.jobs import error_message
 from explorer.app.state import AppState
 from explorer.core.model import EmbeddingModel
 from explorer.core.resources import demo_model_dir
-from explorer.core.rows import RowData, load_rows
-from explorer.ui.map_pane import MapPane, start_warm_up
+from explorer.ui.map_pane import MapPane
 from explorer.ui.model_panel import ModelPanel
 from explorer.ui.neighbors_pane import NeighborsPane
 from explorer.ui.status import make_status_bar
@@ -36,8 +42,6 @@ from explorer.ui.token_search import TokenSearch
 from explorer.ui.viewer import EmbeddingViewer
 
 LEFT_WIDTH = 400  # px of the left dock column in the default layout
-NEIGHBOURS_BUSY_MS = 200  # say "searching" only when a search is not instant
-MAX_VIEW_ROWS = 16  # rows overlaid in the viewer; a larger selection shows its first ones
 TITLE = "Embedding Explorer"
 MODEL_FILTER = "Models (*.safetensors *.json);;All files (*)"
 
@@ -72,9 +76,15 @@ class MainWindow(QMainWindow):
             QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
         )
 
+        # one controller per feature; the window only wires views to them
+        self.rows = RowsController(self.state)
+        self.neighbors = NeighborsController(self.state, auto_index=persist)
+        self.map = MapController(self.state)
+        self.vocabulary = VocabularyController(self.state)
+
         # panes: the viewer and the map share the centre as tabs
         self.viewer = EmbeddingViewer()
-        self.map_pane = MapPane(self.state, warm_up=warm_up)
+        self.map_pane = MapPane(self.state, self.map, warm_up=warm_up)
         self.centre = QTabWidget()
         self.centre.setDocumentMode(True)
         self.centre.addTab(self.viewer, "Embedding")
@@ -89,15 +99,14 @@ class MainWindow(QMainWindow):
         self.centre.setTabToolTip(1, "A UMAP map of a neighbourhood of tokens (Ctrl+2)")
         self.setCentralWidget(self.centre)
         if warm_up:
-            start_warm_up()
+            self.map.warm_up()
         self.model_panel = ModelPanel(self.state)
         self.token_pane = TokenPane(self.state)
         self.token_pane.editor.setAcceptDrops(False)  # a dropped file opens it as a model
-        self.search = TokenSearch(self.state)
+        self.search = TokenSearch(self.state, self.vocabulary)
         left = Qt.DockWidgetArea.LeftDockWidgetArea
         self.model_dock = self.add_dock(self.model_panel, "Model", left)
         self.text_dock = self.add_dock(self.token_pane, "Text and tokens", left)
-        self.neighbors = NeighborJobs(self.state, auto_index=persist, parent=self)
         self.neighbors_dock: QDockWidget | None = None
         self._add_neighbors()
 
@@ -106,14 +115,10 @@ class MainWindow(QMainWindow):
         self.status, self.job_status = make_status_bar(self.jobs)
         self.setStatusBar(self.status)
 
-        # state → views
+        # state and controllers → views
         self.state.modelChanged.connect(self._model_changed)
-        self.state.selectionChanged.connect(self._selection_changed)
-        self.state.textChanged.connect(
-            lambda _t: (
-                self._selection_changed(self.state.selection) if not self.state.selection else None
-            )
-        )
+        self.rows.rowsReady.connect(self.viewer.set_rows)
+        self.rows.cleared.connect(self.viewer.clear)
         self.state.levelsChanged.connect(self.viewer.set_levels)
         self.state.statusMessage.connect(lambda m: self.status.showMessage(m, 8000))
         self.state.errorOccurred.connect(self.show_error)
@@ -124,6 +129,7 @@ class MainWindow(QMainWindow):
         self._shown = False
         if self.state.model is not None:
             self._model_changed(self.state.model)
+            self.rows.refresh()
         else:
             self.viewer.clear(
                 "Open a model: File › Open, or drop a folder or a .safetensors file here"
@@ -154,24 +160,18 @@ class MainWindow(QMainWindow):
         return dock
 
     def _add_neighbors(self) -> None:
-        """Neighbours of the selection: searched by NeighborJobs, shown by NeighborsPane."""
+        """Neighbours of the selection: searched by NeighborsController, shown by NeighborsPane."""
         pane = NeighborsPane(k=self.neighbors.k, metric=self.neighbors.metric)
         self.neighbors_pane = pane
         self.neighbors_dock = self.add_dock(
             pane, "Nearest neighbours", Qt.DockWidgetArea.LeftDockWidgetArea
         )
-        pane.paramsChanged.connect(lambda: self.neighbors.set_options(pane.k, pane.metric))
+        pane.paramsChanged.connect(lambda: self.neighbors.set_options(pane.k, pane.metric_name))
         pane.tokenActivated.connect(self._neighbor_clicked)
         self.neighbors.resultsReady.connect(self._neighbors_found)
         self.neighbors.cleared.connect(pane.clear)
-        self.neighbors.failed.connect(pane.show_error)
-        self._neighbors_busy = QTimer(self)
-        self._neighbors_busy.setSingleShot(True)
-        self._neighbors_busy.setInterval(NEIGHBOURS_BUSY_MS)
-        self._neighbors_busy.timeout.connect(self._show_neighbors_busy)
-        self.neighbors.searching.connect(
-            lambda on: self._neighbors_busy.start() if on else self._neighbors_busy.stop()
-        )
+        self.neighbors.failed.connect(lambda e: pane.show_error(error_message(e)))
+        self.neighbors.slow.connect(pane.show_busy)
 
     def _neighbor_clicked(self, token_id: int) -> None:
         """A neighbour selects that token; Ctrl/Shift-click adds it, as on the token chips."""
@@ -184,10 +184,6 @@ class MainWindow(QMainWindow):
         self.neighbors_pane.show_result(
             found.result, model.label, model.is_unused, found.description
         )
-
-    def _show_neighbors_busy(self) -> None:
-        note = "" if self.neighbors.fast_ready else " (exact search until the fast index is ready)"
-        self.neighbors_pane.show_busy(f"Searching neighbours…{note}")
 
     def _make_actions(self) -> None:
         menu = self.menuBar()
@@ -332,37 +328,6 @@ class MainWindow(QMainWindow):
             recent.add_recent(self.settings, model.path)
             self._rebuild_recent()
         self.viewer.set_levels(self.state.levels)
-        self._selection_changed(self.state.selection)
-
-    def _selection_changed(self, ids: list[int]) -> None:
-        model = self.state.model
-        if model is None:
-            return
-        if not ids:
-            self.jobs.lane("lookup").cancel()
-            if model.tokenizer is None:
-                hint = "This model has no tokenizer: find a row by id (#123) with Ctrl+F"
-            elif not self.state.text:
-                hint = "Type some text on the left, or find any token with Ctrl+F"
-            else:
-                hint = ""
-            self.viewer.clear(hint)
-            return
-        shown = list(ids[:MAX_VIEW_ROWS])
-        if len(ids) > MAX_VIEW_ROWS:
-            self.status.showMessage(
-                f"{len(ids)} tokens selected; the viewer shows the first {MAX_VIEW_ROWS}", 8000
-            )
-        self.jobs.lane("lookup").submit(
-            load_rows,
-            model,
-            shown,
-            label=f"Reading {len(shown)} row{'s' * (len(shown) > 1)}",
-            on_result=self._rows_ready,
-        )
-
-    def _rows_ready(self, rows: list[RowData]) -> None:
-        self.viewer.set_rows(rows)
 
     def show_error(self, message: str) -> None:
         self.status.showMessage(message, 15000)
@@ -372,8 +337,8 @@ class MainWindow(QMainWindow):
         self.error_box.setText(message)
         self.error_box.open()
 
-    def _job_failed(self, lane: str, message: str) -> None:
-        self.status.showMessage(f"{lane}: {message}", 15000)
+    def _job_failed(self, lane: str, error: BaseException) -> None:
+        self.status.showMessage(f"{lane}: {error_message(error)}", 15000)
 
     def focus_search(self) -> None:
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from explorer.core import figure
 from explorer.core.errors import ExplorerError
+from explorer.core.map_layout import MapData
 
 SCALES = (1, 2, 4)
 
@@ -92,3 +94,22 @@ def grab_svg(widget, path: str | Path, title: str = "Embedding map") -> None:
     painter.end()
     if not Path(path).is_file():
         raise ExplorerError(f"{path}: cannot write SVG")
+
+
+def write_map(view, data: MapData, path: Path, scale: int = 1) -> None:
+    """The map on screen by file type: .png (at `scale`), .svg, or coordinates .csv / .json."""
+    kind = path.suffix.lower()
+    nb = data.nb
+    if kind == ".png":
+        grab_png(view, path, scale)
+    elif kind == ".svg":
+        grab_svg(view, path, title=nb.title)
+    elif kind == ".csv":
+        path.write_text(figure.coordinates_csv(nb.ids, nb.labels, data.coords), encoding="utf-8")
+    elif kind == ".json":
+        text = figure.coordinates_json(
+            nb.ids, nb.labels, data.coords, title=nb.title, final=data.final
+        )
+        path.write_text(text, encoding="utf-8")
+    else:
+        raise ExplorerError(f"{path.name}: export as .png, .svg, .csv or .json")

@@ -1,21 +1,17 @@
-"""The map pane: what to map, how, and the map itself; projections run on the "projection" lane.
+"""The map pane: what to map, how, and the map itself. The MapController computes the maps
+(explorer/app/controllers/map.py); this pane builds requests and shows results.
 
-A request runs in two jobs on the same lane (a new request cancels either): first the points
-are chosen and a PCA preview computed (well under a second), which is shown at once; then the
-UMAP layout, which replaces the preview, aligned to it so that the picture settles rather than
-jumps. Clicking a point selects that token everywhere; Shift+drag chooses points with a box,
-Alt+drag (or drag with the Lasso button down) with a freehand lasso.
+A request shows a PCA preview at once, then the UMAP layout, aligned to it so that the picture
+settles rather than jumps. Clicking a point selects that token everywhere; Shift+drag chooses
+points with a box, Alt+drag (or drag with the Lasso button down) with a freehand lasso.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication, QStandardItemModel
 from PySide6.QtWidgets import (
@@ -34,11 +30,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.app.jobs import cancel_flag, report_progress
+from explorer.app.controllers.map import MapController
+from explorer.app.jobs import error_message
 from explorer.app.state import AppState
-from explorer.core import figure, neighbourhood, projection
+from explorer.core import neighbourhood, projection
 from explorer.core.errors import ExplorerError, TokenError
-from explorer.core.model import EmbeddingModel
+from explorer.core.map_layout import MapData, MapRequest
 from explorer.ui import map_export
 from explorer.ui.map_view import MapView
 
@@ -57,129 +54,33 @@ COLOURS = [
 HINT = "drag: pan · wheel: zoom · click: select · Shift+drag: box · Alt+drag: lasso"
 LASSO_HINT = "drag: lasso · wheel: zoom · click: select · Shift+drag: box · Lasso off: pan"
 
-_warm_lock = threading.Lock()
-_warm_started = False
-
-
-def start_warm_up() -> None:
-    """Compile umap-learn once per process in a background thread (idempotent)."""
-    global _warm_started
-    with _warm_lock:
-        if _warm_started:
-            return
-        _warm_started = True
-    threading.Thread(target=projection.warm_up, name="umap-warm-up", daemon=True).start()
-
-
-@dataclass(frozen=True)
-class MapRequest:
-    """An immutable snapshot of what to map, built on the GUI thread."""
-
-    source: str
-    n: int
-    params: projection.ProjectionParams
-    query_ids: tuple[int, ...] = ()
-    text: str = ""
-    refs: str = ""
-
-
-@dataclass
-class MapData:
-    nb: neighbourhood.Neighbourhood
-    vectors: np.ndarray
-    norms: np.ndarray
-    coords: np.ndarray
-    clusters: np.ndarray | None = None
-    cluster_names: tuple[str, ...] = ()
-    final: bool = False
-
-
-def _cancelled() -> bool:
-    return cancel_flag().is_set()
-
-
-def choose_and_preview(model: EmbeddingModel, req: MapRequest):
-    """Job 1 (generator): the points of the map and their PCA preview."""
-    yield ("Choosing tokens", 0.02)
-
-    def on_scan(f: float) -> None:
-        report_progress(0.02 + 0.5 * f, "Scanning the vocabulary")
-
-    if req.source == "around":
-        shown = ", ".join(f"“{model.label(i)}”" for i in req.query_ids[:3])
-        more = "…" if len(req.query_ids) > 3 else ""
-        nb = neighbourhood.around_ids(
-            model,
-            req.query_ids,
-            req.n,
-            _cancelled,
-            on_scan,
-            title=f"{req.n:,} tokens around {shown}{more}",
-        )
-    elif req.source == "text":
-        nb = neighbourhood.around_text(model, req.text, req.n, _cancelled, on_scan)
-    elif req.source == "list":
-        nb = neighbourhood.from_list(model, req.refs)
-    else:
-        nb = neighbourhood.sample(model, req.n, seed=req.params.seed)
-    yield ("Reading rows", 0.55)
-    vectors = model.vectors(nb.ids)
-    norms = np.linalg.norm(np.nan_to_num(vectors.astype(np.float64)), axis=1)
-    yield ("PCA preview", 0.7)
-    coords = projection.pca_2d(projection.prepare(vectors), req.params.seed)
-    return MapData(nb, vectors, norms, coords)
-
-
-def clusters_of(
-    coords: np.ndarray, labels: list[str], seed: int
-) -> tuple[np.ndarray, tuple[str, ...]]:
-    """k-means of the layout (what the eye groups), each cluster named by its most central token."""
-    n = len(coords)
-    k = int(min(8, max(1, n // 25)))
-    if k < 2:
-        return np.zeros(n, dtype=np.int64), (labels[0] if labels else "all",)
-    from sklearn.cluster import KMeans  # noqa: PLC0415
-
-    km = KMeans(n_clusters=k, n_init=3, random_state=seed).fit(coords)
-    names = []
-    for c in range(k):
-        members = np.flatnonzero(km.labels_ == c)
-        d = np.linalg.norm(coords[members] - km.cluster_centers_[c], axis=1)
-        names.append(f"{labels[members[np.argmin(d)]]} ({len(members)})")
-    return km.labels_.astype(np.int64), tuple(names)
-
-
-def layout(data: MapData, params: projection.ProjectionParams):
-    """Job 2 (generator): the final layout (UMAP or PCA), aligned to the preview, plus clusters."""
-    job = projection.project(
-        data.vectors,
-        params,
-        cancelled=_cancelled,
-        progress=lambda p: report_progress(p.fraction, p.message),
-    )
-    while True:
-        try:
-            step = next(job)
-        except StopIteration as stop:
-            coords = stop.value
-            break
-        yield (step.message, step.fraction)
-    coords = projection.align(coords, data.nb.ids, data.coords, data.nb.ids)
-    clusters, names = clusters_of(coords, data.nb.labels, params.seed)
-    return MapData(data.nb, data.vectors, data.norms, coords, clusters, names, final=True)
-
 
 class MapPane(QWidget):
     mapShown = Signal(bool)  # a map (preview False, final True) is on screen
 
-    def __init__(self, state: AppState, parent: QWidget | None = None, warm_up: bool = True):
+    def __init__(
+        self,
+        state: AppState,
+        controller: MapController | None = None,
+        parent: QWidget | None = None,
+        warm_up: bool = True,
+    ):
         super().__init__(parent)
         self.state = state
-        self.lane = state.jobs.lane("projection")
-        self.data: MapData | None = None
+        self.controller = controller if controller is not None else MapController(state)
         self._warm_up = warm_up
-        self._previous: tuple[np.ndarray, np.ndarray] | None = None  # ids, coords of the last map
+        self._make_request_controls()
+        self._make_export_menu()
+        self._make_map_controls()
+        self._lay_out()
+        self._connect()
+        self._source_changed()
 
+    @property
+    def data(self) -> MapData | None:  # the map on screen (None before the first one)
+        return self.controller.data
+
+    def _make_request_controls(self) -> None:
         self.source = QComboBox()
         for key, text in SOURCES:
             self.source.addItem(text, key)
@@ -198,10 +99,10 @@ class MapPane(QWidget):
         self.method.addItem("UMAP", "umap")
         self.method.addItem("PCA", "pca")
         defaults = projection.ProjectionParams()
-        self.neighbors = QSpinBox()
-        self.neighbors.setRange(2, projection.MAX_NEIGHBORS)
-        self.neighbors.setValue(defaults.n_neighbors)
-        self.neighbors.setToolTip(
+        self.n_neighbors = QSpinBox()
+        self.n_neighbors.setRange(2, projection.MAX_NEIGHBORS)
+        self.n_neighbors.setValue(defaults.n_neighbors)
+        self.n_neighbors.setToolTip(
             "UMAP n_neighbors: small values keep local detail, large ones global shape"
         )
         self.min_dist = QDoubleSpinBox()
@@ -222,6 +123,8 @@ class MapPane(QWidget):
         self.progress.setTextVisible(True)
         self.progress.setMaximumWidth(220)
         self.progress.hide()
+
+    def _make_export_menu(self) -> None:
         self.export_button = QToolButton()
         self.export_button.setText("Export")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
@@ -236,6 +139,7 @@ class MapPane(QWidget):
         self.export_button.setMenu(menu)
         self.export_button.setEnabled(False)
 
+    def _make_map_controls(self) -> None:
         self.view = MapView()
         self.title = QLabel("Select a token and press Map")
         self.title.setStyleSheet("font-weight: bold")
@@ -244,9 +148,8 @@ class MapPane(QWidget):
         self.copy_button.setToolTip("Copy the chosen tokens (id and piece per line)")
         self.remap_button = QPushButton("Map these")
         self.remap_button.setToolTip("Make a new map of the chosen tokens")
-        w: QWidget
-        for w in (self.copy_button, self.remap_button):
-            w.setEnabled(False)
+        for button in (self.copy_button, self.remap_button):
+            button.setEnabled(False)
         self.lasso_button = QToolButton()
         self.lasso_button.setText("Lasso")
         self.lasso_button.setCheckable(True)
@@ -257,12 +160,14 @@ class MapPane(QWidget):
         self.hint = QLabel(HINT)
         self.hint.setStyleSheet("color: gray")
 
+    def _lay_out(self) -> None:
         row1 = QHBoxLayout()
+        w: QWidget
         for label, w in (
             ("", self.source),
             ("n", self.n),
             ("", self.method),
-            ("neighbours", self.neighbors),
+            ("neighbours", self.n_neighbors),
             ("min dist", self.min_dist),
             ("colour", self.colour),
         ):
@@ -289,6 +194,7 @@ class MapPane(QWidget):
         layout_.addWidget(self.view, 1)
         layout_.addLayout(row3)
 
+    def _connect(self) -> None:
         self.source.currentIndexChanged.connect(self._source_changed)
         self.map_button.clicked.connect(self.request_map)
         self.refs.returnPressed.connect(self.request_map)
@@ -304,19 +210,22 @@ class MapPane(QWidget):
         self.remap_button.clicked.connect(self.map_chosen)
         self.state.selectionChanged.connect(self._follow_selection)
         self.state.tokensChanged.connect(lambda _: self._follow_selection(self.state.selection))
-        self.state.modelChanged.connect(self._model_changed)
-        self._source_changed()
+        self.controller.mapReady.connect(self._show)
+        self.controller.progress.connect(self._progress)
+        self.controller.busyChanged.connect(self._busy)
+        self.controller.failed.connect(self._failed)
+        self.controller.reset.connect(self._model_changed)
 
     # -- requests --------------------------------------------------------------------------------
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt naming
+    def showEvent(self, event) -> None:  # Qt naming
         if self._warm_up:
-            start_warm_up()
+            self.controller.warm_up()
         super().showEvent(event)
 
     def params(self) -> projection.ProjectionParams:
         return projection.ProjectionParams(
             method=self.method.currentData(),
-            n_neighbors=self.neighbors.value(),
+            n_neighbors=self.n_neighbors.value(),
             min_dist=round(self.min_dist.value(), 3),
         )
 
@@ -341,8 +250,7 @@ class MapPane(QWidget):
         return MapRequest(source, n, self.params())
 
     def request_map(self) -> None:
-        model = self.state.model
-        if model is None:
+        if self.state.model is None:
             return
         try:
             req = self.build_request()
@@ -350,19 +258,7 @@ class MapPane(QWidget):
             self.state.statusMessage.emit(str(e))
             self.title.setText(str(e))
             return
-        self.submit(model, req)
-
-    def submit(self, model: EmbeddingModel, req: MapRequest) -> None:
-        self._busy(True)
-        self.lane.submit(
-            choose_and_preview,
-            model,
-            req,
-            label="Map: choosing tokens",
-            on_result=lambda data: self._preview_ready(data, req),
-            on_error=self._failed,
-            on_progress=self._progress,
-        )
+        self.controller.request(req)
 
     def map_chosen(self) -> None:
         """A new map of the box-chosen tokens (their old positions are kept where possible)."""
@@ -371,55 +267,22 @@ class MapPane(QWidget):
         refs = ",".join(f"#{i}" for i in self.view.selected_ids)
         self.refs.setText(refs)
         self.source.setCurrentIndex(self.source.findData("list"))
-        self.submit(
-            self.state.model,
-            MapRequest("list", len(self.view.selected_ids), self.params(), refs=refs),
+        self.controller.request(
+            MapRequest("list", len(self.view.selected_ids), self.params(), refs=refs)
         )
 
     def cancel(self) -> None:
-        self.lane.cancel()
-        self._busy(False)
-        self.state.statusMessage.emit("Map cancelled")
+        self.controller.cancel()
 
     # -- results ---------------------------------------------------------------------------------
-    def _preview_ready(self, data: MapData, req: MapRequest) -> None:
-        if self._previous is not None:  # keep a re-mapped neighbourhood recognisable
-            data.coords = projection.align(
-                data.coords, data.nb.ids, self._previous[1], self._previous[0]
-            )
-        self._show(data, final=req.params.method == "pca")
-        self.view.update_labels()  # now, while no worker competes for the GIL
-        self.view._label_timer.stop()
-        if req.params.method == "pca":
-            self._busy(False)
-            return
-        self.lane.submit(
-            layout,
-            data,
-            req.params,
-            label=f"Map: UMAP of {len(data.nb):,} tokens",
-            on_result=lambda d: self._final_ready(d),
-            on_error=self._failed,
-            on_progress=self._progress,
-        )
-
-    def _final_ready(self, data: MapData) -> None:
-        self._show(data, final=True)
-        self._busy(False)
-
-    def _show(self, data: MapData, final: bool) -> None:
-        same_points = self.data is not None and np.array_equal(self.data.nb.ids, data.nb.ids)
-        if final and data.clusters is None:
-            data.clusters, data.cluster_names = clusters_of(data.coords, data.nb.labels, 0)
-        data.final = final
-        self.data = data
-        highlight = self._highlight_ids()
-        if same_points:
-            self.view.values["cluster"] = data.clusters
-            self.view.cluster_names = list(data.cluster_names)
-            self.view.set_coords(data.coords, keep_view=False)
+    def _show(self, data: MapData) -> None:
+        """A preview or a final map from the controller."""
+        view = self.view
+        if view.shows(data.nb.ids):  # the final layout of the preview's points
+            view.set_clusters(data.clusters, data.cluster_names)
+            view.set_coords(data.coords, keep_view=False)
         else:
-            self.view.set_points(
+            view.set_points(
                 data.nb.ids,
                 data.nb.labels,
                 data.coords,
@@ -427,15 +290,15 @@ class MapPane(QWidget):
                 norms=data.norms,
                 clusters=data.clusters,
                 cluster_names=data.cluster_names,
-                highlight=highlight,
+                highlight=self._highlight_ids(),
             )
         self._sync_colour_combo()
-        self._previous = (data.nb.ids, data.coords)
-        stage = "" if final else " — PCA preview, UMAP running…"
+        stage = "" if data.final else " — PCA preview, UMAP running…"
         self.title.setText(data.nb.title[:1].upper() + data.nb.title[1:] + stage)
         self.export_button.setEnabled(True)
         self._chosen_changed([])
-        self.mapShown.emit(final)
+        view.update_labels_now()  # now, while no worker competes for the GIL (UMAP comes next)
+        self.mapShown.emit(data.final)
 
     def _sync_colour_combo(self) -> None:
         available = self.view.available_colour_modes()
@@ -451,8 +314,8 @@ class MapPane(QWidget):
         self.colour.blockSignals(False)
         self.view.set_colour_mode(want)
 
-    def _failed(self, message: str) -> None:
-        self._busy(False)
+    def _failed(self, error: BaseException) -> None:
+        message = error_message(error)
         self.title.setText(f"Map failed: {message}")
         self.state.statusMessage.emit(message)
 
@@ -485,10 +348,7 @@ class MapPane(QWidget):
             return "Select a token and press Map"
         return f"Press Map to lay out the {self.n.value():,} tokens around “{model.label(ids[0])}”"
 
-    def _model_changed(self, _model) -> None:
-        self._busy(False)  # the state cancelled the projection lane
-        self.data = None
-        self._previous = None
+    def _model_changed(self) -> None:
         self.view.clear()
         self.export_button.setEnabled(False)
         self._chosen_changed([])
@@ -536,24 +396,5 @@ class MapPane(QWidget):
         """Write the map: .png (at scale 1, 2 or 4), .svg, or coordinates as .csv / .json."""
         if self.data is None:
             raise ExplorerError("there is no map to export")
-        path = Path(path)
-        kind = path.suffix.lower()
-        d = self.data
-        if kind == ".png":
-            map_export.grab_png(self.view, path, scale)
-        elif kind == ".svg":
-            map_export.grab_svg(self.view, path, title=d.nb.title)
-        elif kind == ".csv":
-            path.write_text(
-                figure.coordinates_csv(d.nb.ids, d.nb.labels, d.coords), encoding="utf-8"
-            )
-        elif kind == ".json":
-            path.write_text(
-                figure.coordinates_json(
-                    d.nb.ids, d.nb.labels, d.coords, title=d.nb.title, final=d.final
-                ),
-                encoding="utf-8",
-            )
-        else:
-            raise ExplorerError(f"{path.name}: export as .png, .svg, .csv or .json")
-        self.state.statusMessage.emit(f"Saved {path.name}")
+        map_export.write_map(self.view, self.data, Path(path), scale)
+        self.state.statusMessage.emit(f"Saved {Path(path).name}")

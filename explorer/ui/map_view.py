@@ -11,17 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath
-from PySide6.QtWidgets import QGraphicsPathItem, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from explorer.core import figure, geometry
+from explorer.ui.map_labels import LabelPool
+from explorer.ui.map_viewbox import MapViewBox
 
 PALETTE_STEPS = 16
-MAX_LABELS = 120
-MAX_TRIES = 800  # labels tried per pass: bounds the work whatever the zoom
-LABEL_PX = 13
 COLOUR_MODES = ("similarity", "norm", "cluster", "none")
-LASSO_STEP_PX = 3.0  # a new lasso vertex only after the mouse moved this far: few vertices
 
 
 def _brushes(rgb: np.ndarray, alpha: int = 220) -> list[QBrush]:
@@ -36,69 +34,6 @@ def continuous_brushes() -> list[QBrush]:
     if _CONTINUOUS is None:
         _CONTINUOUS = _brushes(figure.viridis(np.linspace(0, 1, PALETTE_STEPS)))
     return _CONTINUOUS
-
-
-class _MapViewBox(pg.ViewBox):
-    """Drag pans; Shift+drag (or any drag in select mode) draws a selection box; Alt+drag (or
-    any drag in lasso mode) draws a freehand lasso."""
-
-    boxSelected = Signal(object)  # QRectF in data coordinates
-    lassoSelected = Signal(object)  # np.ndarray [m, 2]: the lasso's vertices in data coordinates
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.select_mode = False
-        self.lasso_mode = False
-        self.lasso_points: list[QPointF] = []  # data coordinates, while a lasso is drawn
-        self._lasso_last_px = QPointF()
-        self.lasso_item = QGraphicsPathItem()
-        self.lasso_item.setPen(pg.mkPen("#ff7f0e", width=1.5))  # cosmetic: 1.5 px at any zoom
-        self.lasso_item.setBrush(pg.mkBrush(255, 127, 14, 40))
-        self.lasso_item.setZValue(1e9)
-        self.lasso_item.hide()
-        self.addItem(self.lasso_item, ignoreBounds=True)
-
-    def mouseDragEvent(self, ev, axis=None):  # noqa: N802 - Qt naming
-        if ev.button() != Qt.MouseButton.LeftButton:
-            super().mouseDragEvent(ev, axis)
-            return
-        alt = bool(ev.modifiers() & Qt.KeyboardModifier.AltModifier)
-        shift = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-        if alt or (self.lasso_mode and not shift):
-            ev.accept()
-            self._lasso_drag(ev)
-        elif shift or self.select_mode:
-            ev.accept()
-            if ev.isFinish():
-                self.rbScaleBox.hide()
-                a, b = self.mapToView(ev.buttonDownPos()), self.mapToView(ev.pos())
-                self.boxSelected.emit(QRectF(a, b).normalized())
-            else:
-                self.updateScaleBox(ev.buttonDownPos(), ev.pos())
-        else:
-            super().mouseDragEvent(ev, axis)
-
-    def _lasso_drag(self, ev) -> None:
-        if ev.isStart():
-            self.lasso_points = [self.mapToView(ev.buttonDownPos())]
-            self._lasso_last_px = QPointF(ev.buttonDownPos())
-        pos = QPointF(ev.pos())
-        step = pos - self._lasso_last_px
-        if ev.isFinish() or abs(step.x()) + abs(step.y()) >= LASSO_STEP_PX:
-            self.lasso_points.append(self.mapToView(pos))
-            self._lasso_last_px = pos
-        if ev.isFinish():
-            self.lasso_item.hide()
-            polygon = np.array([(p.x(), p.y()) for p in self.lasso_points], dtype=np.float64)
-            self.lasso_points = []
-            self.lassoSelected.emit(polygon)
-            return
-        path = QPainterPath(self.lasso_points[0])
-        for p in self.lasso_points[1:]:
-            path.lineTo(p)
-        path.closeSubpath()  # show the closing edge: it is part of the selection
-        self.lasso_item.setPath(path)
-        self.lasso_item.show()
 
 
 class MapView(QWidget):
@@ -124,12 +59,11 @@ class MapView(QWidget):
         self.hover_id: int | None = None
         self.hover_text = ""
         self._order_arr = np.zeros(0, dtype=np.int64)
-        self._widths: dict[int, float] = {}
         self._index: dict[int, int] = {}
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("w")
-        self.viewbox = _MapViewBox()
+        self.viewbox = MapViewBox()
         self.plot = self.graphics.addPlot(row=0, col=0, viewBox=self.viewbox)
         self.plot.hideAxis("left")
         self.plot.hideAxis("bottom")
@@ -158,26 +92,7 @@ class MapView(QWidget):
         self.legend.hide()
         self.colour_bar.hide()
 
-        self._font = QFont()
-        self._font.setPixelSize(LABEL_PX)
-        self._metrics = QFontMetricsF(self._font)
-        # a TextItem's box is its text plus document margins: measure it once, place exactly
-        probe = pg.TextItem("Xg")
-        probe.setFont(self._font)
-        box = probe.textItem.boundingRect()
-        self._label_h = box.height()
-        self._label_pad = box.width() - self._metrics.horizontalAdvance("Xg")
-        # The label pool is made once: adding items to the scene later, while a projection
-        # runs, costs GUI time that competes with the worker for the GIL.
-        self._label_items: list[pg.TextItem] = []
-        for _ in range(MAX_LABELS):
-            item = pg.TextItem(color="#1a1a1a", anchor=(0, 0), fill=pg.mkBrush(255, 255, 255, 160))
-            item.setFont(self._font)
-            item.setZValue(10)
-            item._token_id, item._style = None, None
-            item.hide()
-            self.plot.addItem(item)
-            self._label_items.append(item)
+        self._labels = LabelPool(self.plot)
         self._label_timer = QTimer(self, singleShot=True, interval=60)
         self._label_timer.timeout.connect(self.update_labels)
         self.viewbox.sigRangeChanged.connect(lambda *_: self._label_timer.start(60))
@@ -219,7 +134,7 @@ class MapView(QWidget):
         self.cluster_names = list(cluster_names)
         self.highlight_ids = {int(i) for i in highlight}
         self.selected_ids = []
-        self._widths = {}
+        self._labels.reset()
         self._reorder()
         if self.colour_mode != "none" and self.values.get(self.colour_mode) is None:
             self.colour_mode = next(
@@ -244,6 +159,20 @@ class MapView(QWidget):
             self.plot.getViewBox().autoRange(padding=0.06, items=[self.scatter])  # not the labels
         self._update_legend()
         self._label_timer.start(60)
+
+    def shows(self, ids: np.ndarray) -> bool:
+        """The map shows exactly these token ids, in this order."""
+        return np.array_equal(self.ids, ids)
+
+    def set_clusters(self, clusters: np.ndarray | None, names: tuple[str, ...] = ()) -> None:
+        """New cluster numbers for the points shown (applied with the next set_coords)."""
+        self.values["cluster"] = None if clusters is None else np.asarray(clusters, np.int64)
+        self.cluster_names = list(names)
+
+    def update_labels_now(self) -> None:
+        """Place the labels at once instead of after the pending short delay."""
+        self._label_timer.stop()
+        self.update_labels()
 
     def set_colour_mode(self, mode: str) -> None:
         if mode not in COLOUR_MODES:
@@ -350,79 +279,22 @@ class MapView(QWidget):
         )
 
     # -- labels ----------------------------------------------------------------------------------
-    def _width(self, k: int) -> float:
-        w = self._widths.get(k)
-        if w is None:
-            w = self._widths[k] = self._metrics.horizontalAdvance(self.labels[k]) + self._label_pad
-        return w
-
     def visible_labels(self) -> list[tuple[int, str]]:
         """(token id, text) of every label shown now."""
-        return [
-            (int(item._token_id), item.textItem.toPlainText())
-            for item in self._label_items
-            if item.isVisible()
-        ]
+        return self._labels.visible()
+
+    def visible_label_rects(self) -> list[QRectF]:
+        """Scene rectangles of the labels shown now."""
+        return self._labels.visible_rects()
+
+    @property
+    def labels_pending(self) -> bool:
+        """The view moved and the labels will be placed again shortly."""
+        return self._label_timer.isActive()
 
     def update_labels(self) -> None:
-        n = len(self.ids)
-        rect = self.viewbox.sceneBoundingRect()
-        w_px, h_px = rect.width(), rect.height()
-        placed: list[figure.PlacedLabel] = []
-        (x0, x1), (y0, y1) = self.viewbox.viewRange()
-        if n and w_px > 20 and h_px > 20 and x1 > x0 and y1 > y0:
-            px = (self.coords[:, 0] - x0) / (x1 - x0) * w_px
-            py = (y1 - self.coords[:, 1]) / (y1 - y0) * h_px
-            inside = (px >= 0) & (px <= w_px) & (py >= 0) & (py <= h_px)
-            order = self._order_arr[inside[self._order_arr]]
-            cap = int(min(MAX_LABELS, max(8, w_px * h_px / 2600)))
-            placed = self._place(px, py, order, w_px, h_px, cap)
-        placed = placed[: len(self._label_items)]
-        # Keep each token's item where it still has a label: no text re-layout for it.
-        by_token = {item._token_id: item for item in self._label_items}
-        wanted = {int(self.ids[p.index]) for p in placed}
-        free = [item for item in self._label_items if item._token_id not in wanted]
-        for p in placed:
-            token_id = int(self.ids[p.index])
-            item = by_token.get(token_id)
-            if item is None or item._token_id != token_id:
-                item = free.pop()
-                item._token_id = token_id
-                item.setText(self.labels[p.index])
-                item._style = None
-            style = token_id in self.highlight_ids
-            if item._style != style:
-                item.setColor("#d62728" if style else "#1a1a1a")
-                item._style = style
-            item.setPos(x0 + p.x / w_px * (x1 - x0), y1 - p.y / h_px * (y1 - y0))
-            item.show()
-        for item in free:
-            item.hide()
-
-    def _place(self, px, py, order, w_px, h_px, cap) -> list[figure.PlacedLabel]:
-        labels = self.labels
-        widths = {int(k): self._width(int(k)) for k in order[:MAX_TRIES]}
-        index_of = {id(labels[k]): k for k in widths}  # width_of gets the text; map back cheaply
-
-        def width_of(text: str) -> float:
-            k = index_of.get(id(text))
-            return (
-                widths[k]
-                if k is not None
-                else self._metrics.horizontalAdvance(text) + self._label_pad
-            )
-
-        return figure.place_labels(
-            px,
-            py,
-            labels,
-            order,
-            width_of,
-            self._label_h,
-            (2, 2, w_px - 2, h_px - 2),
-            cap,
-            max_tries=MAX_TRIES,
-            offset=9.0,  # clear of the larger highlighted markers
+        self._labels.update(
+            self.viewbox, self.ids, self.labels, self.coords, self._order_arr, self.highlight_ids
         )
 
     # -- mouse -----------------------------------------------------------------------------------

@@ -7,44 +7,32 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
 
 from explorer.app.state import AppState
 from explorer.core.model import EmbeddingModel
-
-
-def human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if size < 1024 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.2f} {unit}"
-        size /= 1024
-    return f"{n} B"
+from explorer.core.units import human_size, short_source
 
 
 def describe(model: EmbeddingModel) -> dict[str, tuple[str, str]]:
     """Field → (shown text, tooltip). Cheap: no per-vocabulary work beyond cached labels."""
     files = model.files
-    if model.tied is True:
-        tied = (
-            "tied: the output head reuses this matrix",
-            "tie_word_embeddings is true, or no separate output head is stored",
-        )
-    elif model.tied is False:
-        tied = (
-            f"untied: output head {model.output_tensor or '(not stored here)'}",
-            "The output projection is a separate matrix",
-        )
-    else:
-        tied = ("unknown (no config.json)", "Without config.json we cannot tell")
+    warnings = model.warnings
+    tied = (
+        model.head.words + "".join(f"\n⚠ {w}" for w in warnings),
+        "Decided from the stored tensors (compared when both are present), checked against "
+        "config.json",
+    )
     if model.tokenizer is not None:
         vocab = model.tokenizer.vocab_size
         unused = model.unused_rows
         tok = (
             f"{vocab:,} tokens for {model.rows:,} rows"
-            + (f" · {unused:,} unused rows" if unused else ""),
+            + (f" · {unused:,} unused rows" if unused else "")
+            + f"\nfrom {short_source(model.tokenizer_source)}",
+            f"From {model.tokenizer_source}\n"
             "Rows the tokenizer never produces (e.g. padding up to a round size)",
         )
     else:
         tok = (
-            "none (no tokenizer.json): rows by id only",
-            "Put tokenizer.json next to the weights",
+            "none (no tokenizer found): rows by id only",
+            "Put tokenizer.json (or vocab.json + merges.txt, or vocab.txt) next to the weights",
         )
     return {
         "Path": (str(model.path), "\n".join(str(f) for f in files)),

@@ -59,13 +59,13 @@ class _Rows(QAbstractTableModel):
         self.scores, self.bars, self.metric = scores, bars, metric
         self.endResetModel()
 
-    def rowCount(self, parent=_ROOT) -> int:  # noqa: N802 - Qt API
+    def rowCount(self, parent=_ROOT) -> int:  # Qt API
         return 0 if parent.isValid() else len(self.ids)
 
-    def columnCount(self, parent=_ROOT) -> int:  # noqa: N802 - Qt API
+    def columnCount(self, parent=_ROOT) -> int:  # Qt API
         return 0 if parent.isValid() else len(COLUMNS)
 
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
         if orientation != Qt.Orientation.Horizontal or role != Qt.ItemDataRole.DisplayRole:
             return None
         return SCORE_NAMES[self.metric] if section == 3 else COLUMNS[section]
@@ -213,13 +213,13 @@ class NeighborsPane(QWidget):
         layout.addWidget(self.table, 1)
 
     # -- parameters ------------------------------------------------------------------------------
-    # Shadows QPaintDevice.metric(); Qt still calls the C++ one (checked: logicalDpiX, grab).
-    @property  # type: ignore[override]
-    def metric(self) -> str:
+    @property
+    def metric_name(self) -> str:
+        """The chosen metric: "cosine", "dot" or "l2"."""
         return str(self.metric_box.currentData())
 
-    @metric.setter
-    def metric(self, value: str) -> None:
+    @metric_name.setter
+    def metric_name(self, value: str) -> None:
         self.metric_box.setCurrentIndex(METRICS.index(value))
 
     @property

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QStringListModel, Qt, Signal
+from PySide6.QtCore import QStringListModel, Qt
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QCompleter, QLineEdit, QWidget
 
+from explorer.app.controllers.vocabulary import VocabularyController
 from explorer.app.state import AppState
-from explorer.app.vocab_index import Match, VocabIndex
-from explorer.core.model import EmbeddingModel
+from explorer.core.vocab_index import Match
 
-MAX_SUGGESTIONS = 50
 SEP = "\u2003 #"  # between label and id in a suggestion
-
-
-def build_index(model: EmbeddingModel) -> VocabIndex:
-    """Worker thread: labels of every row, sorted for prefix search."""
-    labels = (
-        model.tokenizer.labels
-        if model.tokenizer is not None
-        else [f"#{i}" for i in range(model.rows)]
-    )
-    return VocabIndex(labels[: model.rows])
 
 
 def suggestion_text(m: Match) -> str:
@@ -35,12 +24,15 @@ def id_of_suggestion(text: str) -> int | None:
 class TokenSearch(QLineEdit):
     """Type a token ('cat', '␣cat', '##ing') or an id ('#4937'); Enter or a suggestion selects."""
 
-    indexReady = Signal()
-
-    def __init__(self, state: AppState, parent: QWidget | None = None):
+    def __init__(
+        self,
+        state: AppState,
+        vocabulary: VocabularyController | None = None,
+        parent: QWidget | None = None,
+    ):
         super().__init__(parent)
         self.state = state
-        self.index: VocabIndex | None = None
+        self.vocabulary = vocabulary if vocabulary is not None else VocabularyController(state)
         self.matches: list[Match] = []
         self.setPlaceholderText("Find token: text or #id  (Ctrl+F)")
         self.setToolTip(
@@ -50,8 +42,8 @@ class TokenSearch(QLineEdit):
         self.setClearButtonEnabled(True)
         self.setMinimumWidth(240)
         self.setMaximumWidth(380)
-        self._model = QStringListModel(self)
-        self.completer_ = QCompleter(self._model, self)
+        self.suggestion_list = QStringListModel(self)
+        self.completer_ = QCompleter(self.suggestion_list, self)
         self.completer_.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
         self.completer_.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.completer_.setMaxVisibleItems(14)
@@ -59,35 +51,28 @@ class TokenSearch(QLineEdit):
         self.completer_.activated[str].connect(self._activated)  # type: ignore[index]
         self.textEdited.connect(self._suggest)
         self.returnPressed.connect(self._enter)
-        state.modelChanged.connect(self._model_changed)
-        if state.model is not None:
-            self._model_changed(state.model)
+        self.vocabulary.indexCleared.connect(self._index_cleared)
+        self.vocabulary.indexReady.connect(self._index_ready)
 
     def _popup(self) -> QAbstractItemView:
         popup = self.completer_.popup()
         assert popup is not None  # QCompleter always has one
         return popup
 
-    def _model_changed(self, model: EmbeddingModel) -> None:
-        self.index = None
+    def _index_cleared(self) -> None:
         self.matches = []
-        self._model.setStringList([])
-        self.state.jobs.lane("vocab").submit(
-            build_index, model, label="Indexing the vocabulary", on_result=self._index_ready
-        )
+        self.suggestion_list.setStringList([])
 
-    def _index_ready(self, index: VocabIndex) -> None:
-        self.index = index
-        self.indexReady.emit()
+    def _index_ready(self) -> None:
         if self.text():
             self._suggest(self.text())
 
     def suggestions(self, text: str) -> list[Match]:
-        return self.index.search(text, MAX_SUGGESTIONS) if self.index is not None else []
+        return self.vocabulary.suggestions(text)
 
     def _suggest(self, text: str) -> None:
         self.matches = self.suggestions(text)
-        self._model.setStringList([suggestion_text(m) for m in self.matches])
+        self.suggestion_list.setStringList([suggestion_text(m) for m in self.matches])
         if self.matches and self.hasFocus():
             self.completer_.complete()
         else:

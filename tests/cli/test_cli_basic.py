@@ -76,7 +76,9 @@ def test_info_json_on_demo(tmp_path, entry_point):
     assert info["format"] == "safetensors"
     assert info["tensor"] == "embeddings.word_embeddings.weight"
     assert (info["rows"], info["dim"], info["dtype"]) == (30522, 384, "BF16")
-    assert info["tied"] is True and info["output_tensor"] is None
+    # an encoder with no output head says so instead of "tied"
+    assert info["tied"] is None and info["output_tensor"] is None
+    assert info["head"] == "no output head: an encoder (BertModel)" and info["warnings"] == []
     assert info["tokenizer_vocab_size"] == 30522
     assert [p.rsplit("/", 1)[-1] for p in info["files"]] == ["model.safetensors"]
     assert all(Path(p).is_file() for p in info["files"])
@@ -86,7 +88,8 @@ def test_info_text(tmp_path):
     proc = run_cli("info", cwd=tmp_path)
     assert proc.returncode == 0 and proc.stderr == ""
     assert "30522 × 384  BF16" in proc.stdout
-    assert "tied: yes" in proc.stdout
+    assert "no output head: an encoder (BertModel)" in proc.stdout
+    assert "(1 file, 23.4 MB)" in proc.stdout  # decimal megabytes, as in the window
 
 
 def test_tokenize_json_fields(tmp_path):

@@ -1,8 +1,10 @@
-"""pytest-qt fixtures: a temporary settings store per test and a check that no worker is left."""
+"""pytest-qt fixtures: a temporary settings store per test, and a check that a test leaves
+neither a running worker nor a visible top-level widget behind."""
 
 from __future__ import annotations
 
 import itertools
+import time
 from pathlib import Path
 
 import numpy as np
@@ -10,9 +12,16 @@ import pytest
 from PySide6.QtCore import QCoreApplication, QSettings
 from ui.helpers import make_model
 
-from explorer.app import jobs
+from explorer.app import jobs, tuning
 
 _counter = itertools.count()
+LEAK_GRACE_S = 30.0
+
+
+@pytest.fixture(autouse=True, scope="session")
+def tuned_process():
+    """What the GUI entry point does once at start-up."""
+    tuning.tune_process()
 
 
 @pytest.fixture(autouse=True)
@@ -33,11 +42,28 @@ def temp_cache(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def no_worker_left(qapp):
-    """Fail a test that leaves a job running (checked after qtbot has closed its widgets)."""
+def no_leaks(qapp):
+    """Fail a test that leaves a job running or a top-level widget open (checked after qtbot
+    has closed the widgets it was given)."""
+    before = set(map(id, qapp.topLevelWidgets()))
     yield
     qapp.processEvents()
+    # A cancelled job stops at its next check; on a loaded machine that may take a moment
+    # (numba compiling a kernel cannot be interrupted). A leak is one that never stops.
+    deadline = time.monotonic() + LEAK_GRACE_S
+    while jobs.running_workers() and time.monotonic() < deadline:
+        qapp.processEvents()
+        time.sleep(0.02)
     assert jobs.running_workers() == 0, "a background job is still running after the test"
+    left = [
+        f"{type(w).__name__} {w.windowTitle()!r}"
+        for w in qapp.topLevelWidgets()
+        if w.isVisible() and id(w) not in before
+    ]
+    for w in qapp.topLevelWidgets():  # close them anyway, so one leak fails one test only
+        if id(w) not in before:
+            w.close()
+    assert not left, f"top-level widgets left open after the test: {left}"
 
 
 @pytest.fixture

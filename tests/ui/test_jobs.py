@@ -1,17 +1,17 @@
-"""Job lanes: latest request wins, generators report progress, errors become messages."""
+"""Job lanes: latest request wins, generators report progress, errors arrive as exceptions."""
 
 from __future__ import annotations
 
 import threading
 
 from explorer.app import jobs as jobs_mod
-from explorer.app.jobs import Jobs
+from explorer.app.jobs import JobContext, Jobs, Lane, error_message
 from explorer.core.errors import TokenError
 
 
 def test_latest_request_wins_and_stale_results_are_dropped(qtbot):
     hub = Jobs()
-    lane = hub.lane("lookup")
+    lane = hub.lane(Lane.LOOKUP)
     gate = threading.Event()
     results = []
 
@@ -31,7 +31,7 @@ def test_latest_request_wins_and_stale_results_are_dropped(qtbot):
 
 def test_generator_progress_and_cancellation(qtbot):
     hub = Jobs()
-    lane = hub.lane("projection")
+    lane = hub.lane(Lane.PROJECTION)
     progress = []
     started = threading.Event()
     release = threading.Event()
@@ -53,9 +53,9 @@ def test_generator_progress_and_cancellation(qtbot):
     assert results == []
 
 
-def test_errors_become_messages(qtbot, capsys):
+def test_errors_arrive_as_exception_objects(qtbot, capsys):
     hub = Jobs()
-    lane = hub.lane("lookup")
+    lane = hub.lane(Lane.LOOKUP)
     errors = []
 
     def bad_input():
@@ -63,36 +63,98 @@ def test_errors_become_messages(qtbot, capsys):
 
     with qtbot.waitSignal(hub.idle, timeout=30000):
         lane.submit(bad_input, on_error=errors.append)
-    assert errors == ["token id 99 is out of range"]
+    assert len(errors) == 1 and isinstance(errors[0], TokenError)
+    assert error_message(errors[0]) == "token id 99 is out of range"
 
     def bug():
         return [][1]
 
     with qtbot.waitSignal(hub.failed, timeout=30000) as blocker:
         lane.submit(bug)
-    assert blocker.args == ["lookup", "IndexError: list index out of range"]
+    name, exc = blocker.args
+    assert name == "lookup" and isinstance(exc, IndexError)
+    assert error_message(exc) == "IndexError: list index out of range"
     assert "Traceback" in capsys.readouterr().err
     qtbot.waitUntil(lambda: not hub.busy)
 
 
-def test_plain_function_sees_cancel_flag_and_shutdown_waits(qtbot):
+def test_context_is_passed_and_shutdown_waits(qtbot):
     hub = Jobs()
-    lane = hub.lane("index")
+    lane = hub.lane(Lane.INDEX)
     running = threading.Event()
     seen = []
+    progress = []
 
-    def loop():
+    def loop(step: float, ctx: JobContext):
         running.set()
-        while not jobs_mod.cancel_flag().is_set():
-            jobs_mod.report_progress(0.1, "looping")
-            jobs_mod.cancel_flag().wait(0.01)
+        while not ctx.cancelled():
+            ctx.progress(step, "looping")
+            ctx.wait(0.01)
         seen.append("cancelled")
-        jobs_mod.check_cancelled()
+        ctx.raise_if_cancelled()
 
-    lane.submit(loop, on_result=lambda r: seen.append("result"))
+    lane.submit(
+        loop,
+        0.1,
+        on_result=lambda r: seen.append("result"),
+        on_progress=lambda *a: progress.append(a),
+    )
     assert running.wait(5)
+    qtbot.waitUntil(lambda: progress != [], timeout=5000)
+    assert progress[0] == ("looping", 0.1)
     assert jobs_mod.running_workers() == 1
     assert hub.shutdown(5000)
     assert jobs_mod.running_workers() == 0
     qtbot.waitUntil(lambda: not hub.busy)
     assert seen == ["cancelled"]
+
+
+def test_call_on_cancel_runs_when_the_job_is_cancelled(qtbot):
+    hub = Jobs()
+    lane = hub.lane(Lane.INDEX)
+    stop = threading.Event()
+    started = threading.Event()
+
+    def blocking(ctx: JobContext):
+        ctx.call_on_cancel(stop.set)  # e.g. kill a child process whose output we block on
+        started.set()
+        stop.wait(10)
+        return "done"
+
+    results = []
+    lane.submit(blocking, on_result=results.append)
+    assert started.wait(5)
+    with qtbot.waitSignal(hub.idle, timeout=10000):
+        lane.cancel()
+    assert stop.is_set() and results == []
+
+
+def test_sync_jobs_run_inline_and_deliver_before_submit_returns(qtbot):
+    hub = Jobs(sync=True)
+    lane = hub.lane(Lane.PROJECTION)
+    results, errors, progress = [], [], []
+
+    def steps(n: int):
+        yield ("half", 0.5)
+        return n * 2
+
+    lane.submit(
+        steps, 21, on_result=results.append, on_progress=lambda t, f: progress.append((t, f))
+    )
+    assert results == [42] and progress == [("half", 0.5)]
+    lane.submit(lambda: 1 / 0, on_error=errors.append)
+    assert isinstance(errors[0], ZeroDivisionError)
+    assert not hub.busy and jobs_mod.running_workers() == 0
+
+
+def test_background_lanes_are_not_busy_but_are_waited_on(qtbot):
+    hub = Jobs()
+    gate = threading.Event()
+    hub.lane(Lane.WARM_UP).submit(lambda ctx: ctx.wait(10))
+    qtbot.waitUntil(lambda: jobs_mod.running_workers() == 1, timeout=5000)
+    assert not hub.busy and hub.current() is None
+    hub.cancel_all()  # Esc leaves the warm-up alone …
+    assert hub.lane(Lane.WARM_UP).busy
+    assert hub.shutdown(5000)  # … closing the window cancels and waits for it
+    assert jobs_mod.running_workers() == 0
+    gate.set()

@@ -41,7 +41,7 @@ def type_text(qtbot, window: MainWindow, text: str) -> list:
 def click_chip(qtbot, window: MainWindow, index: int, modifier=Qt.KeyboardModifier.NoModifier):
     chips = window.token_pane.chips
     centre = chips.chip_rect(index).center()
-    with qtbot.waitSignal(window.jobs.lane("lookup").finished, timeout=30000):
+    with qtbot.waitSignal(window.rows.lane.finished, timeout=30000):
         qtbot.mouseClick(chips, Qt.MouseButton.LeftButton, modifier, centre)
     idle(qtbot, window)
 
@@ -169,13 +169,13 @@ def test_recent_files_are_remembered_and_reopen(qtbot, window, tmp_path, tiny_mo
 def test_search_box_selects_by_text_and_id(qtbot, window, tiny_model):
     _, matrix = tiny_model
     search = window.search
-    if search.index is None:
-        with qtbot.waitSignal(search.indexReady, timeout=30000):
+    if window.vocabulary.index is None:
+        with qtbot.waitSignal(window.vocabulary.indexReady, timeout=30000):
             pass
     window.focus_search()
     qtbot.keyClicks(search, "kit")
     assert [m.label for m in search.matches] == ["kitten"]
-    with qtbot.waitSignal(window.jobs.lane("lookup").finished, timeout=30000):
+    with qtbot.waitSignal(window.rows.lane.finished, timeout=30000):
         qtbot.keyClick(search, Qt.Key.Key_Return)
     idle(qtbot, window)
     assert window.state.selection == [10]

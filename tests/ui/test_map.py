@@ -193,8 +193,8 @@ def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot):
     def settled_rects():
         # labels are re-placed 60 ms after the last range/size change, and a TextItem's scene
         # rect follows the view transform only once it has been updated: wait for both
-        rects = [item.sceneBoundingRect() for item in v._label_items if item.isVisible()]
-        if v._label_timer.isActive() or len(rects) <= 5:
+        rects = v.visible_label_rects()
+        if v.labels_pending or len(rects) <= 5:
             return None
         return rects if all(r.width() < v.width() for r in rects) else None
 
@@ -263,7 +263,7 @@ def test_pca_map_of_a_selection_click_selects_and_exports(qtbot, pane, tmp_path)
     pane.n.setValue(200)
     with qtbot.waitSignal(pane.mapShown, timeout=30000):
         qtbot.mouseClick(pane.map_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not pane.lane.busy)
+    qtbot.waitUntil(lambda: not pane.controller.lane.busy)
     assert pane.data.final and len(pane.data.nb) == 200 and pane.data.nb.ids[0] == cat
     assert "cat" in pane.title.text()
     assert cat in pane.view.highlight_ids

@@ -60,7 +60,7 @@ def test_click_emits_token_id_and_params_signal(qtbot, tmp_path, tiny_model):
     assert blocker.args == [int(result.ids[2])]
     with qtbot.waitSignal(pane.paramsChanged):
         pane.metric_box.setCurrentIndex(2)
-    assert pane.metric == "l2"
+    assert pane.metric_name == "l2"
     with qtbot.waitSignal(pane.paramsChanged):
         pane.k = 25
     assert pane.k == 25

@@ -6,7 +6,7 @@ import threading
 
 from PySide6.QtCore import Qt
 
-from explorer.app.jobs import Jobs
+from explorer.app.jobs import Jobs, Lane
 from explorer.ui.status import make_status_bar
 
 
@@ -24,11 +24,13 @@ def test_long_job_shows_progress_and_cancel_stops_it(qtbot):
         yield 0.9
         return "done"
 
-    jobs.lane("projection").submit(long_job, label="UMAP of 500 tokens", on_result=results.append)
+    jobs.lane(Lane.PROJECTION).submit(
+        long_job, label="UMAP of 500 tokens", on_result=results.append
+    )
     qtbot.waitUntil(lambda: status.bar.isVisible() and status.bar.value() == 400, timeout=30000)
     assert status.label.text() == "UMAP of 500 tokens"
     assert status.cancel.isVisible()
-    with qtbot.waitSignal(jobs.lane("projection").finished, timeout=30000):
+    with qtbot.waitSignal(jobs.lane(Lane.PROJECTION).finished, timeout=30000):
         qtbot.mouseClick(status.cancel, Qt.MouseButton.LeftButton)
     release.set()
     qtbot.waitUntil(lambda: not jobs.busy, timeout=30000)

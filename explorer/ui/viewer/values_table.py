@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
@@ -22,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.core.rows import RowData
-from explorer.core.vectors import BIT_LAYOUTS
+from explorer.core.vectors import BIT_LAYOUTS, BitFields
 from explorer.ui.viewer.style import (
     exact_decimal,
     float_repr,
@@ -34,7 +33,6 @@ from explorer.ui.viewer.style import (
 
 INDEX, VALUE, HEX, SIGN, EXPONENT, MANTISSA, BITS = range(7)
 _HEADERS = ("index", "value", "hex", "sign", "exponent", "mantissa", "bits")
-_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _ModelIndex = QModelIndex | QPersistentModelIndex
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
 _FONT = int(Qt.ItemDataRole.FontRole.value)
@@ -59,54 +57,6 @@ _FIELD_HUE = {SIGN: 3, EXPONENT: 0, MANTISSA: 2}  # series_color indices: red, b
 
 def field_colors(dark: bool) -> dict[int, QColor]:
     return {col: series_color(n, dark) for col, n in _FIELD_HUE.items()}
-
-
-class BitLayout:
-    """Field split of a whole row by numpy shifts (≤ d_model words); strings are made lazily."""
-
-    def __init__(self, raw: np.ndarray, dtype: str):
-        self.dtype = dtype
-        self.exp_bits, self.man_bits = BIT_LAYOUTS[dtype]
-        self.width = 1 + self.exp_bits + self.man_bits
-        self.bias = (1 << (self.exp_bits - 1)) - 1
-        words = np.ascontiguousarray(raw).view(_UINT[self.width]).astype(np.uint64)
-        self.words = words
-        self.sign = (words >> np.uint64(self.width - 1)).astype(np.int64)
-        self.exponent = (
-            (words >> np.uint64(self.man_bits)) & np.uint64((1 << self.exp_bits) - 1)
-        ).astype(np.int64)
-        self.mantissa = (words & np.uint64((1 << self.man_bits) - 1)).astype(np.int64)
-
-    def hex(self, i: int) -> str:
-        return f"0x{int(self.words[i]):0{self.width // 4}X}"
-
-    def binary(self, i: int) -> str:
-        b = format(int(self.words[i]), f"0{self.width}b")
-        return f"{b[0]} {b[1 : 1 + self.exp_bits]} {b[1 + self.exp_bits :]}"
-
-    def meaning(self, i: int) -> str:
-        """How the three fields make the value, e.g. '+1 × 2^−5 × (1 + 5/128)'."""
-        s, e, m = int(self.sign[i]), int(self.exponent[i]), int(self.mantissa[i])
-        top, frac = (1 << self.exp_bits) - 1, 1 << self.man_bits
-        sign = "−" if s else "+"
-        if self.dtype == "F8_E4M3":  # e4m3fn: no infinities, only S.1111.111 is NaN
-            if e == top and m == frac - 1:
-                return "NaN (exponent and mantissa all ones)"
-        elif e == top:
-            return (
-                f"{sign}infinity (exponent all ones, mantissa 0)"
-                if m == 0
-                else "NaN (exponent all ones)"
-            )
-        if e == 0:
-            if m == 0:
-                return f"{sign}0 (exponent and mantissa 0)"
-            return f"{sign}1 × 2^{_sup(1 - self.bias)} × ({m}/{frac})  — subnormal"
-        return f"{sign}1 × 2^{_sup(e - self.bias)} × (1 + {m}/{frac})"
-
-
-def _sup(n: int) -> str:
-    return str(n).replace("-", "−")
 
 
 def _header_tips(dtype: str | None) -> tuple[str, ...]:
@@ -136,7 +86,7 @@ class ValuesModel(QAbstractTableModel):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self._row: RowData | None = None
-        self._bits: BitLayout | None = None
+        self._bits: BitFields | None = None
         self._tips = _header_tips(None)
         self._mono = mono_font()
         self._bold = QFont(self._mono)
@@ -153,7 +103,7 @@ class ValuesModel(QAbstractTableModel):
         self.beginResetModel()
         self._row = row
         self._bits = (
-            BitLayout(row.raw, row.dtype) if row is not None and row.dtype in BIT_LAYOUTS else None
+            BitFields(row.raw, row.dtype) if row is not None and row.dtype in BIT_LAYOUTS else None
         )
         self._tips = _header_tips(row.dtype if row is not None else None)
         self.endResetModel()
@@ -169,6 +119,16 @@ class ValuesModel(QAbstractTableModel):
     @property
     def has_bits(self) -> bool:
         return self._bits is not None
+
+    @property
+    def bits(self) -> BitFields | None:
+        """The bit fields of the row shown (None for a dtype without them)."""
+        return self._bits
+
+    @property
+    def bold_font(self) -> QFont:
+        """The font of the row's largest |value|, the widest text in the table."""
+        return self._bold
 
     # -- Qt model API -------------------------------------------------------------------------
     def rowCount(self, parent: _ModelIndex = QModelIndex()) -> int:  # noqa: B008
@@ -352,7 +312,7 @@ class ValuesTable(QWidget):
         self._size_columns(n)
 
     def _size_columns(self, n: int) -> None:
-        fm = QFontMetrics(self.model._bold)
+        fm = QFontMetrics(self.model.bold_font)
         pad = 18
         widths = {
             INDEX: fm.horizontalAdvance("index") + pad,
@@ -362,7 +322,7 @@ class ValuesTable(QWidget):
             + pad,
         }
         if self.model.has_bits:
-            bits = self.model._bits
+            bits = self.model.bits
             assert bits is not None
             widths.update(
                 {

@@ -1,26 +1,28 @@
 """Neighbours of the selection, searched on the "neighbors" lane; the fast index on "index".
 
 One NeighborSearcher per open model. When a model opens, its fast index is loaded from the
-cache or built in the background (progress in the status bar); until it is ready, exact search
-serves. Every selection change starts a new search (the previous one is cancelled).
+cache or built in a child process (progress in the status bar); until it is ready, exact search
+serves. Every selection change starts a new search once the selection has settled.
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from explorer.app.controllers.base import FeatureController
 from explorer.app.index_process import build_in_child
-from explorer.app.jobs import cancel_flag
+from explorer.app.jobs import JobContext, Lane
 from explorer.app.state import AppState
 from explorer.core.model import EmbeddingModel
 from explorer.core.neighbors import NeighborResult, NeighborSearcher, query_for_ids
 
 DEFAULT_K = 50
 SETTLE_MS = 80  # a search starts once the selection has settled (clicking through tokens)
+SLOW_MS = 200  # say "searching" only when a search is not instant
 
 
 @dataclass(frozen=True)
@@ -33,29 +35,20 @@ class Neighbors:
     model: EmbeddingModel
 
 
-def leave_a_core_for_the_window() -> None:
-    """numba's parallel kernels (the exact search streams the whole matrix) use one thread less
-    than there are cores when started from this thread, so painting never waits for a core."""
-    import numba  # noqa: PLC0415 - already loaded by the search modules
-
-    # numba.config sets NUMBA_NUM_THREADS at import time through globals(), unseen by mypy
-    threads: int = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
-    numba.set_num_threads(max(1, min(threads, (os.cpu_count() or 2) - 1)))
-
-
 def search_neighbors(
-    searcher: NeighborSearcher, ids: tuple[int, ...], k: int, metric: str
+    searcher: NeighborSearcher, ids: tuple[int, ...], k: int, metric: str, ctx: JobContext
 ) -> Neighbors:
     """Worker thread: mean of the selected rows → top-k (fast index if ready, else exact)."""
-    leave_a_core_for_the_window()
     query = query_for_ids(searcher.model, ids)
-    result = searcher.search(query, k=k, metric=metric, cancel=cancel_flag().is_set)
+    result = searcher.search(query, k=k, metric=metric, cancel=ctx.cancelled)
     return Neighbors(ids, query.description, result, searcher.model)
 
 
-def build_index(searcher: NeighborSearcher):
+def build_index(
+    searcher: NeighborSearcher, ctx: JobContext
+) -> Generator[tuple[str, float], None, bool]:
     """Worker thread: load the cached fast index, or build it in a child process (progress)."""
-    yield from build_in_child(searcher, cancel_flag().is_set)
+    yield from build_in_child(searcher, ctx)
     if searcher.fast_ready:  # compile (or load from numba's cache) the fast kernels now, while
         searcher.search(query_for_ids(searcher.model, [0]), k=1)  # the model is still opening
     return searcher.fast_ready
@@ -66,11 +59,14 @@ def load_index(searcher: NeighborSearcher) -> bool:
     return searcher.load_cached_fast_index()
 
 
-class NeighborJobs(QObject):
+class NeighborsController(FeatureController):
+    LANE = Lane.NEIGHBORS
+
     resultsReady = Signal(object)  # Neighbors
     cleared = Signal(str)  # no selection (or no model): a hint to show instead
-    failed = Signal(str)  # the search failed (message)
+    failed = Signal(object)  # the search failed: the exception
     searching = Signal(bool)  # a search started (True) or ended (False)
+    slow = Signal(str)  # a search has run for SLOW_MS: what to show meanwhile
     fastReadyChanged = Signal(bool)
 
     def __init__(
@@ -83,9 +79,9 @@ class NeighborJobs(QObject):
         parent: QObject | None = None,
     ):
         """`auto_index=False`: never build the fast index (only load a cached one)."""
-        super().__init__(parent)
+        super().__init__(state, parent)
         self.auto_index = auto_index
-        self.state = state
+        self.index_lane = state.jobs.lane(Lane.INDEX)
         self.k = k
         self.metric = metric
         self.cache_dir = cache_dir
@@ -95,10 +91,14 @@ class NeighborJobs(QObject):
         self._settle.setSingleShot(True)
         self._settle.setInterval(SETTLE_MS)
         self._settle.timeout.connect(self.refresh)
-        state.modelChanged.connect(self._model_changed)
+        self._slow = QTimer(self)
+        self._slow.setSingleShot(True)
+        self._slow.setInterval(SLOW_MS)
+        self._slow.timeout.connect(self._still_searching)
+        self.searching.connect(lambda on: self._slow.start() if on else self._slow.stop())
         state.selectionChanged.connect(lambda _ids: self._settle.start())
         if state.model is not None:
-            self._model_changed(state.model)
+            self.model_changed(state.model)
 
     @property
     def fast_ready(self) -> bool:
@@ -117,16 +117,15 @@ class NeighborJobs(QObject):
     def refresh(self) -> None:
         """Search again for the current selection (now)."""
         self._settle.stop()
-        lane = self.state.jobs.lane("neighbors")
         ids = tuple(self.state.selection)
         if self.searcher is None or not ids:
-            lane.cancel()
+            self.lane.cancel()
             self.latest = None
             self.searching.emit(False)
             self.cleared.emit("Select a token to see its nearest neighbours")
             return
         label = "Searching neighbours" + ("" if self.fast_ready else " (exact)")
-        lane.submit(
+        self.lane.submit(
             search_neighbors,
             self.searcher,
             ids,
@@ -138,16 +137,20 @@ class NeighborJobs(QObject):
         )
         self.searching.emit(True)
 
-    def _model_changed(self, model: EmbeddingModel) -> None:
+    def model_changed(self, model: EmbeddingModel) -> None:
         self.searcher = NeighborSearcher(model, cache_dir=self.cache_dir)
         self.fastReadyChanged.emit(False)
-        self.state.jobs.lane("index").submit(
+        self.index_lane.submit(
             build_index if self.auto_index else load_index,
             self.searcher,
             label="Fast neighbour index",
             on_result=self._index_done,
         )
         self.refresh()
+
+    def _still_searching(self) -> None:
+        note = "" if self.fast_ready else " (exact search until the fast index is ready)"
+        self.slow.emit(f"Searching neighbours…{note}")
 
     def _index_done(self, ready: bool) -> None:
         self.fastReadyChanged.emit(bool(ready))
@@ -161,6 +164,6 @@ class NeighborJobs(QObject):
         self.latest = found
         self.resultsReady.emit(found)
 
-    def _failed(self, message: str) -> None:
+    def _failed(self, error: BaseException) -> None:
         self.searching.emit(False)
-        self.failed.emit(message)
+        self.failed.emit(error)

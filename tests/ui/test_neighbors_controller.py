@@ -1,11 +1,11 @@
-"""Neighbours of the selection on the "neighbors" lane; the fast index built in a child process."""
+"""NeighborsController: neighbours of the selection; the fast index built in a child process."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from explorer.app.controllers.neighbors import NeighborsController
 from explorer.app.index_process import child_command
-from explorer.app.neighbor_jobs import NeighborJobs
 from explorer.app.state import AppState
 
 
@@ -20,7 +20,7 @@ def brute_force_cosine(matrix: np.ndarray, ids: list[int]) -> list[int]:
 def test_selection_gets_exact_neighbours_and_the_fast_index_is_built(qtbot, tiny_model, tmp_path):
     path, matrix = tiny_model
     state = AppState()
-    jobs = NeighborJobs(state, k=5, cache_dir=tmp_path / "cache")
+    jobs = NeighborsController(state, k=5, cache_dir=tmp_path / "cache")
     with qtbot.waitSignal(
         jobs.fastReadyChanged, timeout=60000, check_params_cb=lambda ready: ready
     ):
@@ -56,13 +56,21 @@ def test_cancelled_child_build_is_killed_and_leaves_no_index(tiny_model, tmp_pat
     import pytest
 
     from explorer.app.index_process import build_in_child
+    from explorer.core.context import CallbackContext
     from explorer.core.errors import Cancelled
     from explorer.core.model import open_model
     from explorer.core.neighbors import NeighborSearcher
 
     path, _ = tiny_model
     searcher = NeighborSearcher(open_model(path), cache_dir=tmp_path / "cache")
-    with pytest.raises(Cancelled):
-        list(build_in_child(searcher, lambda: True))
+    asked = []
+
+    def cancelled_once_started() -> bool:  # not before the child starts, always after
+        asked.append(1)
+        return len(asked) > 1
+
+    with pytest.raises(Cancelled):  # the child is killed the moment it has started
+        list(build_in_child(searcher, CallbackContext(cancelled=cancelled_once_started)))
+    assert len(asked) >= 2
     assert not searcher.fast_ready
     assert not list((tmp_path / "cache").rglob("codes.npy"))

@@ -1,0 +1,104 @@
+"""Maps of tokens on the "projection" lane; umap-learn's warm-up on the background "warm-up" lane.
+
+A request runs in two jobs on the same lane (a new request cancels either): first the points
+are chosen and a PCA preview computed (explorer/core/map_layout.py), shown at once through
+``mapReady``; then, for UMAP, the layout, which replaces the preview (``mapReady`` again, with
+``data.final`` set).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from explorer.app.controllers.base import FeatureController
+from explorer.app.jobs import Lane
+from explorer.app.state import AppState
+from explorer.core import map_layout
+from explorer.core.map_layout import MapData, MapRequest
+from explorer.core.model import EmbeddingModel
+
+_warmed = False  # umap-learn compiles once per process
+
+
+class MapController(FeatureController):
+    LANE = Lane.PROJECTION
+
+    mapReady = Signal(object)  # MapData: the preview (final=False) or the final map
+    progress = Signal(str, float)  # text, fraction 0..1 of the running request
+    busyChanged = Signal(bool)  # a request started (True: progress starts at 0) or ended
+    failed = Signal(object)  # the exception
+    reset = Signal()  # a new model: no map
+
+    def __init__(self, state: AppState, parent: QObject | None = None):
+        super().__init__(state, parent)
+        self.warm_lane = state.jobs.lane(Lane.WARM_UP)
+        self.data: MapData | None = None  # the map on screen
+        self.running = False
+
+    def request(self, req: MapRequest) -> None:
+        """Make a map of the current model (ignored with no model)."""
+        model = self.state.model
+        if model is None:
+            return
+        previous = (self.data.nb.ids, self.data.coords) if self.data is not None else None
+        self._set_busy(True)
+        self.lane.submit(
+            map_layout.choose_and_preview,
+            model,
+            req,
+            previous,
+            label="Map: choosing tokens",
+            on_result=lambda data: self._preview_ready(data, req),
+            on_error=self._failed,
+            on_progress=self.progress.emit,
+        )
+
+    def cancel(self) -> None:
+        self.lane.cancel()
+        self._set_busy(False)
+        self.state.statusMessage.emit("Map cancelled")
+
+    def warm_up(self) -> None:
+        """Compile umap-learn in the background, once per process (idempotent)."""
+        if _warmed or self.warm_lane.busy:
+            return
+        self.warm_lane.submit(map_layout.warm_up, label="Compiling UMAP", on_result=_set_warmed)
+
+    def model_changed(self, model: EmbeddingModel) -> None:
+        self._set_busy(False)
+        self.data = None
+        self.reset.emit()
+
+    def _preview_ready(self, data: MapData, req: MapRequest) -> None:
+        self.data = data
+        self.mapReady.emit(data)
+        if data.final:
+            self._set_busy(False)
+            return
+        self.lane.submit(
+            map_layout.layout,
+            data,
+            req.params,
+            label=f"Map: UMAP of {len(data.nb):,} tokens",
+            on_result=self._final_ready,
+            on_error=self._failed,
+            on_progress=self.progress.emit,
+        )
+
+    def _final_ready(self, data: MapData) -> None:
+        self.data = data
+        self.mapReady.emit(data)
+        self._set_busy(False)
+
+    def _failed(self, error: BaseException) -> None:
+        self._set_busy(False)
+        self.failed.emit(error)
+
+    def _set_busy(self, busy: bool) -> None:
+        self.running = busy
+        self.busyChanged.emit(busy)
+
+
+def _set_warmed(_done: object) -> None:
+    global _warmed
+    _warmed = True

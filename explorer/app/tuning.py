@@ -1,0 +1,49 @@
+"""Process-wide tuning for the window, in one place: call `tune_process()` once at start-up.
+
+* The GIL switch interval: a worker running Python holds the GIL for up to this long before
+  the GUI thread, which gives it up on every call into Qt, gets it back (CPython: 5 ms).
+* The cyclic GC: everything alive once a model is open (modules, numba's compiler state, the
+  vocabulary) lives as long as the model; `freeze_long_lived()` keeps it out of full GC passes,
+  which would otherwise take ~100 ms and, run from any thread, freeze the window that long.
+* numba's thread count is per thread: each job worker leaves one core for the window
+  (`tune_worker_thread`, called by the job layer before every job).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+
+GIL_SWITCH_INTERVAL = 0.0005  # seconds
+
+_tuned = False
+
+
+def tune_process() -> None:
+    """Idempotent; called by the GUI entry point (and the UI test session)."""
+    global _tuned
+    if _tuned:
+        return
+    _tuned = True
+    sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
+
+
+def freeze_long_lived() -> None:
+    """Move every object alive now out of the cyclic GC's reach (after a model has opened)."""
+    gc.freeze()
+
+
+def worker_threads() -> int:
+    """numba threads for one job: one core fewer than the machine has."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def tune_worker_thread() -> None:
+    """numba's parallel kernels, started from this thread, leave a core for the window."""
+    numba = sys.modules.get("numba")
+    if numba is None:  # nothing compiled with numba runs before the search modules import it
+        return
+    # numba.config sets NUMBA_NUM_THREADS at import time through globals(), unseen by mypy
+    threads: int = numba.config.NUMBA_NUM_THREADS
+    numba.set_num_threads(max(1, min(threads, worker_threads())))

@@ -1,0 +1,89 @@
+"""The map's computation (no Qt): choosing points, the PCA preview, alignment, clusters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.core import map_layout, projection
+from explorer.core.context import CallbackContext
+from explorer.core.errors import Cancelled
+from explorer.core.map_layout import MapRequest, clusters_of
+from explorer.core.model import open_model
+from explorer.core.resources import demo_model_dir
+
+PCA = projection.ProjectionParams(method="pca", seed=3)
+FAST_UMAP = projection.ProjectionParams(n_neighbors=5, n_epochs=20, seed=3)
+
+
+def run(gen):
+    """Drive a generator job to its return value; returns (progress steps, value)."""
+    steps = []
+    while True:
+        try:
+            steps.append(next(gen))
+        except StopIteration as stop:
+            return steps, stop.value
+
+
+@pytest.fixture(scope="module")
+def demo():
+    model = open_model(demo_model_dir())
+    yield model
+    model.close()
+
+
+def test_clusters_of_finds_separated_groups_and_names_them_by_their_central_token():
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [100.0, 0.0], [0.0, 100.0]])
+    which = np.repeat(np.arange(3), 30)
+    coords = centres[which] + rng.standard_normal((90, 2))
+    coords[0] = coords[1:30].mean(axis=0)  # exactly the mean of group 0: its central token
+    labels = [f"t{i}" for i in range(90)]
+    clusters, names = clusters_of(coords, labels, seed=0)
+    assert len(names) == 3  # 90 points: 3 clusters (one per 25 points, at most 8)
+    for g in range(3):  # every group is one cluster, and no cluster spans two groups
+        assert len(set(clusters[which == g].tolist())) == 1
+    assert len(set(clusters.tolist())) == 3
+    assert "t0 (30)" in names
+
+
+def test_clusters_of_a_small_map_is_one_cluster():
+    clusters, names = clusters_of(np.zeros((10, 2)), ["a"] * 10, seed=0)
+    assert clusters.tolist() == [0] * 10 and names == ("a",)
+
+
+def test_pca_map_around_a_token_is_final_with_clusters(demo):
+    cat = demo.tokenizer.find("cat")
+    req = MapRequest("around", 120, PCA, query_ids=(cat,))
+    seen = []
+    ctx = CallbackContext(progress=lambda f, t: seen.append((f, t)))
+    steps, data = run(map_layout.choose_and_preview(demo, req, None, ctx))
+    assert steps[0] == ("Choosing tokens", 0.02)
+    assert data.final and len(data.nb) == 120 and data.nb.ids[0] == cat
+    assert data.coords.shape == (120, 2) and data.clusters is not None
+    assert len(data.cluster_names) == 4  # 120 // 25
+    expected = projection.pca_2d(projection.prepare(demo.vectors(data.nb.ids)), PCA.seed)
+    np.testing.assert_allclose(data.coords, expected, rtol=1e-5, atol=1e-5)
+    assert all(0.02 <= f <= 0.52 for f, _ in seen)  # the vocabulary scan reported progress
+
+
+def test_preview_is_aligned_to_the_previous_map(demo):
+    dog = demo.tokenizer.find("dog")
+    req = MapRequest("around", 60, FAST_UMAP, query_ids=(dog,))
+    _, first = run(map_layout.choose_and_preview(demo, req, None, CallbackContext()))
+    assert not first.final and first.clusters is None
+    turned = first.coords @ np.array([[0.0, -1.0], [1.0, 0.0]]) * 3 + 5  # rotated, scaled, moved
+    previous = (first.nb.ids, turned)
+    _, again = run(map_layout.choose_and_preview(demo, req, previous, CallbackContext()))
+    np.testing.assert_allclose(again.coords, turned, atol=1e-3 * np.abs(turned).max())
+
+
+def test_umap_layout_replaces_the_preview_and_is_cancellable(demo):
+    req = MapRequest("list", 0, FAST_UMAP, refs="cat, dog, kitten, banana, apple, car, bus, red")
+    _, preview = run(map_layout.choose_and_preview(demo, req, None, CallbackContext()))
+    _, final = run(map_layout.layout(preview, FAST_UMAP, CallbackContext()))
+    assert final.final and final.coords.shape == (8, 2)
+    assert final.nb is preview.nb and final.clusters is not None
+    with pytest.raises(Cancelled):
+        run(map_layout.layout(preview, FAST_UMAP, CallbackContext(cancelled=lambda: True)))
