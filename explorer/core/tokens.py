@@ -73,7 +73,7 @@ def _encode(tokenizer: Tokenizer, text: str, special: bool):
     try:
         # encode_batch releases the GIL (encode does not), so a long text never stalls the GUI.
         return tokenizer.encode_batch([text], add_special_tokens=special)[0]
-    except Exception as e:  # noqa: BLE001 - tokenizers raises plain Exception
+    except Exception as e:  # tokenizers raises plain Exception
         first = (str(e).splitlines() or [type(e).__name__])[0]
         raise TokenError(f"the tokenizer cannot encode {shown(text)}: {first}") from None
 

@@ -28,7 +28,7 @@ def finishes(fn, seconds: float = 60.0):
     def target():
         try:
             box["value"] = fn()
-        except BaseException as e:  # noqa: BLE001 - handed back to the test
+        except BaseException as e:  # handed back to the test
             box["error"] = e
 
     t = threading.Thread(target=target, daemon=True)
@@ -84,7 +84,7 @@ def _reference_accepts(path) -> bool:
     try:
         with safetensors.safe_open(str(path), framework="numpy"):
             return True
-    except Exception:  # noqa: BLE001 - any refusal
+    except Exception:  # any refusal
         return False
 
 

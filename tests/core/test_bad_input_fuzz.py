@@ -74,7 +74,7 @@ def _reference_accepts(path: Path) -> bool:
     try:
         with safetensors.safe_open(str(path), framework="numpy"):
             return True
-    except Exception:  # noqa: BLE001 - any refusal
+    except Exception:  # any refusal
         return False
 
 
