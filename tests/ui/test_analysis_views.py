@@ -203,6 +203,7 @@ def test_tabs_compute_only_when_shown_and_a_listed_token_opens_in_the_viewer(qtb
     assert tabs.explain_view.diagram.verdict() == f"✓ identical: {DIM} of {DIM} values"
     win.centre.setCurrentWidget(tabs.head_view)
     qtbot.waitUntil(lambda: "zero vector" in tabs.head_view.token.text(), timeout=30000)
+    qtbot.waitUntil(lambda: tabs.head.latest is not None, timeout=30000)  # its own lane
     assert "separate" in tabs.head_view.banner.text()  # the all-zero row has no neighbours
     win.state.select([ZERO + 1])
     qtbot.waitUntil(lambda: tabs.head.token is not None, timeout=30000)
