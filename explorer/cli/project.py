@@ -14,7 +14,7 @@ from pathlib import Path
 from explorer.cli.common import add_model_options, load_model
 from explorer.core import figure, neighbourhood, projection
 from explorer.core.errors import ExplorerError
-from explorer.core.tokens import parse_token_ref
+from explorer.core.token_text import parse_token_ref
 
 FORMATS = (".png", ".svg", ".csv", ".json")
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from explorer.cli.common import add_model_options, json_safe, load_model, print_json
 from explorer.core.errors import ExplorerError
-from explorer.core.tokens import parse_token_ref
+from explorer.core.token_text import parse_token_ref
 
 FORMATS = ("json", "csv", "npy")
 
