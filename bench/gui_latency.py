@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         wait(lambda: window.state.model is not None)
         opened = time.perf_counter() - t0
         phase("open (tokenizer, labels)")
-        wait(lambda: window.search.index is not None and window.state.levels is not None)
+        wait(lambda: window.vocabulary.index is not None and window.state.levels is not None)
         phase("colour range, vocabulary index")
 
         window.token_pane.editor.setFocus()

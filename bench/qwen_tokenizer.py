@@ -112,7 +112,7 @@ def convert(ranks: dict[bytes, int], pattern: str, specials: list[tuple[int, str
 
     vocab = {as_piece(tok): rank for tok, rank in ranks.items()}
     merges = []
-    for tok, rank in sorted(ranks.items(), key=lambda kv: kv[1]):  # rank order
+    for tok in sorted(ranks, key=ranks.__getitem__):  # rank order
         # every split into two tokens: tiktoken merges any adjacent pair whose join is a token,
         # whichever path led to the pair, so every such pair is a merge at the join's rank
         for i in range(1, len(tok)):
