@@ -27,7 +27,10 @@ _LENGTH = struct.Struct("<I")
 
 
 def write_message(out: BinaryIO, header: dict[str, Any], buffers: Sequence[Any] = ()) -> None:
-    raw = [memoryview(np.ascontiguousarray(b) if isinstance(b, np.ndarray) else b) for b in buffers]
+    raw = [
+        memoryview(np.ascontiguousarray(b).data if isinstance(b, np.ndarray) else b)
+        for b in buffers
+    ]
     head = json.dumps({**header, "buffers": [m.nbytes for m in raw]}).encode("utf-8")
     out.write(_LENGTH.pack(len(head)) + head)
     for m in raw:
@@ -61,6 +64,7 @@ def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
     from explorer.app import tuning
     from explorer.core.errors import ExplorerError
     from explorer.core.model import open_model
+    from explorer.core.tokens import TokenizerInfo
     from explorer.core.vocab_table import VocabTable
 
     before = tuning.lower_priority()  # loading competes with the window for the cores
@@ -70,10 +74,10 @@ def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
         write_message(out, {"op": "error", "message": str(e)})
         return 2
     info = model.tokenizer
-    if info is None:
+    if not isinstance(info, TokenizerInfo):  # None: the model has no tokenizer
         write_message(out, {"op": "none"})
         return 0
-    table = VocabTable.from_info(info)  # type: ignore[arg-type]
+    table = VocabTable.from_info(info)
     header = {"op": "ready", "meta": table.meta, "warnings": model.tokenizer_warnings}
     write_message(out, header, table.buffers())
     del table

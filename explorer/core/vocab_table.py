@@ -111,12 +111,29 @@ class VocabTable:
             dict(meta),
         )
 
+    @cached_property
+    def _piece_at(self) -> list[int]:  # Python ints: numpy scalar indexing is slow per id
+        return self.piece_offsets.tolist()
+
+    @cached_property
+    def _data_at(self) -> list[int]:
+        return self.data_offsets.tolist()
+
+    def piece_utf8(self, i: int) -> bytes:
+        at = self._piece_at
+        return self.pieces[at[i] : at[i + 1]]
+
     def piece(self, i: int) -> str:
-        a, b = self.piece_offsets[i], self.piece_offsets[i + 1]
-        return self.pieces[a:b].decode("utf-8", errors="surrogatepass")
+        return self.piece_utf8(i).decode("utf-8", errors="surrogatepass")
 
     def token_bytes(self, i: int) -> bytes:
-        return self.data[self.data_offsets[i] : self.data_offsets[i + 1]]
+        at = self._data_at
+        return self.data[at[i] : at[i + 1]]
+
+
+def _first_wins(keys: list[bytes], ids: list[int]) -> dict[bytes, int]:
+    """{key: the first id with it}, built by dict() in C rather than a Python loop."""
+    return dict(zip(reversed(keys), reversed(ids), strict=True))
 
 
 class _Labels(Sequence[str]):
@@ -157,9 +174,10 @@ class VocabTokenizer:
         self.rows = rows
         self.labels = _Labels(self, max(len(table), rows or 0))
         self.special_ids = set(np.flatnonzero(table.flags & SPECIAL).tolist())
+        self._flags: list[int] = table.flags.tolist()  # per-id reads: list, not numpy scalars
 
     def has_id(self, token_id: int) -> bool:
-        return 0 <= token_id < len(self.table) and bool(self.table.flags[token_id] & PRESENT)
+        return 0 <= token_id < len(self._flags) and bool(self._flags[token_id] & PRESENT)
 
     def present_mask(self, rows: int) -> np.ndarray:
         """bool [rows]: True where the tokenizer has a token for the row."""
@@ -178,7 +196,7 @@ class VocabTokenizer:
         if not self.has_id(token_id):
             return f"<unused {token_id}>"
         text = readable(self.table.token_bytes(token_id))
-        if self.table.flags[token_id] & CONTINUES:
+        if self._flags[token_id] & CONTINUES:
             return self.subword_prefix + text
         return text
 
@@ -190,22 +208,19 @@ class VocabTokenizer:
         return self
 
     @cached_property
-    def _piece_index(self) -> dict[str, int]:
-        index: dict[str, int] = {}
-        for i in np.flatnonzero(self.table.flags & PRESENT).tolist():
-            index.setdefault(self.table.piece(i), i)
-        return index
+    def _piece_index(self) -> dict[bytes, int]:
+        """UTF-8 of each piece → its id."""
+        ids = np.flatnonzero(self.table.flags & PRESENT).tolist()
+        return _first_wins([self.table.piece_utf8(i) for i in ids], ids)
 
     @cached_property
     def _bytes_index(self) -> dict[bytes, int]:
-        index: dict[bytes, int] = {}
-        continuation: dict[bytes, int] = {}
+        """Exact bytes → id; a WordPiece continuation ('##s') only where no word has them."""
         flags = self.table.flags
-        for i in np.flatnonzero(flags & PRESENT).tolist():
-            target = continuation if flags[i] & CONTINUES else index
-            target.setdefault(self.table.token_bytes(i), i)
-        for k, v in continuation.items():
-            index.setdefault(k, v)
+        index: dict[bytes, int] = {}
+        for kind in (CONTINUES, 0):  # continuations first, so words overwrite them
+            ids = np.flatnonzero((flags & PRESENT) & ((flags & CONTINUES) == kind)).tolist()
+            index.update(_first_wins([self.table.token_bytes(i) for i in ids], ids))
         return index
 
     def find(self, text: str) -> int:
@@ -213,7 +228,7 @@ class VocabTokenizer:
         check_text(text, "token text")
         unmarked = unmark(text)
         by_bytes = self._bytes_index.get(unmarked.encode("utf-8"))
-        by_piece = self._piece_index.get(text)
+        by_piece = self._piece_index.get(text.encode("utf-8", errors="surrogatepass"))
         if self.byte_level:
             # a byte-level piece spells bytes as Latin-1 look-alikes: read typed text as text first
             if by_bytes is not None:
