@@ -8,7 +8,9 @@ for how a new one plugs in), and views follow the controllers.
   every controller and view (including the caller) follows. Read ``state.model``,
   ``state.selection``, ``state.tokens``, ``state.levels`` at any time on the GUI thread.
 * ``state.model`` is an EmbeddingModel (see explorer/core/model.py) or None before the first open.
-  Its memmap may be read from worker threads; labels (``model.label``) are precomputed on open.
+  Its memmap may be read from worker threads; labels (``model.label``) are decoded per id from
+  the vocabulary table the tokenizer's child process sent on open
+  (explorer/app/tokenizer_service.py); ``tokenizer_service`` is that child.
 * ``statusMessage(str)`` shows a transient line in the status bar; ``errorOccurred(str)`` is for
   failures the user must see (the window shows a dialog).
 * AppState owns three lanes itself: ``Lane.MODEL`` (opening), ``Lane.LEVELS`` (the heatmap's
