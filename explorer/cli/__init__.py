@@ -1,53 +1,64 @@
 """Command line: headless subcommands over the Qt-free core; `gui` (the default) starts the window.
 
 Each subcommand lives in its own module with `register(subparsers)`, which sets `func`.
-Nothing here imports Qt; `gui` imports the window lazily.
+Only the module of the command being run is imported (all of them for `--help`), and each keeps
+its heavy imports (numba, umap, scikit-learn, Qt) inside the command function, so that `info`,
+`tokenize` and `vector` answer at about the speed of a script that reads one row.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
+import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from explorer import __version__
-from explorer.cli import common, gui, info, tokenize, vector
-from explorer.core.errors import ExplorerError
+from explorer.cli import common
+from explorer.core.errors import ExplorerError, one_line
 
-SUBCOMMANDS = [info, tokenize, vector, gui]
+# command name -> module under explorer.cli
+COMMAND_MODULES = {
+    "info": "info",
+    "tokenize": "tokenize",
+    "vector": "vector",
+    "neighbors": "neighbors",
+    "project": "project",
+    "index": "index",
+    "models": "models",
+    "stats": "stats",
+    "compare-head": "compare_head",
+    "compare": "compare",
+    "learn": "learn",
+    "gui": "gui",
+}
+COMMANDS = tuple(COMMAND_MODULES)
 PROG = "embedding-explorer"
-
-
-def _optional_subcommands() -> list:
-    """Subcommands added by later modules; each is skipped if its module is absent."""
-    import importlib
-
-    found = []
-    for name in ("neighbors", "project", "models"):
-        try:
-            found.append(importlib.import_module(f"explorer.cli.{name}"))
-        except ModuleNotFoundError as e:
-            if e.name != f"explorer.cli.{name}":
-                raise
-    return found
 
 
 class OneLineParser(argparse.ArgumentParser):
     """Usage errors are one line on stderr and exit code 2, like every other bad input."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
+        self.exit(2, f"{PROG}: error: {one_line(message)} (see --help)\n")
+
+    def _print_message(self, message: str, file=None) -> None:
+        if (file or sys.stderr) is not None:  # a closed stdout/stderr must not crash --help
+            super()._print_message(message, file)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with `only`, just that subcommand (imports only its module)."""
     parser = OneLineParser(
         prog=PROG, description="Look inside the token-embedding matrix of a language model."
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    for module in SUBCOMMANDS[:3] + _optional_subcommands() + SUBCOMMANDS[3:]:
-        module.register(sub)
+    for name in COMMANDS if only is None else (only,):
+        importlib.import_module(f"explorer.cli.{COMMAND_MODULES[name]}").register(sub)
     return parser
 
 
@@ -55,28 +66,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         try:  # text output to a non-UTF-8 terminal or pipe must not crash on ␣ or 🐱
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-        except (AttributeError, ValueError):
+        except (AttributeError, ValueError, OSError):  # OSError: its descriptor is closed
             pass
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr,arg-type]
     first = args_list[0] if args_list else None
-    if first is None or (first not in commands and first not in ("-h", "--help", "--version")):
+    if first is None or (first not in COMMANDS and first not in ("-h", "--help", "--version")):
         if first is not None and not first.startswith("-") and not os.path.exists(first):
             # a typo such as `infoo` should not open a window that then fails
             return common.fail(
-                f"{first!r} is neither a command ({', '.join(sorted(commands))}) "
+                f"{first!r} is neither a command ({', '.join(sorted(COMMANDS))}) "
                 "nor an existing model path"
             )
         args_list.insert(0, "gui")
-    args = parser.parse_args(args_list)
+    if sys.stdout is None:  # started with >&-
+        sys.stdout = common.ClosedStream()  # type: ignore[assignment]
+    parser = build_parser(args_list[0] if args_list[0] in COMMANDS else None)
     try:
-        return int(args.func(args) or 0)
+        args = parser.parse_args(args_list)
+    except SystemExit as e:  # usage errors (2), --help and --version (0): a return code
+        return e.code if isinstance(e.code, int) else 2
+    try:
+        with warnings.catch_warnings():
+            # NaN/inf rows are reported in the output itself; numpy's warnings would add lines
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return int(args.func(args) or 0)
     except ExplorerError as e:
         return common.fail(str(e))
     except KeyboardInterrupt:
         return common.fail("interrupted", code=130)
     except BrokenPipeError:
         return 0
-    except (OSError, MemoryError) as e:
+    except OSError as e:
+        if e.errno == errno.EBADF:  # fd 1 closed after start, e.g. by a parent process
+            return common.fail("standard output is closed; redirect it to a file or use --out")
+        return common.fail(f"{type(e).__name__}: {e}")
+    except (MemoryError, RecursionError) as e:
         return common.fail(f"{type(e).__name__}: {e}")

@@ -8,6 +8,9 @@ import math
 import sys
 from typing import Any
 
+import numpy as np
+
+from explorer.core.errors import ExplorerError, one_line
 from explorer.core.model import EmbeddingModel, open_model
 from explorer.core.resources import demo_model_dir
 
@@ -26,6 +29,37 @@ def add_model_options(p: argparse.ArgumentParser, json_flag: bool = True) -> Non
 
 def load_model(args: argparse.Namespace, tokenizer: bool = True) -> EmbeddingModel:
     return open_model(args.model or demo_model_dir(), tensor=args.tensor, tokenizer=tokenizer)
+
+
+def label_of(model: EmbeddingModel, token_id: int) -> str:
+    """`model.label(token_id)` for one id, without building the whole vocabulary's labels
+    (0.3 s for 30k tokens, which a one-row command should not pay)."""
+    tok = model.tokenizer
+    if tok is None:
+        return model.label(token_id)
+    from explorer.core.tokens import TokenizerInfo  # loaded already: the model has one
+
+    assert isinstance(tok, TokenizerInfo)  # the CLI loads it in-process
+    piece = tok.tokenizer.id_to_token(token_id) if 0 <= token_id < tok.vocab_size else None
+    if piece is None:  # ids beyond the vocabulary or holes in it: the general path
+        return model.label(token_id)
+    return tok.piece_text(token_id, piece)
+
+
+def used_rows(model: EmbeddingModel) -> np.ndarray:
+    """`model.used_rows` from one `get_vocab()` call. The model builds it with one short call per
+    id so that a GUI thread can run in between (80 ms for 30k ids); a command has no GUI thread.
+    The mask is stored where the cached property keeps it, so `model.info()` uses it."""
+    if "used_rows" not in vars(model) and model.tokenizer is not None:
+        from explorer.core.tokens import TokenizerInfo
+
+        assert isinstance(model.tokenizer, TokenizerInfo)  # the CLI loads it in-process
+        ids = np.fromiter(model.tokenizer.tokenizer.get_vocab(with_added_tokens=True).values(), int)
+        mask = np.zeros(model.rows, dtype=bool)
+        mask[ids[(ids >= 0) & (ids < model.rows)]] = True
+        mask.flags.writeable = False
+        vars(model)["used_rows"] = mask
+    return model.used_rows
 
 
 def json_safe(x: Any) -> Any:
@@ -50,6 +84,22 @@ def print_json(obj: Any) -> None:
 
 
 def fail(message: str, code: int = 2) -> int:
-    one_line = " ".join(message.split())  # exactly one line, whatever the message holds
-    sys.stderr.write(f"embedding-explorer: error: {one_line}\n")
+    # exactly one line, whatever the message holds, cut to MAX_ERROR_CHARS
+    if sys.stderr is not None:  # None when started with 2>&-
+        try:
+            sys.stderr.write(f"embedding-explorer: error: {one_line(message)}\n")
+        except (OSError, ValueError):
+            pass
     return code
+
+
+class ClosedStream:
+    """Stands in for a stdout that was closed at start (`>&-`): writing is a clean error."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        raise ExplorerError("standard output is closed; redirect it to a file or use --out")
+
+    def flush(self) -> None:
+        pass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli.common import add_model_options, load_model, print_json
+from explorer.cli.common import add_model_options, load_model, print_json, used_rows
 from explorer.core.units import human_size, short_source
 
 
@@ -16,6 +16,7 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     model = load_model(args)
+    used_rows(model)
     model.check_head()  # every row of a stored head, not only the sampled ones
     info = model.info()
     if args.json:

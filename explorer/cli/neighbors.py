@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model, print_json
 from explorer.core.neighbors import (
+    MAX_K,
     METRICS,
     NeighborSearcher,
     query_for_expression,
@@ -20,23 +22,42 @@ def register(sub) -> None:
     p = sub.add_parser(
         "neighbors",
         help="nearest tokens to a token, phrase or vector expression",
-        description="Top-k nearest rows of the embedding matrix. Uses exact search unless a fast "
-        "index for this file is already cached (the GUI builds one).",
+        description="Top-k nearest rows of the embedding matrix. By default the cheaper path "
+        "known to be right: exact search for small matrices, else the fast index if one is "
+        "cached and its recall@10 measured at build reaches 0.99.",
     )
     add_model_options(p)
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--id", type=int, metavar="N", help="token id (row number)")
-    which.add_argument("--token", metavar="TEXT", help="a single token's text, or #id")
-    which.add_argument("--text", metavar="PHRASE", help="a phrase: the mean of its tokens' rows")
+    which.add_argument("--id", type=args_.token_id, metavar="N", help="token id (row number)")
+    which.add_argument(
+        "--token", type=args_.text, metavar="TEXT", help="a single token's text, or #id"
+    )
+    which.add_argument(
+        "--text",
+        type=args_.text,
+        metavar="PHRASE",
+        help="a phrase: the mean of its tokens' rows",
+    )
     which.add_argument(
         "--expr",
+        type=args_.text,
         metavar="EXPR",
         help="vector expression, e.g. 'king - man + woman' (terms: token text, "
         "#id, or a quoted phrase)",
     )
-    p.add_argument("-k", type=int, default=10, metavar="K", help="how many neighbours (default 10)")
+    p.add_argument(
+        "-k",
+        type=args_.int_range(1, MAX_K, "k"),
+        default=10,
+        metavar="K",
+        help=f"how many neighbours (default 10, at most {MAX_K:,})",
+    )
     p.add_argument("--metric", choices=METRICS, default="cosine", help="default: cosine")
-    p.add_argument("--exact", action="store_true", help="always scan the whole matrix")
+    path = p.add_mutually_exclusive_group()
+    path.add_argument("--exact", action="store_true", help="always scan the whole matrix")
+    path.add_argument(
+        "--fast", action="store_true", help="use the fast index (built first if needed)"
+    )
     p.add_argument("--include-query", action="store_true", help="keep the query's own tokens")
     p.set_defaults(func=run)
 
@@ -52,14 +73,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         query = query_for_expression(model, args.expr)
     searcher = NeighborSearcher(model)
-    if not args.exact:
+    if args.fast:
+        for _ in searcher.build_fast_index():
+            pass
+    elif not args.exact:
         searcher.load_cached_fast_index()  # never build one for a single query
     result = searcher.search(
         query,
         k=args.k,
         metric=args.metric,
         include_query=args.include_query,
-        exact=True if args.exact else None,
+        exact=True if args.exact else (False if args.fast else None),
     )
     tok = model.tokenizer
     rows = []
@@ -76,12 +100,16 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
         return 0
-    kind = "exact" if result.exact else "fast index"
+    kind = result.path_label
+    if args.fast and result.path != "fast":
+        sys.stderr.write(f"note: answered exactly: {result.note}\n")
     score_name = {"cosine": "cosine", "dot": "dot", "l2": "distance"}[args.metric]
     print(f"neighbours of {query.description}  ({args.metric}, {kind})")
     width = max([len(r["text"]) for r in rows] + [5])
     print(f"{'rank':>4}  {'token':<{width}}  {'id':>8}  {score_name:>9}")
     for rank, r in enumerate(rows, 1):
         mark = "  (unused)" if r.get("unused") else ""
-        print(f"{rank:>4}  {r['text']:<{width}}  {r['id']:>8}  {r['score']:>9.4f}{mark}")
+        score = r["score"]  # dot products of huge rows (1e77) in scientific notation
+        shown = f"{score:>9.4f}" if abs(score) < 1e6 else f"{score:>9.4e}"
+        print(f"{rank:>4}  {r['text']:<{width}}  {r['id']:>8}  {shown}{mark}")
     return 0

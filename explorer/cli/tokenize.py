@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model, print_json
 from explorer.core.errors import TokenError
 
@@ -18,7 +19,7 @@ from explorer.core.errors import TokenError
 def register(sub) -> None:
     p = sub.add_parser("tokenize", help="split text into tokens")
     add_model_options(p)
-    p.add_argument("text", metavar="TEXT", nargs="?")
+    p.add_argument("text", metavar="TEXT", nargs="?", type=args_.text)
     p.add_argument(
         "--file",
         metavar="FILE",

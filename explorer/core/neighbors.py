@@ -1,34 +1,42 @@
 """Top-k nearest neighbours of tokens, phrases, vector expressions and raw vectors.
 
-Exact search streams the memory-mapped matrix once per batch of queries (search_exact);
-fast search uses a cached PCA sketch plus exact re-ranking (search_fast).  Rows that are all
-zeros or hold NaN/inf are never returned and are counted in `NeighborResult.skipped`.
+Exact search streams the memory-mapped matrix once per batch of queries (search_exact).  Fast
+search uses a cached index of sign codes plus exact re-ranking (search_fast), built and tuned by
+search_build, which measures its own recall@10 and stores it; an index that cannot reach 0.99
+for a metric is not used for it.  Where a scan of the whole matrix is quick anyway (small
+matrices), the exact path answers and no index is built unless asked.  Every result says which
+path answered and, for the index, its measured recall.  Rows that are all zeros or hold NaN/inf
+are never returned and are counted in `NeighborResult.skipped`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 
 from explorer.core import search_exact, search_fast
 from explorer.core.cache import default_cache_dir
-from explorer.core.errors import Cancelled, ExplorerError, TokenError
+from explorer.core.errors import Cancelled, ExplorerError
 from explorer.core.model import EmbeddingModel
+from explorer.core.neighbor_queries import (  # noqa: F401 - re-exported for callers
+    Query,
+    query_for_expression,
+    query_for_ids,
+    query_for_text,
+    query_for_vector,
+)
+from explorer.core.ranking import top_k, top_unordered
 
 METRICS = ("cosine", "dot", "l2")
 FAST_METRICS = ("cosine", "dot")
 MAX_K = 100_000
-
-
-@dataclass(frozen=True)
-class Query:
-    vector: np.ndarray  # float32 [dim]
-    exclude: frozenset[int]  # the query's own token ids (left out unless include_query)
-    description: str
+# Up to this many stored values an exact scan takes a few milliseconds: no index needed.
+CHEAP_EXACT_VALUES = 64_000_000
+_KERNEL_DTYPES = (np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32), np.dtype(np.float64))
 
 
 @dataclass
@@ -38,133 +46,19 @@ class NeighborResult:
     metric: str
     exact: bool
     skipped: int  # zero / non-finite rows left out
+    path: str = "exact"  # "exact" or "fast": which search answered
+    recall_at_10: float | None = None  # the fast index's recall@10, measured at build
+    note: str = ""  # why this path, in words a status line can show
 
     def __len__(self) -> int:
         return len(self.ids)
 
-
-# -- queries ------------------------------------------------------------------------------------
-
-
-def _mean_rows(model: EmbeddingModel, ids: Sequence[int]) -> np.ndarray:
-    vecs = model.vectors(list(ids)).astype(np.float64)
-    return vecs.mean(axis=0).astype(np.float32)
-
-
-def query_for_ids(model: EmbeddingModel, ids: Sequence[int]) -> Query:
-    """The mean of the given rows."""
-    ids = [model.check_id(int(i)) for i in ids]
-    if not ids:
-        raise TokenError("no token ids given")
-    desc = model.label(ids[0]) if len(set(ids)) == 1 else f"mean of {len(ids)} tokens"
-    return Query(_mean_rows(model, ids), frozenset(ids), desc)
-
-
-def _need_tokenizer(model: EmbeddingModel, what: str):
-    if model.tokenizer is None:
-        raise TokenError(
-            f"cannot look up {what!r}: this model has no tokenizer.json; use ids (#123)"
-        )
-    return model.tokenizer
-
-
-def _phrase_ids(model: EmbeddingModel, text: str) -> list[int]:
-    tok = _need_tokenizer(model, text)
-    if not text.strip():
-        raise TokenError("the text is empty")
-    tokens = tok.encode(text)
-    if not tokens:
-        raise TokenError(f"{text!r} encodes to no tokens")
-    unknown = [t for t in tokens if t.id in tok.special_ids and t.piece not in text]
-    if unknown:  # e.g. BERT's [UNK]: the text is not in the vocabulary
-        raise TokenError(f"{text!r} is not in the vocabulary (it encodes to {unknown[0].piece})")
-    ids = [t.id for t in tokens]
-    return [model.check_id(i) for i in ids]
-
-
-def query_for_text(model: EmbeddingModel, text: str) -> Query:
-    """The mean of the rows of the phrase's tokens."""
-    ids = _phrase_ids(model, text)
-    desc = text if len(ids) == 1 else f"{text} (mean of {len(ids)} tokens)"
-    return Query(_mean_rows(model, ids), frozenset(ids), desc)
-
-
-_TERM = re.compile(r"""\s*(?:"([^"]*)"|'([^']*)'|([^+\-"']+))\s*""")
-
-
-def _split_expression(expr: str) -> list[tuple[int, str]]:
-    """'king - man + woman' → [(+1, 'king'), (-1, 'man'), (+1, 'woman')].
-
-    A term is a token text, '#id', or a quoted string (quote terms that contain + or -).
-    """
-    terms: list[tuple[int, str]] = []
-    pos, sign, signed = 0, 1, False
-    expect_term = True
-    text = expr.strip()
-    if not text:
-        raise TokenError("the expression is empty")
-    while pos < len(text):
-        ch = text[pos]
-        if ch.isspace():
-            pos += 1
-            continue
-        if ch in "+-":
-            if expect_term and (terms or signed):
-                raise TokenError(
-                    f"expression {expr!r}: two operators in a row at position {pos + 1}"
-                )
-            sign, signed, expect_term = (1 if ch == "+" else -1), True, True
-            pos += 1
-            continue
-        if not expect_term:
-            raise TokenError(f"expression {expr!r}: missing + or - before position {pos + 1}")
-        if ch in "\"'" and text.find(ch, pos + 1) < 0:
-            raise TokenError(f"expression {expr!r}: unclosed quote at position {pos + 1}")
-        m = _TERM.match(text, pos)
-        if m is None:  # pragma: no cover - the pattern matches any remaining text
-            raise TokenError(f"expression {expr!r}: cannot read position {pos + 1}")
-        term = next(g for g in m.groups() if g is not None)
-        term = term if m.group(3) is None else term.strip()
-        if not term:
-            raise TokenError(f"expression {expr!r}: empty term at position {pos + 1}")
-        terms.append((sign, term))
-        pos, sign, signed, expect_term = m.end(), 1, False, False
-    if expect_term:
-        raise TokenError(f"expression {expr!r}: ends with an operator")
-    return terms
-
-
-def _term_ids(model: EmbeddingModel, term: str) -> list[int]:
-    if term.startswith("#") and term[1:].isdigit():
-        return [model.check_id(int(term[1:]))]
-    tok = _need_tokenizer(model, term)
-    try:
-        found = tok.find(term)
-    except TokenError:
-        return _phrase_ids(model, term)  # several tokens: their mean
-    if found in tok.special_ids and tok.piece(found) != term:
-        raise TokenError(f"{term!r} is not in the vocabulary (it encodes to {tok.piece(found)})")
-    return [model.check_id(found)]
-
-
-def query_for_expression(model: EmbeddingModel, expr: str) -> Query:
-    """A vector expression such as 'king - man + woman' ('#id' terms; multi-token term = mean)."""
-    total = np.zeros(model.dim, dtype=np.float64)
-    exclude: set[int] = set()
-    shown = []
-    for sign, term in _split_expression(expr):
-        ids = _term_ids(model, term)
-        total += sign * _mean_rows(model, ids).astype(np.float64)
-        exclude.update(ids)
-        shown.append(("- " if sign < 0 else "+ ") + term)
-    desc = " ".join(shown)
-    desc = desc[2:] if desc.startswith("+ ") else desc
-    return Query(total.astype(np.float32), frozenset(exclude), desc)
-
-
-def query_for_vector(vector, description: str = "vector") -> Query:
-    v = np.asarray(vector, dtype=np.float32).reshape(-1)
-    return Query(v, frozenset(), description)
+    @property
+    def path_label(self) -> str:
+        """e.g. "fast index · recall@10 0.997, measured at build" or "exact"."""
+        if self.path == "fast" and self.recall_at_10 is not None:
+            return f"fast index · recall@10 {self.recall_at_10:.3f}, measured at build"
+        return "exact" + (f" · {self.note}" if self.note else "")
 
 
 # -- search -------------------------------------------------------------------------------------
@@ -185,17 +79,6 @@ def _check_args(model: EmbeddingModel, queries: Sequence[Query], k: int, metric:
             raise ExplorerError(f"query {q.description!r} is the zero vector: cosine is undefined")
 
 
-def _rank(key: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the k largest finite keys, best first (ties: lower position first)."""
-    finite = np.isfinite(key)
-    k = min(k, int(finite.sum()))
-    if k == 0:
-        return np.zeros(0, dtype=np.int64)
-    key = np.where(finite, key, -np.inf)
-    top = np.argpartition(-key, k - 1)[:k] if k < len(key) else np.arange(len(key))
-    return top[np.lexsort((top, -key[top]))].astype(np.int64)
-
-
 class NeighborSearcher:
     """Exact and fast top-k search over one model's embedding matrix."""
 
@@ -204,9 +87,10 @@ class NeighborSearcher:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._sq: np.ndarray | None = None  # squared row norms, float64
         self._valid: np.ndarray | None = None  # rows that are finite and non-zero
-        self._fast: search_fast.SketchIndex | None = None
+        self._fast: search_fast.SignIndex | None = None
         self._penalty: np.ndarray | None = None  # 0 for usable rows, -inf for skipped ones
         self._norms32: np.ndarray | None = None
+        self._ones: np.ndarray | None = None
 
     # -- row norms, learned during the first exact pass or from the cache ------------------------
     def _set_norms(self, sq: np.ndarray) -> None:
@@ -220,42 +104,50 @@ class NeighborSearcher:
         return None if self._valid is None else int(self.model.rows - self._valid.sum())
 
     @property
+    def exact_is_cheap(self) -> bool:
+        """A whole-matrix scan takes a few milliseconds: the exact path is the default."""
+        return self.model.rows * self.model.dim <= CHEAP_EXACT_VALUES
+
+    @property
+    def index(self) -> search_fast.SignIndex | None:
+        """The loaded fast index (its `stats` hold the measured recall), if any."""
+        return self._fast
+
+    @property
     def fast_ready(self) -> bool:
+        """A fast index is loaded (whether the default path uses it: `default_path`)."""
         return self._fast is not None
 
+    def default_path(self, metric: str) -> str:
+        """ "fast" or "exact": what `search(..., exact=None)` uses for this metric now."""
+        use = self._fast is not None and self._fast.serves(metric) and not self.exact_is_cheap
+        return "fast" if use else "exact"
+
     def load_cached_fast_index(self) -> bool:
-        """Use the fast index if a valid one is cached for this file; never builds one."""
+        """Load a cached index of this file if there is one (never builds); True if loaded."""
         if self._fast is None:
             index = search_fast.load(self.model, self.cache_dir)
             if index is not None:
                 self._set_norms(np.asarray(index.sq))
                 self._fast = index
-        return self._fast is not None
+        return self.fast_ready
 
-    def build_fast_index(self, cancel: Callable[[], bool] | None = None) -> Iterator[float]:
-        """Yield progress 0..1 while building (or loading) the fast index; ready at the end."""
-        if self.load_cached_fast_index():
+    def build_fast_index(
+        self, cancel: Callable[[], bool] | None = None, rebuild: bool = False
+    ) -> Iterator[float]:
+        """Yield progress 0..1 while building (or loading the cached) index. Only on request:
+        searches never build one, and small matrices (`exact_is_cheap`) need none."""
+        from explorer.core import search_build
+
+        if not rebuild and self.load_cached_fast_index():
             yield 1.0
             return
-        if self._sq is None:  # one pass for the row norms, in slices to report progress
-            rows, no_query = self.model.rows, np.zeros((0, self.model.dim), np.float32)
-            parts: list[np.ndarray] = []
-            step = max(1, -(-rows // 10))
-            for n, start in enumerate(range(0, rows, step)):
-                _, sq = search_exact.scan(
-                    self.model.matrix[start : start + step], no_query, True, cancel
-                )
-                assert sq is not None
-                parts.append(sq)
-                yield 0.05 * (n + 1) / 10
-            self._set_norms(np.concatenate(parts) if parts else np.zeros(0))
-        yield 0.05
-        assert self._sq is not None
-        for item in search_fast.build(self.model, self.cache_dir, self._sq, cancel):
-            if isinstance(item, search_fast.SketchIndex):
+        for item in search_build.build(self.model, self.cache_dir, cancel):
+            if isinstance(item, search_fast.SignIndex):
                 self._fast = item
+                self._set_norms(np.asarray(item.sq))
             else:
-                yield 0.05 + 0.95 * float(item)
+                yield float(item)
         yield 1.0
 
     def search(
@@ -267,8 +159,20 @@ class NeighborSearcher:
         exact: bool | None = None,
         cancel: Callable[[], bool] | None = None,
     ) -> NeighborResult:
-        """Top-k for one query. exact=None: the fast index if it is ready, else the exact scan."""
+        """Top-k for one query. exact=None: the cheaper path known to be right; False: the
+        index if it serves this metric (else exact, with the reason in `note`)."""
         return self.search_many([query], k, metric, include_query, exact, cancel)[0]
+
+    def _why_exact(self, metric: str, exact: bool | None) -> str:
+        if exact:
+            return ""
+        if metric not in FAST_METRICS:
+            return "Euclidean distance is always scanned exactly"
+        if self._fast is None:
+            return "no fast index built" if exact is False else ""
+        if not self._fast.serves(metric):
+            return f"fast index not used: {self._fast.stats.reason}"
+        return "small matrix, a full scan is quick" if self.exact_is_cheap else ""
 
     def search_many(
         self,
@@ -283,9 +187,9 @@ class NeighborSearcher:
         _check_args(self.model, queries, k, metric)
         if not queries:
             return []
-        # The sketch ranks cosine and dot well; Euclidean distance always takes the exact scan.
-        use_fast = exact is not True and self._fast is not None and metric in FAST_METRICS
-        if use_fast:
+        fast = self._fast
+        served = fast is not None and fast.serves(metric)
+        if (exact is False and served) or (exact is None and self.default_path(metric) == "fast"):
             results = []
             for q in queries:
                 if cancel is not None and cancel():
@@ -293,26 +197,23 @@ class NeighborSearcher:
                 results.append(self._search_fast(q, k, metric, include_query))
             return results
         vectors = np.stack([q.vector for q in queries])
-        dots, sq = search_exact.scan(self.model.matrix, vectors, self._sq is None, cancel)
+        decode = None if self.model.matrix.dtype in _KERNEL_DTYPES else self.model.decode_block
+        dots, sq = search_exact.scan(
+            self.model.matrix, vectors, self._sq is None, cancel, decode=decode
+        )
         if sq is not None:
             self._set_norms(sq)
-        return [
-            self._finish(q, self._all_ids(), dots[i], k, metric, include_query, True)
+        note = self._why_exact(metric, exact)
+        results = [
+            self._finish(q, slice(None), dots[i], k, metric, include_query)
             for i, q in enumerate(queries)
         ]
-
-    def _all_ids(self) -> slice:
-        return slice(None)
+        for r in results:
+            r.note = note
+        return results
 
     def _finish(
-        self,
-        q: Query,
-        where,
-        dots: np.ndarray,
-        k: int,
-        metric: str,
-        include_query: bool,
-        exact: bool,
+        self, q: Query, where, dots: np.ndarray, k: int, metric: str, include_query: bool
     ) -> NeighborResult:
         """Exact scores from exact dots of the rows `where` (a slice or an id array)."""
         assert self._sq is not None and self._valid is not None
@@ -328,7 +229,7 @@ class NeighborSearcher:
         q64 = q.vector.astype(np.float64)
         qq = float(q64 @ q64)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            d = dots.astype(np.float64)
+            d = search_exact.widen_dots(self.model.matrix, dots, valid, ids, q64)
             if metric == "cosine":
                 key = d / np.sqrt(sq)
             elif metric == "dot":
@@ -338,7 +239,7 @@ class NeighborSearcher:
             key = np.where(valid, key, -np.inf)
         # float32 dots pick the candidates; their scores are then recomputed in float64 from
         # the stored rows, so that near-ties and tiny l2 distances come out exactly.
-        cand = _rank_unordered(key, max(2 * k, k + 64))
+        cand = top_unordered(key, max(2 * k, k + 64))
         rows = self.model.vectors(ids[cand]).astype(np.float64)
         # einsum, not BLAS: waking OpenBLAS threads for 100 rows costs more than it saves, and
         # they spin for a while afterwards, slowing the next scan.
@@ -354,12 +255,12 @@ class NeighborSearcher:
             else:
                 scores = np.sqrt(np.maximum(cand_sq - 2 * exact_dots + qq, 0.0))
                 exact_key = -scores
-        top = _rank(exact_key, k)
+        top = top_k(exact_key, k)
         return NeighborResult(
             ids=np.asarray(ids[cand][top], dtype=np.int64),
-            scores=scores[top].astype(np.float32),
+            scores=search_exact.fit_float32(scores[top]),
             metric=metric,
-            exact=exact,
+            exact=True,
             skipped=int(self.model.rows - self._valid.sum()),
         )
 
@@ -369,29 +270,22 @@ class NeighborSearcher:
         if self._penalty is None:  # float32 helpers: the whole-vocabulary steps stay cheap
             self._penalty = np.where(self._valid, 0, -np.inf).astype(np.float32)
             self._norms32 = np.sqrt(np.where(self._valid, self._sq, 0)).astype(np.float32)
+            self._ones = np.ones(self.model.rows, np.float32)
         exclude = (
             np.fromiter(q.exclude, dtype=np.int64)
             if q.exclude and not include_query
             else np.zeros(0, dtype=np.int64)
         )
-        cand = index.candidates(
-            q.vector,
-            max(search_fast.CANDIDATES, 4 * k),
-            self._norms32 if metric == "dot" else None,
-            self._penalty,
-            exclude,
-        )
-        dots = search_exact.dots_for_ids(self.model.matrix, cand, q.vector[None, :])[0]
-        return self._finish(q, cand, dots, k, metric, include_query, False)
-
-
-def _rank_unordered(key: np.ndarray, c: int) -> np.ndarray:
-    """The positions of the c largest finite keys, in no particular order."""
-    n_finite = int(np.isfinite(key).sum())
-    c = min(c, n_finite)
-    if c == 0:
-        return np.zeros(0, dtype=np.int64)
-    if c >= len(key):
-        return np.flatnonzero(np.isfinite(key))
-    top = np.argpartition(-key, c - 1)[:c]
-    return top[np.isfinite(key[top])].astype(np.int64)
+        c1, c2 = index.stats.settings[metric]
+        scale = self._norms32 if metric == "dot" else self._ones
+        assert scale is not None
+        cand = index.candidates(q.vector, c1, max(c2, 4 * k), scale, self._penalty, exclude)
+        if self.model.matrix.dtype in _KERNEL_DTYPES:
+            dots = search_exact.dots_for_ids(self.model.matrix, cand, q.vector[None, :])[0]
+        else:  # any other stored format: the model decodes the few candidate rows
+            dots = (np.asarray(self.model.vectors(cand), np.float32) @ q.vector).astype(np.float32)
+        result = self._finish(q, cand, dots, k, metric, include_query)
+        result.exact = False
+        result.path = "fast"
+        result.recall_at_10 = index.stats.recall_at_10.get(metric)
+        return result

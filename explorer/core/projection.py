@@ -6,14 +6,15 @@ passing `cancelled`, a callable checked between stages, between neighbour blocks
 UMAP epochs; the job then raises `Cancelled`. Up to REFINE_MAX points, a last stage
 (`refine_neighbours`) moves points that UMAP left among strangers beside their true neighbours.
 
-umap-learn is imported lazily (10 s with a cold numba cache): `configure_numba_cache()` points
-numba at the user cache directory first, and `warm_up()` compiles the layout code in the
-background so that the first real map does not pay for it.
+The UMAP layout itself is `explorer.core.layout` (the same algorithm as umap-learn, fed with
+our exact k-NN, its one numba kernel compiled once into the user cache): a fresh process draws
+a 500-point map in about a second instead of paying umap-learn's 6 s of compilation.
+`warm_up()` loads those kernels in the background so that the first map in the window does
+not wait for them either.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
@@ -22,14 +23,23 @@ from typing import NamedTuple
 import numpy as np
 
 from explorer.core.errors import Cancelled, ExplorerError
+from explorer.core.layout import configure_numba_cache, numba_cache_dir
+from explorer.core.limits import MAX_EPOCHS, MAX_SEED, check_int
+from explorer.core.pca import pca_2d, principal_components
+from explorer.core.refine import REFINE_K, REFINE_MAX, refine_neighbours
+
+__all__ = [
+    "configure_numba_cache",
+    "numba_cache_dir",
+    "pca_2d",
+    "principal_components",
+    "refine_neighbours",
+]
 
 METHODS = ("umap", "pca")
 MAX_NEIGHBORS = 200
 # Exact k-NN costs n² · d: 0.25 s for 2,000 × 4096, 6 s for 10,000 × 4096 on 2 cores.
 EXACT_KNN_MAX = 12_000
-# The neighbour refinement keeps a few n × n arrays (≈ 20 bytes a pair): up to 3,000 points.
-REFINE_MAX = 3_000
-REFINE_K = 10  # the neighbourhood size the refinement preserves (as trustworthiness measures)
 
 CancelCheck = Callable[[], bool] | None
 
@@ -54,8 +64,9 @@ class ProjectionParams:
             )
         if not 0.0 <= self.min_dist <= 1.0:
             raise ExplorerError(f"min_dist must be between 0 and 1, not {self.min_dist}")
-        if self.n_epochs is not None and self.n_epochs < 1:
-            raise ExplorerError(f"n_epochs must be positive, not {self.n_epochs}")
+        if self.n_epochs is not None:
+            check_int(self.n_epochs, 1, MAX_EPOCHS, "n_epochs")
+        check_int(self.seed, 0, MAX_SEED, "seed")
 
 
 class Progress(NamedTuple):
@@ -72,53 +83,22 @@ def _check(cancelled: CancelCheck) -> None:
         raise Cancelled()
 
 
-# -- numba / umap set-up ---------------------------------------------------------------------
+# -- numba set-up ----------------------------------------------------------------------------
 
 _import_lock = threading.Lock()
 
 
-def numba_cache_dir() -> str:
-    from platformdirs import user_cache_dir
-
-    return os.path.join(user_cache_dir("embedding-explorer"), "numba")
-
-
-def configure_numba_cache() -> str:
-    """Keep numba's compiled code in the user cache so later processes start fast."""
-    path = os.environ.setdefault("NUMBA_CACHE_DIR", numba_cache_dir())
-    os.makedirs(path, exist_ok=True)
-    import sys
-
-    if "numba" in sys.modules:  # numba reads its environment at import and at each compile
-        from numba.core import config
-
-        config.reload_config()
-    return path
-
-
-def import_umap():
+def import_pynndescent():
+    """pynndescent (NN-descent k-NN above EXACT_KNN_MAX points), after the numba cache is set."""
     with _import_lock:
         configure_numba_cache()
-        import umap  # 1–10 s; only when a UMAP layout is wanted
+        import pynndescent  # seconds; only for very large maps
 
-        _release_gil_in_epochs()
-        return umap
-
-
-def _release_gil_in_epochs() -> None:
-    """Let umap-learn's per-epoch kernel run without the GIL (it only touches arrays), so the
-    GUI thread is never blocked for a whole epoch (≈ 100 ms at 20,000 points). It is compiled
-    in each process, so setting the option before the first fit is enough."""
-    try:
-        from umap import layouts
-
-        layouts._nb_optimize_layout_euclidean_single_epoch.targetoptions["nogil"] = True
-    except (ImportError, AttributeError):  # another umap-learn version: keep its defaults
-        pass
+        return pynndescent
 
 
 def warm_up(seed: int = 0) -> float:
-    """Compile umap-learn's numba code with a tiny fit; returns the seconds it took."""
+    """Load (or compile, the first time) the layout kernels with a tiny fit; returns seconds."""
     import time
 
     start = time.perf_counter()
@@ -149,87 +129,6 @@ def prepare(vectors: np.ndarray) -> np.ndarray:
     scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0).astype(np.float32)
     x *= scale[:, None]
     return x
-
-
-def _flip_signs(components: np.ndarray) -> np.ndarray:
-    """Make each component's largest |loading| positive so layouts are deterministic."""
-    idx = np.argmax(np.abs(components), axis=1)
-    signs = np.sign(components[np.arange(len(components)), idx])
-    signs[signs == 0] = 1
-    return components * signs[:, None]
-
-
-_blas_controller = None
-
-
-def _one_blas_thread():
-    global _blas_controller
-    try:
-        if _blas_controller is None:
-            from threadpoolctl import ThreadpoolController
-
-            _blas_controller = ThreadpoolController()
-        return _blas_controller.limit(limits=1, user_api="blas")
-    except Exception:  # an optional speed-up, never a failure
-        import contextlib
-
-        return contextlib.nullcontext()
-
-
-def _orthonormal(y: np.ndarray) -> np.ndarray:
-    """Orthonormal basis of the columns of a tall, thin y through its small Gram matrix
-    (np.linalg.qr of a 4096 × 10 block took 20–60 ms here; this takes well under 1 ms)."""
-    w, v = np.linalg.eigh((y.T @ y).astype(np.float64))
-    keep = w > max(float(w.max()), 0.0) * 1e-10
-    if not keep.any():
-        return np.zeros((y.shape[0], 1), dtype=np.float32)
-    return (y @ (v[:, keep] / np.sqrt(w[keep])).astype(np.float32)).astype(np.float32)
-
-
-def principal_components(x: np.ndarray, k: int, seed: int = 0, iters: int = 3) -> np.ndarray:
-    """Top-k principal axes [k, d] of the rows of x (centred implicitly, never copied).
-
-    Small inputs: exact SVD. Otherwise a randomized range finder with power iterations in
-    float32: a handful of [n, d] × [d, k + 8] products, several times cheaper than
-    scikit-learn's `randomized_svd` here (which copies, converts and calls LAPACK QR/SVD)."""
-    n, d = x.shape
-    mean = x.mean(axis=0, dtype=np.float64).astype(np.float32)
-    k_eff = min(k, n, d)
-    if min(n, d) <= 4 * k + 10:
-        centred = x.astype(np.float64) - mean
-        _, _, vt = np.linalg.svd(centred, full_matrices=False)
-        comps = vt[:k_eff]
-    else:
-
-        def times(v: np.ndarray) -> np.ndarray:  # (x - mean) @ v
-            return x @ v - (mean @ v)[None, :]
-
-        def t_times(u: np.ndarray) -> np.ndarray:  # (x - mean).T @ u
-            return x.T @ u - np.outer(mean, u.sum(axis=0))
-
-        omega = np.random.default_rng(seed).standard_normal((d, min(k + 8, n, d)))
-        # thin products are memory-bound: one BLAS thread is as fast, and far faster when
-        # the cores are busy (the GUI, other lanes, other programs)
-        with _one_blas_thread():
-            q = _orthonormal(times(omega.astype(np.float32)))
-            for _ in range(iters):
-                q = _orthonormal(times(_orthonormal(t_times(q))))
-            b = t_times(q).T
-        _, _, vt = np.linalg.svd(b.astype(np.float64), full_matrices=False)
-        comps = vt[:k_eff]
-    comps = _flip_signs(np.asarray(comps, dtype=np.float32))
-    if k_eff < k:
-        comps = np.vstack([comps, np.zeros((k - k_eff, d), dtype=np.float32)])
-    return comps
-
-
-def pca_2d(x: np.ndarray, seed: int = 0) -> np.ndarray:
-    """PCA(2) of prepared rows → [n, 2] float32. Works for any n ≥ 0."""
-    if len(x) == 0:
-        return np.zeros((0, 2), dtype=np.float32)
-    comps = principal_components(x, 2, seed)
-    mean = x.mean(axis=0, dtype=np.float64).astype(np.float32)
-    return (x @ comps.T - mean @ comps.T).astype(np.float32)
 
 
 def _top_k(sims: np.ndarray, k: int) -> np.ndarray:
@@ -273,10 +172,7 @@ def knn_cosine(
 
 
 def _knn_descent(x: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    import_umap()  # sets the numba cache before pynndescent compiles
-    from pynndescent import NNDescent
-
-    index = NNDescent(
+    index = import_pynndescent().NNDescent(
         x,
         metric="cosine",
         n_neighbors=k,
@@ -287,38 +183,6 @@ def _knn_descent(x: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarr
     )
     indices, dists = index.neighbor_graph
     return indices.astype(np.int64), dists.astype(np.float32)
-
-
-class _EpochWriter:
-    """A file for umap-learn's tqdm bar: reports epochs and raises Cancelled between them."""
-
-    def __init__(self, cancelled: CancelCheck, report: Callable[[int, int], None]):
-        self.cancelled, self.report = cancelled, report
-        self.raised = False
-
-    def write(self, text: str) -> None:
-        if self.cancelled is not None and self.cancelled():
-            self.raised = True
-            raise Cancelled()
-        done, _, total = text.strip().partition("/")
-        if done.isdigit() and total.isdigit():
-            self.report(int(done), int(total))
-
-    def flush(self) -> None:
-        pass
-
-
-def _release_leaked_tqdm_lock() -> None:
-    """tqdm's refresh() takes its global write lock without try/finally, so the Cancelled raised
-    from our bar's write() leaves it held, and the next bar in any thread would wait forever.
-    Release it, but only if this thread really holds it."""
-    try:
-        from tqdm.std import TqdmDefaultWriteLock, tqdm
-
-        if TqdmDefaultWriteLock.th_lock._is_owned():
-            tqdm.get_lock().release()
-    except Exception:  # another tqdm version: nothing we can safely do
-        pass
 
 
 def _tiny_layout(x: np.ndarray, seed: int) -> np.ndarray:
@@ -346,41 +210,30 @@ def umap_layout(
     cancelled: CancelCheck = None,
     epoch: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
-    umap = import_umap()
-    import warnings
+    """UMAP (explorer.core.layout) from the k-NN graph, starting at `init`; cancellable between
+    epochs."""
+    from explorer.core import layout  # numba, once a layout is wanted
 
-    k = knn[0].shape[1]
-    writer = _EpochWriter(cancelled, epoch or (lambda d, t: None))
-    reducer = umap.UMAP(
-        n_neighbors=k,
+    def on_epoch(done: int, total: int) -> None:
+        _check(cancelled)
+        if epoch is not None and (done % 5 == 0 or done == total):
+            epoch(done, total)
+
+    graph = layout.fuzzy_graph(*knn)
+    if len(graph[0]) == 0:
+        return np.asarray(init, dtype=np.float32)
+    coords = layout.optimize(
+        init,
+        graph,
         min_dist=params.min_dist,
-        metric="cosine",
-        random_state=params.seed,
         n_epochs=params.n_epochs,
-        init=init,
-        precomputed_knn=(knn[0], knn[1], None),
-        force_approximation_algorithm=True,
         # more repulsion sharpens small neighbourhoods at the cost of slower epochs, so only
         # where epochs are cheap (demo `cat`, 500 points, after refine_neighbours:
         # trustworthiness 0.909 with 5, 0.915 with 10, 0.916 with 20 at 1.3× the time)
         negative_sample_rate=10 if len(x) <= 5000 else 5,
-        verbose=False,
-        tqdm_kwds={
-            "disable": False,
-            "file": writer,
-            "bar_format": "{n}/{total}\n",
-            "mininterval": 0.05,
-        },
+        seed=params.seed,
+        epoch=on_epoch,
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # n_jobs overridden by random_state; disconnected vertices
-        try:
-            coords = reducer.fit_transform(x)
-        except Cancelled:
-            if writer.raised:
-                _release_leaked_tqdm_lock()
-            raise
-    coords = np.asarray(coords, dtype=np.float32)
     if not np.isfinite(coords).all():
         raise ExplorerError("UMAP produced non-finite coordinates; try method pca")
     return coords
@@ -437,88 +290,6 @@ def project(
         coords = refine_neighbours(coords, x, rounds=2 if n <= 1000 else 1, cancelled=cancelled)
     yield Progress("UMAP layout", 1.0, "done")
     return coords
-
-
-def refine_neighbours(
-    coords: np.ndarray,
-    x: np.ndarray,
-    k: int = REFINE_K,
-    rounds: int = 2,
-    candidates: int = 3,
-    cancelled: CancelCheck = None,
-) -> np.ndarray:
-    """Greedy local repair of a layout: a point whose map neighbours are not its neighbours in
-    the space (prepared rows x, cosine) moves beside one of its `candidates` nearest true
-    neighbours, if that lowers the trustworthiness penalty: the space rank beyond k of each map
-    neighbour, counted for the point itself and for every map neighbourhood it enters or leaves.
-
-    UMAP places weakly related tokens (cosine ≈ 0.2 to their 10th neighbour) at the edge of an
-    unrelated cluster; these moves fix that (demo `cat`, 500 points: trustworthiness 0.88 →
-    0.91). Worst points first, `rounds` passes; deterministic. O(n²) memory, so n ≤ REFINE_MAX."""
-    n = len(x)
-    if n <= k + 1:
-        return np.asarray(coords, dtype=np.float32)
-    rows = np.arange(n)
-    sims = x @ x.T
-    sims[rows, rows] = -np.inf
-    order = np.argsort(-sims, axis=1, kind="stable")
-    del sims
-    cost = np.empty((n, n), dtype=np.float32)  # cost[i, j]: penalty of j among i's map neighbours
-    cost[rows[:, None], order] = np.maximum(np.arange(1, n + 1, dtype=np.float32) - k, 0)[None]
-    cost[rows, rows] = 0
-    near = order[:, :candidates].copy()
-    del order
-    y = np.array(coords, dtype=np.float64)
-    dist = np.sqrt(((y[:, None, :] - y[None]) ** 2).sum(-1))
-    dist[rows, rows] = np.inf
-
-    def map_neighbours(j: np.ndarray) -> np.ndarray:  # sorted k + 1 nearest in the map
-        part = np.argpartition(dist[j], k, axis=-1)[..., : k + 1]
-        return np.take_along_axis(
-            part, np.argsort(np.take_along_axis(dist[j], part, -1), -1, kind="stable"), -1
-        )
-
-    nbrs = map_neighbours(rows)
-    for _ in range(rounds):
-        _check(cancelled)
-        penalty = cost[rows[:, None], nbrs[:, :k]].sum(axis=1)
-        moved = 0
-        for step, i in enumerate(np.argsort(-penalty, kind="stable")):
-            if penalty[i] == 0:
-                break
-            if step % 256 == 255:
-                _check(cancelled)
-            kth = dist[rows, nbrs[:, k - 1]]
-            next_in = dist[rows, nbrs[:, k]]
-            holds_i = (nbrs[:, :k] == i).any(axis=1)
-            now = cost[i, nbrs[i, :k]].sum()
-            best_gain, best = 0.0, None
-            for c in near[i]:
-                # a spot a quarter of c's nearest-map-neighbour distance from c, on i's side
-                away = y[i] - y[c]
-                length = float(np.hypot(*away))
-                gap = 0.25 * dist[c, nbrs[c, 0]]
-                spot = y[c] + (away / length * gap if length > 0 else np.array([gap, 0.0]))
-                d_new = np.sqrt(((y - spot) ** 2).sum(axis=1))
-                d_new[i] = np.inf
-                gain = now - cost[i, np.argpartition(d_new, k - 1)[:k]].sum()
-                enter = (d_new < kth) & ~holds_i  # i evicts their k-th neighbour
-                gain -= (cost[enter, i] - cost[enter, nbrs[enter, k - 1]]).sum()
-                leave = holds_i & (d_new > next_in)  # their (k+1)-th takes i's place
-                gain -= (cost[leave, nbrs[leave, k]] - cost[leave, i]).sum()
-                if gain > best_gain:
-                    best_gain, best = gain, (spot, d_new)
-            if best is None:
-                continue
-            y[i], dist[i] = best
-            dist[:, i] = dist[i]
-            touched = np.flatnonzero((dist[i] < next_in) | (nbrs == i).any(axis=1))
-            nbrs[touched] = map_neighbours(touched)
-            nbrs[i] = map_neighbours(np.array([i]))[0]
-            moved += 1
-        if moved == 0:
-            break
-    return y.astype(np.float32)
 
 
 def run(

@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from explorer.core.errors import TokenError
+from explorer.core.errors import TokenError, shown
+from explorer.core.limits import check_text, parse_hash_id  # noqa: F401 - check_text re-exported
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -67,25 +68,18 @@ def unmark(text: str) -> str:
     return text
 
 
-def check_text(text: str, what: str) -> None:
-    """Refuse text the tokenizer cannot take: empty, or with lone surrogates (undecodable argv)."""
-    if not text:
-        raise TokenError(f"{what} is empty")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        code = ord(text[e.start])
-        shown = f"byte 0x{code - 0xDC00:02X}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
-        raise TokenError(f"{what} is not valid UTF-8 ({shown} at character {e.start})") from None
-
-
-def not_single_token(text: str, ids: list[int], label) -> TokenError:
+def not_single_token(
+    text: str, unmarked: str, ids: list[int], pieces: list[str], special_ids, label
+) -> TokenError:
     """The error for a Find text that is not one token (`label(id)` names the pieces)."""
+    if len(ids) == 1 and ids[0] in special_ids and pieces[0] != unmarked:
+        # e.g. BERT's [UNK]: the text is not in the vocabulary, not the [UNK] token
+        return TokenError(f"{shown(text)} is not in the vocabulary (it encodes to {pieces[0]})")
     if not ids:
-        return TokenError(f"{text!r} is not in the vocabulary (it encodes to no tokens)")
-    shown = ", ".join(label(i) for i in ids[:8])
+        return TokenError(f"{shown(text)} is not in the vocabulary (it encodes to no tokens)")
+    listed = ", ".join(label(i) for i in ids[:8])
     return TokenError(
-        f"{text!r} is not a single token: it encodes to {len(ids)} tokens ({shown}); "
+        f"{shown(text)} is not a single token: it encodes to {len(ids)} tokens ({listed}); "
         "use an id or a phrase query instead"
     )
 
@@ -117,10 +111,10 @@ class Finder(Protocol):
 
 def parse_token_ref(ref: str, tokenizer: Finder | None) -> int:
     """'#123' → 123; otherwise a token text resolved by the tokenizer."""
-    if ref.startswith("#") and ref[1:].isdigit():
-        return int(ref[1:])
+    if (token_id := parse_hash_id(ref)) is not None:
+        return token_id
     if tokenizer is None:
         raise TokenError(
-            f"cannot look up {ref!r}: this model has no tokenizer.json; use an id (#123)"
+            f"cannot look up {shown(ref)}: this model has no tokenizer.json; use an id (#123)"
         )
     return tokenizer.find(ref)

@@ -5,23 +5,44 @@ from __future__ import annotations
 import json
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 from tokenizers import Tokenizer
 
-from explorer.core.errors import ModelFormatError
+from explorer.core.errors import ModelFormatError, TokenError, shown
+from explorer.core.filecheck import read_limited
+from explorer.core.limits import MAX_TOKENIZER_BYTES, check_text
+
+if TYPE_CHECKING:
+    import numpy as np
+
 from explorer.core.token_text import (  # noqa: F401 - BYTE_TO_CHAR, parse_token_ref re-exported
     BYTE_FALLBACK,
     BYTE_LEVEL_TABLE,
     BYTE_TO_CHAR,
     CHAR_TO_BYTE,
     Token,
-    check_text,
     not_single_token,
     parse_token_ref,
     readable,
     unmark,
 )
+
+
+def _check_text(text: str, what: str) -> None:
+    """Refuse text the tokenizer cannot take: empty, too long, or not valid UTF-8."""
+    check_text(text, what)
+
+
+def _encode(tokenizer: Tokenizer, text: str, special: bool):
+    """One encoding; the library's bare Exceptions (e.g. a WordPiece vocabulary without its
+    unk_token) become a TokenError that says what is wrong with the tokenizer."""
+    try:
+        # encode_batch releases the GIL (encode does not), so a long text never stalls the GUI.
+        return tokenizer.encode_batch([text], add_special_tokens=special)[0]
+    except Exception as e:  # tokenizers raises plain Exception
+        first = (str(e).splitlines() or [type(e).__name__])[0]
+        raise TokenError(f"the tokenizer cannot encode {shown(text)}: {first}") from None
 
 
 def _walk_types(node: object) -> set[str]:
@@ -87,11 +108,14 @@ class TokenizerInfo:
     @classmethod
     def from_file(cls, path: str | Path, rows: int | None = None) -> TokenizerInfo:
         path = Path(path)
+        # read it ourselves: a regular file of bounded size, and any path (from_file needs UTF-8)
+        data = read_limited(path, MAX_TOKENIZER_BYTES)
         try:
-            tok = Tokenizer.from_file(str(path))
+            tok = Tokenizer.from_str(data.decode("utf-8"))
             spec = _spec_of(tok)
         except Exception as e:  # the tokenizers library raises bare Exceptions
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            first = first if len(first) <= 160 else first[:159] + "…"
             raise ModelFormatError(f"{path.name}: cannot load tokenizer ({first})") from None
         return cls(tok, spec, rows=rows, source=str(path))
 
@@ -134,14 +158,20 @@ class TokenizerInfo:
     def pieces(self) -> list[str | None]:
         # One short id_to_token call per id lets other threads (the GUI) run in between;
         # get_vocab() would hold the GIL for the whole vocabulary at once.
-        size = max([self.rows or 0, self.vocab_size, *(i + 1 for i in self.added_ids)])
+        # Bounded by real sizes: the matrix rows, or the token count without a matrix. An id
+        # beyond them (a tokenizer declaring id 300,000,000) has no row and gets no slot.
+        size = self.rows if self.rows is not None else self.vocab_size
         to_token = self.tokenizer.id_to_token
         pieces: list[str | None] = [to_token(i) for i in range(size)]
-        if sum(p is not None for p in pieces) < self.vocab_size:  # ids beyond `size` (holes)
+        if self.rows is None and sum(p is not None for p in pieces) < self.vocab_size:
+            # ids with holes and no matrix to bound them: twice the token count at most
             vocab = self.tokenizer.get_vocab(with_added_tokens=True)
-            pieces += [None] * (max(vocab.values()) + 1 - len(pieces))
+            limit = 2 * self.vocab_size + 1024
+            top = min(limit, max(vocab.values(), default=-1) + 1)
+            pieces += [None] * (top - len(pieces))
             for piece, i in vocab.items():
-                pieces[i] = piece
+                if i < top:
+                    pieces[i] = piece
         return pieces
 
     @cached_property
@@ -172,6 +202,8 @@ class TokenizerInfo:
 
     def present_mask(self, rows: int) -> np.ndarray:
         """bool [rows]: True where the tokenizer has a token for the row (ids may have holes)."""
+        import numpy as np  # `tokenize` and `info` never need numpy
+
         pieces = self.pieces[:rows]
         mask = np.zeros(rows, dtype=bool)
         mask[: len(pieces)] = np.fromiter(
@@ -196,9 +228,8 @@ class TokenizerInfo:
 
     # -- text ---------------------------------------------------------------------------------
     def encode(self, text: str, special: bool = False) -> list[Token]:
-        check_text(text, "text")
-        # encode_batch releases the GIL (encode does not), so a long text never stalls the GUI.
-        enc = self.tokenizer.encode_batch([text], add_special_tokens=special)[0]
+        _check_text(text, "text")
+        enc = _encode(self.tokenizer, text, special)
         out = []
         for token_id, piece, (start, end), is_special in zip(
             enc.ids, enc.tokens, enc.offsets, enc.special_tokens_mask, strict=True
@@ -218,7 +249,7 @@ class TokenizerInfo:
 
     def find(self, text: str) -> int:
         """The id of the single token that `text` names: a vocab piece, its bytes, or '#id'."""
-        check_text(text, "token text")
+        _check_text(text, "token text")
         unmarked = unmark(text)
         if self.byte_level:
             # a byte-level piece spells bytes as Latin-1 look-alikes: 'é' as a piece is byte 0xE9,
@@ -237,7 +268,8 @@ class TokenizerInfo:
             by_bytes = self._bytes_index.get(unmarked.encode("utf-8"))
             if by_bytes is not None:
                 return by_bytes
-        ids = self.tokenizer.encode(unmarked, add_special_tokens=False).ids
-        if len(ids) == 1:
+        enc = _encode(self.tokenizer, unmarked, False)
+        ids = enc.ids
+        if len(ids) == 1 and not (ids[0] in self.special_ids and enc.tokens[0] != unmarked):
             return ids[0]
-        raise not_single_token(text, ids, self.label)
+        raise not_single_token(text, unmarked, ids, enc.tokens, self.special_ids, self.label)

@@ -243,9 +243,10 @@ class VocabTokenizer:
             if by_bytes is not None:
                 return by_bytes
         ids = self.encode_ids(unmarked, False)[0].tolist()
-        if len(ids) == 1:
+        pieces = [self.table.piece(i) for i in ids[:1]]
+        if len(ids) == 1 and not (ids[0] in self.special_ids and pieces[0] != unmarked):
             return int(ids[0])
-        raise not_single_token(text, ids, self.label)
+        raise not_single_token(text, unmarked, ids, pieces, self.special_ids, self.label)
 
     # -- text ---------------------------------------------------------------------------------
     def encode(self, text: str, special: bool = False) -> list[Token]:

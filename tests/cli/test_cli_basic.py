@@ -27,7 +27,8 @@ def run_cli(
     *args: str, cwd=None, entry_point: bool = False, env: dict | None = None
 ) -> subprocess.CompletedProcess:
     if entry_point:
-        exe = shutil.which("embedding-explorer")
+        beside = Path(sys.executable).with_name("embedding-explorer")  # a venv not on PATH
+        exe = str(beside) if beside.is_file() else shutil.which("embedding-explorer")
         assert exe, "the embedding-explorer console script is not installed"
         cmd = [exe, *args]
     else:

@@ -13,6 +13,7 @@ from core.fixtures import make_wordpiece_tokenizer, write_model
 
 from explorer.core.model import open_model
 from explorer.core.neighbors import NeighborSearcher, query_for_ids
+from explorer.core.search_fast import KIND
 
 
 def run_cli(*args: str, env_cache=None) -> subprocess.CompletedProcess:
@@ -111,17 +112,56 @@ def test_skipped_and_unused_rows_and_cached_fast_index(tmp_path, cache_home):
     assert "2 rows" in out.stderr and "left out" in out.stderr  # on stderr, not stdout
     assert sorted(r["id"] for r in got if r.get("unused")) == list(range(vocab, rows))
     assert all(r["piece"] is None for r in got if r.get("unused"))
-    # A fast index cached by the GUI is used; none is built for a single query.
+    # A small matrix: exact by default, and no index is built for a single query.
     out = run_cli("-m", str(folder), "--id", "0", "-k", "5", env_cache=cache_home)
     assert "exact" in out.stdout.splitlines()[0]
-    assert not (cache_home / "embedding-explorer" / "neighbors-sketch").exists()
+    assert not (cache_home / "embedding-explorer" / KIND).exists()
+    # --fast builds the index first (even for a small matrix), then answers from it.
+    out = run_cli(
+        "-m", str(folder), "--id", "0", "-k", "5", "--fast", "--json", env_cache=cache_home
+    )
+    assert out.returncode == 0, out.stderr
+    fast_rows = json.loads(out.stdout)  # still a list of rows
+    assert (cache_home / "embedding-explorer" / KIND).exists()
+    out = run_cli("-m", str(folder), "--id", "0", "-k", "5", "--fast", env_cache=cache_home)
+    assert "fast index · recall@10" in out.stdout.splitlines()[0]
     searcher = NeighborSearcher(model, cache_dir=cache_home / "embedding-explorer")
-    list(searcher.build_fast_index())
-    out = run_cli("-m", str(folder), "--id", "0", "-k", "5", "--json", env_cache=cache_home)
-    fast_rows = json.loads(out.stdout)
-    out = run_cli("-m", str(folder), "--id", "0", "-k", "5", env_cache=cache_home)
-    assert "fast index" in out.stdout.splitlines()[0]
     exact = searcher.search(query_for_ids(model, [0]), k=5, exact=True)
     assert [r["id"] for r in fast_rows] == exact.ids.tolist()
+    # With the index cached, the default is still the cheaper exact scan of this small matrix.
+    out = run_cli("-m", str(folder), "--id", "0", "-k", "5", env_cache=cache_home)
+    assert "exact" in out.stdout.splitlines()[0]
     out = run_cli("-m", str(folder), "--id", "0", "-k", "5", "--exact", env_cache=cache_home)
     assert "exact" in out.stdout.splitlines()[0]
+
+
+def run_index(*args: str, env_cache=None) -> subprocess.CompletedProcess:
+    import os
+
+    env = dict(os.environ, XDG_CACHE_HOME=str(env_cache))
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", "index", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=600,
+        env=env,
+    )
+
+
+def test_index_command_reports_measured_recall(tmp_path, cache_home):
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "data"
+    out = run_index("-m", str(folder / "smollm2_rows.safetensors"), "--json", env_cache=cache_home)
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert set(info["recall_at_10"]) == {"cosine", "dot"}
+    assert all(r >= 0.99 for r in info["recall_at_10"].values())
+    assert info["queries"] >= 200 and info["size_bytes"] > 0 and info["build_seconds"] > 0
+    assert "100 %" in out.stderr  # progress on stderr, JSON alone on stdout
+    again = run_index("-m", str(folder / "smollm2_rows.safetensors"), env_cache=cache_home)
+    assert again.returncode == 0 and "recall@10" in again.stdout
+    assert "cosine" in again.stdout and "dot" in again.stdout
+    bad = run_index("-m", str(tmp_path / "missing"), env_cache=cache_home)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -1,0 +1,151 @@
+"""Whole-process CLI times beside the scripts they should be compared with, interleaved.
+
+    python bench/cli_startup.py [--rounds 7] [--project-rounds 3] [--skip-project]
+
+* `info`, `tokenize`, `vector` on the built-in demo model against a 10-line script that reads
+  the safetensors header and one row from the memory map (numpy import included);
+  goal: at most 1.5x that script.
+* `project --around cat -n 500 --out cat.png` against a fresh-process plain
+  `umap.UMAP(metric="cosine").fit_transform` of the same 500 rows (saved to .npy first);
+  goal: at most 0.2x.
+
+Every figure is a whole process (`python -m explorer ...`), started the way a user starts it.
+The commands run in interleaved rounds so that other load on the machine hits all of them
+alike; the ratios are of medians. One untimed round first fills the page cache and numba's
+cache (as on any run after the first). The load average is printed beside the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+BASELINE = """\
+import json, struct, sys
+import numpy as np
+path, row = sys.argv[1], int(sys.argv[2])
+with open(path, "rb") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    header = json.loads(f.read(n))
+t = next(v for k, v in header.items() if k != "__metadata__")
+m = np.memmap(path, np.uint16, "r", offset=8 + n + t["data_offsets"][0], shape=tuple(t["shape"]))
+print(json.dumps((m[row].astype(np.uint32) << 16).view(np.float32).tolist()))  # BF16 -> F32
+"""
+
+PLAIN_UMAP = """\
+import sys, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+import umap
+x = np.load(sys.argv[1])
+umap.UMAP(metric="cosine").fit_transform(x)
+"""
+
+
+def timed_run(cmd: list[str], cwd: Path) -> float:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr}")
+    return elapsed
+
+
+def interleaved(commands: dict[str, list[str]], rounds: int, cwd: Path) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for cmd in commands.values():  # untimed: page cache, numba cache, .pyc files
+        timed_run(cmd, cwd)
+    for r in range(rounds):
+        order = list(commands.items())
+        if r % 2:  # alternate the order so that neither side always runs first
+            order.reverse()
+        for name, cmd in order:
+            times[name].append(timed_run(cmd, cwd))
+    return times
+
+
+def report(times: dict[str, list[float]], base: str, goal: float) -> None:
+    ref = statistics.median(times[base])
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        ratio = "" if name == base else f"  ratio {med / ref:.2f} (goal <= {goal:g})"
+        print(f"  {name:<44} median {med:6.3f} s  min {min(ts):6.3f} s{ratio}")
+
+
+def load() -> str:
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def cli_figures(rounds: int, tmp: Path) -> None:
+    from explorer.core.resources import demo_model_dir
+
+    weights = demo_model_dir() / "model.safetensors"
+    (tmp / "baseline.py").write_text(BASELINE)
+    py, ee = sys.executable, [sys.executable, "-m", "explorer"]
+    commands = {
+        "10-line script (header + one row)": [py, str(tmp / "baseline.py"), str(weights), "3710"],
+        "info --json": [*ee, "info", "--json"],
+        'tokenize "The cat sat" --json': [*ee, "tokenize", "The cat sat", "--json"],
+        "vector --id 3710 --json": [*ee, "vector", "--id", "3710", "--json"],
+    }
+    print(f"CLI start-up, {rounds} interleaved rounds ({load()} before)")
+    times = interleaved(commands, rounds, tmp)
+    report(times, "10-line script (header + one row)", 1.5)
+    print(f"  ({load()} after)")
+
+
+def project_figures(rounds: int, tmp: Path) -> None:
+    import numpy as np
+
+    from explorer.core import neighbourhood
+    from explorer.core.model import open_model
+    from explorer.core.resources import demo_model_dir
+
+    model = open_model(demo_model_dir())
+    nb = neighbourhood.around(model, model.tokenizer.find("cat"), 500)
+    np.save(tmp / "cat500.npy", model.vectors(nb.ids))
+    (tmp / "plain_umap.py").write_text(PLAIN_UMAP)
+    commands = {
+        "plain umap.UMAP(metric='cosine'), 500 rows": [
+            sys.executable,
+            str(tmp / "plain_umap.py"),
+            str(tmp / "cat500.npy"),
+        ],
+        "project --around cat -n 500 --out cat.png": [
+            *(sys.executable, "-m", "explorer", "project"),
+            *("--around", "cat", "-n", "500", "--out", str(tmp / "cat.png")),
+        ],
+    }
+    print(f"\nMaps, {rounds} interleaved rounds ({load()} before)")
+    times = interleaved(commands, rounds, tmp)
+    report(times, "plain umap.UMAP(metric='cosine'), 500 rows", 0.2)
+    print(f"  ({load()} after)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--project-rounds", type=int, default=3)
+    ap.add_argument("--skip-project", action="store_true")
+    ap.add_argument("--skip-cli", action="store_true")
+    args = ap.parse_args()
+    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory(prefix="ee-cli-bench-") as tmp:
+        if not args.skip_cli:
+            cli_figures(args.rounds, Path(tmp))
+        if not args.skip_project:
+            project_figures(args.project_rounds, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Skip-gram with negative sampling (word2vec), one numba SGD loop over shuffled pairs.
+
+The loop releases the GIL (nogil), so a training job on a worker thread leaves the GUI thread
+free. Pairs and negative samples are drawn with numpy from a seeded generator and the loop is
+sequential, so a seed gives the same table every time.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from explorer.core.learning.corpus import TokenCorpus
+
+
+@numba.njit(cache=True, nogil=True)
+def sgd_pairs(
+    w_in: np.ndarray,
+    w_out: np.ndarray,
+    centers: np.ndarray,
+    contexts: np.ndarray,
+    negatives: np.ndarray,
+    lr_start: float,
+    lr_stop: float,
+) -> float:
+    """One pass over (center, context) pairs with their negatives; returns the summed loss."""
+    n, n_neg = negatives.shape
+    dim = w_in.shape[1]
+    grad = np.empty(dim, dtype=np.float32)
+    total = 0.0
+    for p in range(n):
+        lr = lr_start + (lr_stop - lr_start) * p / max(n, 1)
+        c = centers[p]
+        grad[:] = 0.0
+        for k in range(n_neg + 1):
+            t = contexts[p] if k == 0 else negatives[p, k - 1]
+            if k > 0 and t == contexts[p]:
+                continue
+            dot = 0.0
+            for j in range(dim):
+                dot += w_in[c, j] * w_out[t, j]
+            dot = min(max(dot, -10.0), 10.0)
+            sig = 1.0 / (1.0 + np.exp(-dot))
+            if k == 0:
+                g = (1.0 - sig) * lr
+                total -= np.log(sig)
+            else:
+                g = -sig * lr
+                total -= np.log(1.0 - sig)
+            for j in range(dim):
+                grad[j] += g * w_out[t, j]
+                w_out[t, j] += g * w_in[c, j]
+        for j in range(dim):
+            w_in[c, j] += grad[j]
+    return total
+
+
+def keep_probability(counts: np.ndarray, threshold: float) -> np.ndarray:
+    """word2vec's subsampling of frequent tokens: keep each occurrence with this probability."""
+    freq = counts / counts.sum()
+    t = threshold / np.maximum(freq, 1e-12)
+    return np.minimum(1.0, np.sqrt(t) + t)
+
+
+def epoch_pairs(
+    corpus: TokenCorpus, window: int, subsample: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shuffled (center, context) pairs of one epoch: frequent tokens subsampled, a random
+    window of 1..`window` per center (nearer contexts count more), never across paragraphs."""
+    stream, para = corpus.stream, corpus.paragraph
+    if subsample > 0:
+        keep = rng.random(len(stream)) < keep_probability(corpus.counts, subsample)[stream]
+        stream, para = stream[keep], para[keep]
+    reach = rng.integers(1, window + 1, size=len(stream))
+    centers, contexts = [], []
+    for o in range(1, window + 1):
+        same = para[:-o] == para[o:]
+        fwd = same & (reach[:-o] >= o)
+        back = same & (reach[o:] >= o)
+        centers += [stream[:-o][fwd], stream[o:][back]]
+        contexts += [stream[o:][fwd], stream[:-o][back]]
+    c, x = np.concatenate(centers), np.concatenate(contexts)
+    order = rng.permutation(len(c))
+    return c[order].astype(np.int32), x[order].astype(np.int32)
+
+
+def negative_table(counts: np.ndarray, power: float = 0.75) -> np.ndarray:
+    """Cumulative unigram^0.75 distribution to draw negatives from (np.searchsorted)."""
+    p = counts.astype(np.float64) ** power
+    cdf = np.cumsum(p / p.sum())
+    cdf[-1] = 1.0
+    return cdf
+
+
+def draw_negatives(cdf: np.ndarray, n: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    return np.searchsorted(cdf, rng.random((n, k))).astype(np.int32)

@@ -1,0 +1,28 @@
+"""Top-k selection, written once: positions of the largest finite keys."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def top_unordered(key: np.ndarray, count: int) -> np.ndarray:
+    """Positions of the `count` largest finite keys, in no particular order (int64)."""
+    n = len(key)
+    count = min(count, n)
+    if count <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if count >= n:
+        return np.flatnonzero(np.isfinite(key)).astype(np.int64)
+    top = np.argpartition(-key, count - 1)[:count]
+    return top[np.isfinite(key[top])].astype(np.int64)
+
+
+def top_k(key: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k largest finite keys, best first (ties: lower position first)."""
+    finite = np.isfinite(key)
+    k = min(k, int(finite.sum()))
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    key = np.where(finite, key, -np.inf)
+    top = top_unordered(key, k)
+    return top[np.lexsort((top, -key[top]))].astype(np.int64)

@@ -1,0 +1,198 @@
+"""Build the fast index in one pass over the matrix, then measure and tune its recall.
+
+The pass decodes each block once and, from it, writes the rows' sign codes, learns their
+squared norms, and computes the exact dot products of every block row with a few hundred
+random query rows (so the exact top-10 of those queries comes free with the build).  Then,
+for each metric, the index ranks the same queries itself: the first `CALIBRATE` queries choose
+the cheapest (c1, c2) whose recall@10 reaches the target, the other `MEASURE` queries (never
+used for choosing) give the recall that is stored and shown.  If recall stays below the target
+the candidate lists widen; if even the widest setting misses, that metric is marked unusable
+with the reason, and the exact scan serves it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from explorer.core import cache, search_codes
+from explorer.core.errors import Cancelled
+from explorer.core.filecheck import check_mapped
+from explorer.core.search_fast import SignIndex, folder_for, load, save_arrays
+from explorer.core.search_fast import cache_key as _key
+from explorer.core.search_tune import CALIBRATE, tune
+
+MIN_BITS = 1024
+HEAD_BITS = 512
+MEASURE = 200
+SAMPLE_ROWS = 8192
+K = 10
+KEEP = 32  # per query: the top K plus room for rows tied with the K-th (duplicate rows)
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def decoder(model) -> Callable[[int, int], np.ndarray]:
+    """Float32 rows [start, stop): a shift for BF16, else the model's own decoder (any format)."""
+    if model.matrix.dtype == _BF16:
+        bits = model.matrix.view(np.uint16)
+
+        def bf16_rows(s: int, e: int) -> np.ndarray:
+            check_mapped(model.matrix)  # a file shrunk under the scan: an error, not SIGBUS
+            return (np.asarray(bits[s:e]).astype(np.uint32) << 16).view(np.float32)
+
+        return bf16_rows
+    return lambda s, e: np.asarray(model.decode_block(s, e), dtype=np.float32)
+
+
+def _block_rows(model) -> int:
+    return max(256, (64 << 20) // max(1, model.dim * 4))
+
+
+class _Truth:
+    """Running exact top-K of each query, per metric, over the blocks seen so far."""
+
+    def __init__(self, qids: np.ndarray):
+        self.qids = qids
+        empty = (np.zeros((len(qids), 0), np.int64), np.zeros((len(qids), 0), np.float32))
+        self.best = {m: empty for m in ("cosine", "dot")}
+
+    def add(self, start: int, dots: np.ndarray, sq: np.ndarray) -> None:
+        n = dots.shape[1]
+        bad = ~(np.isfinite(sq) & (sq > 0))
+        inv = np.divide(1.0, np.sqrt(sq), out=np.zeros(n), where=~bad).astype(np.float32)
+        mine = np.flatnonzero((self.qids >= start) & (self.qids < start + n))
+        for metric in ("cosine", "dot"):
+            key = dots * inv if metric == "cosine" else dots.copy()
+            key[:, bad] = -np.inf
+            key[mine, self.qids[mine] - start] = -np.inf  # a query is not its own neighbour
+            key[~np.isfinite(key)] = -np.inf
+            m = min(K, n)
+            top = (
+                np.argpartition(-key, m - 1, axis=1)[:, :m]
+                if m < n
+                else np.tile(np.arange(n), (len(key), 1))
+            )
+            old_ids, old_key = self.best[metric]
+            all_ids = np.concatenate([old_ids, top + start], axis=1)
+            all_key = np.concatenate([old_key, np.take_along_axis(key, top, 1)], axis=1)
+            m = min(KEEP, all_key.shape[1])
+            best = np.argpartition(-all_key, m - 1, axis=1)[:, :m]
+            self.best[metric] = (
+                np.take_along_axis(all_ids, best, 1),
+                np.take_along_axis(all_key, best, 1),
+            )
+
+    def sets(self, metric: str) -> list[np.ndarray]:
+        """Each query's true top-K, plus every row tied with its K-th (any of them is right)."""
+        out = []
+        for ids, key in zip(*self.best[metric], strict=True):
+            ok = np.isfinite(key)
+            ids, key = ids[ok], key[ok]
+            if len(key) > K:
+                kth = np.partition(-key, K - 1)[K - 1]
+                ids = ids[-key <= kth + 1e-6 * abs(kth)]
+            out.append(ids)
+        return out
+
+
+def _pass(model, index_dir: Path, u, signs, qrows, qids, check) -> Iterator[float | tuple]:
+    rows = model.rows
+    words = signs.shape[0] * signs.shape[1] // 64
+    codes = np.lib.format.open_memmap(
+        index_dir / "codes.npy", mode="w+", dtype=np.uint64, shape=(rows, words)
+    )
+    a = np.zeros(rows, np.float32)
+    wn = np.zeros(rows, np.float32)
+    sq = np.zeros(rows, np.float64)
+    truth = _Truth(qids)
+    decode = decoder(model)
+    step = _block_rows(model)
+    for start in range(0, rows, step):
+        check()
+        stop = min(rows, start + step)
+        x = decode(start, stop)
+        block = slice(start, stop)
+        codes_block = np.empty((stop - start, words), np.uint64)
+        search_codes.encode_rows(x, u, signs, codes_block, a[block], wn[block], sq[block])
+        codes[block] = codes_block
+        finite = np.isfinite(sq[block])
+        if not finite.all():  # NaN/inf rows must not spoil the exact dots of the others
+            x = np.where(finite[:, None], x, 0).astype(np.float32)
+        truth.add(start, (x @ qrows.T).T, sq[block])
+        yield 0.85 * stop / rows
+    codes.flush()
+    hw = min(words, HEAD_BITS // 64)
+    np.save(index_dir / "head.npy", np.ascontiguousarray(codes[:, :hw]))
+    del codes
+    yield (a, wn, sq, truth)
+
+
+def build(
+    model, root: Path, cancel: Callable[[], bool] | None = None, bits: int = MIN_BITS
+) -> Iterator[float | SignIndex]:
+    """Build, measure and cache the index; yields progress in 0..1, the finished index last."""
+    t0 = time.perf_counter()
+    key = _key(model)
+    final = folder_for(model, root)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.parent / f"tmp-{os.getpid()}-{final.name}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+
+    def check() -> None:
+        if cancel is not None and cancel():
+            raise Cancelled("index build cancelled")
+
+    try:
+        rng = np.random.default_rng(0)
+        sample_ids = np.sort(rng.choice(model.rows, min(SAMPLE_ROWS, model.rows), False))
+        sample = np.asarray(model.vectors(sample_ids), dtype=np.float32)
+        norms = np.linalg.norm(sample, axis=1)
+        ok = np.isfinite(norms) & (norms > 0)
+        u = (sample[ok] / norms[ok, None]).mean(0) if ok.any() else np.zeros(model.dim)
+        u = (u / np.linalg.norm(u) if np.linalg.norm(u) > 0 else u).astype(np.float32)
+        qids = np.sort(rng.choice(model.rows, min(model.rows, 2 * (CALIBRATE + MEASURE)), False))
+        qrows = np.asarray(model.vectors(qids), dtype=np.float32)
+        qok = np.isfinite(qrows).all(1) & (np.abs(qrows).sum(1) > 0)
+        qids, qrows = qids[qok], np.ascontiguousarray(qrows[qok])
+        pick = rng.permutation(len(qids))[: CALIBRATE + MEASURE]
+        qids, qrows = qids[pick], qrows[pick]
+        signs = search_codes.rotation_signs(model.dim, bits, seed=1)
+        check()
+        yield 0.02
+        for item in _pass(model, tmp, u, signs, qrows, qids, check):
+            if isinstance(item, tuple):
+                a, wn, sq, truth = item
+            else:
+                yield 0.02 + float(item)
+        index = SignIndex(
+            u,
+            signs,
+            np.load(tmp / "codes.npy", mmap_mode="r"),
+            np.load(tmp / "head.npy", mmap_mode="r"),
+            a,
+            wn,
+            sq,
+        )
+        stats = yield from tune(index, qids, qrows, truth, check)
+        stats.build_seconds = round(time.perf_counter() - t0, 2)
+        stats.bits = int(signs.size)
+        index.stats = stats
+        save_arrays(tmp, index)
+        stats.size_bytes = sum(f.stat().st_size for f in tmp.iterdir())
+        save_arrays(tmp, index)
+        del index
+        cache.publish(tmp, final, key)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    loaded = load(model, root)
+    if loaded is None:
+        raise OSError(f"cannot read back the neighbour index written to {final}")
+    yield loaded

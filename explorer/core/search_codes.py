@@ -1,0 +1,182 @@
+"""Sign codes of centred unit rows, and the Hamming scans that rank rows by them.
+
+A row's direction x̂ = x/|x| is split into its part along the matrix's mean direction u and the
+rest: x̂ = a·u + w (w ⊥ u). w is rotated by randomised Hadamard transforms (random signs, then
+a fast Walsh–Hadamard transform; one rotation per block of D = 2^k ≥ dim bits) and only the
+sign of each rotated coordinate is kept.  For two rows the fraction h/B of differing bits
+estimates the angle between their w parts (SimHash), so
+
+    cos(q, x) ≈ a_q·a_x + |w_q|·|w_x|·cos(π·h/B)
+
+uses every dimension of the row, unlike a low-dimensional PCA sketch, which on real embedding
+matrices (slowly decaying spectra) keeps too little of the variance to find true neighbours.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange, types
+from numba.extending import intrinsic
+
+
+@intrinsic
+def _popcount(typingctx, x):  # pragma: no cover - compiled
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True)
+def _fwht(v):  # pragma: no cover - compiled
+    """In-place orthonormal-up-to-scale Walsh–Hadamard transform (len(v) a power of two)."""
+    n = v.shape[0]
+    h = 1
+    while h < n:
+        for i in range(0, n, 2 * h):
+            for j in range(i, i + h):
+                x = v[j]
+                y = v[j + h]
+                v[j] = x + y
+                v[j + h] = x - y
+        h *= 2
+
+
+@njit(cache=True, nogil=True)
+def _encode_row(row, signs, buf, out):  # pragma: no cover - compiled
+    dim = row.shape[0]
+    n_rot, big = signs.shape
+    words = big // 64
+    for r in range(n_rot):
+        for j in range(big):
+            buf[j] = row[j] * signs[r, j] if j < dim else np.float32(0.0)
+        _fwht(buf)
+        for k in range(words):
+            word = np.uint64(0)
+            for b in range(64):
+                if buf[k * 64 + b] > 0:
+                    word |= np.uint64(1) << np.uint64(b)
+            out[r * words + k] = word
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _encode(w, signs, out):  # pragma: no cover - compiled
+    """Sign bits of each row of w under each rotation: out uint64 [n, R·D/64]."""
+    for i in prange(w.shape[0]):
+        _encode_row(w[i], signs, np.empty(signs.shape[1], np.float32), out[i])
+
+
+@njit(cache=True, nogil=True)
+def _encode_serial(w, signs, out):  # pragma: no cover - compiled
+    buf = np.empty(signs.shape[1], np.float32)
+    for i in range(w.shape[0]):
+        _encode_row(w[i], signs, buf, out[i])
+
+
+# Reordering flags only: the NaN/inf check below must survive optimisation.
+@njit(parallel=True, cache=True, nogil=True, fastmath={"reassoc", "contract", "nsz", "arcp"})
+def _encode_rows(x, u, signs, codes, a, wn, sq):  # pragma: no cover - compiled
+    """Everything the index keeps about each row of x (float32), in one parallel pass."""
+    n, dim = x.shape
+    for i in prange(n):
+        row = x[i]
+        s = 0.0
+        for j in range(dim):
+            s += np.float64(row[j]) * np.float64(row[j])
+        sq[i] = s
+        if not np.isfinite(s) or s == 0.0:
+            a[i] = 0.0
+            wn[i] = 0.0
+            codes[i, :] = 0
+            continue
+        inv = np.float32(1.0 / np.sqrt(s))
+        d = np.float32(0.0)
+        for j in range(dim):
+            d += row[j] * u[j]
+        ai = d * inv
+        w = np.empty(dim, np.float32)
+        ww = np.float32(0.0)
+        for j in range(dim):
+            w[j] = row[j] * inv - ai * u[j]
+            ww += w[j] * w[j]
+        a[i] = ai
+        wn[i] = np.sqrt(ww)
+        _encode_row(w, signs, np.empty(signs.shape[1], np.float32), codes[i])
+
+
+@njit(cache=True, nogil=True)
+def _scan_all(codes, q, table, a, wn, scale, penalty, aq, wq, out):  # pragma: no cover
+    """Estimated score of every row from its code (Hamming distance → angle table)."""
+    n, nw = codes.shape
+    for i in range(n):
+        h = 0
+        for k in range(nw):
+            h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
+        out[i] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
+
+
+@njit(cache=True, nogil=True)
+def _scan_ids(codes, ids, q, table, a, wn, scale, penalty, aq, wq, out):  # pragma: no cover
+    nw = codes.shape[1]
+    for t in range(ids.shape[0]):
+        i = ids[t]
+        h = 0
+        for k in range(nw):
+            h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
+        out[t] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
+
+
+def rotation_signs(dim: int, bits: int, seed: int) -> np.ndarray:
+    """Random ±1 of each rotation: float32 [R, D], D = 2^k ≥ max(dim, 64), R·D ≥ bits."""
+    big = max(64, 1 << max(0, int(dim - 1).bit_length()))
+    n_rot = max(1, -(-bits // big))
+    rng = np.random.default_rng(seed)
+    return rng.choice(np.array([-1.0, 1.0], np.float32), size=(n_rot, big))
+
+
+def split(x: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unit rows' (a, |w|, w) for float rows x [n, dim] (zero rows give zeros)."""
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.sqrt(np.einsum("ij,ij->i", x, x))
+    inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    xh = x * inv[:, None]
+    a = np.einsum("ij,j->i", xh, u)  # not BLAS: waking its threads costs more for one row
+    w = xh - a[:, None] * u
+    wn = np.sqrt(np.maximum(np.einsum("ij,ij->i", w, w), 0))
+    return a.astype(np.float32), wn.astype(np.float32), np.ascontiguousarray(w, np.float32)
+
+
+def encode_rows(x: np.ndarray, u: np.ndarray, signs: np.ndarray, codes, a, wn, sq) -> None:
+    """Fill codes, a, |w| and float64 squared norms (NaN/inf rows: non-finite sq, zero code)."""
+    if len(x):
+        _encode_rows(np.ascontiguousarray(x, np.float32), u, signs, codes, a, wn, sq)
+
+
+def encode(w: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """uint64 [n, R·D/64] sign codes of the rows of w (float32 [n, dim])."""
+    out = np.empty((w.shape[0], signs.shape[0] * signs.shape[1] // 64), dtype=np.uint64)
+    if len(w) > 64:  # a parallel launch costs more than one query's code
+        _encode(np.ascontiguousarray(w, np.float32), signs, out)
+    elif len(w):
+        _encode_serial(np.ascontiguousarray(w, np.float32), signs, out)
+    return out
+
+
+def angle_table(bits: int) -> np.ndarray:
+    """cos(π·h/bits) for every Hamming distance h = 0..bits (float32)."""
+    return np.cos(np.pi * np.arange(bits + 1) / bits).astype(np.float32)
+
+
+def scan_all(codes, q, table, a, wn, scale, penalty, aq: float, wq: float) -> np.ndarray:
+    out = np.empty(codes.shape[0], dtype=np.float32)
+    _scan_all(codes, q, table, a, wn, scale, penalty, np.float32(aq), np.float32(wq), out)
+    return out
+
+
+def scan_ids(codes, ids, q, table, a, wn, scale, penalty, aq: float, wq: float) -> np.ndarray:
+    out = np.empty(len(ids), dtype=np.float32)
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    _scan_ids(codes, ids, q, table, a, wn, scale, penalty, np.float32(aq), np.float32(wq), out)
+    return out

@@ -1,0 +1,90 @@
+"""`embedding-explorer learn`: per-epoch JSON, SVG/PNG frames and a GIF from a tiny run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+from core.fixtures import make_wordpiece_tokenizer, write_model
+
+from explorer.cli import main
+
+WORDS = "the cat sat on the mat while a dog ran in the park and the red paint dried".split()
+
+
+def tiny_model_and_corpus(tmp_path):
+    rng = np.random.default_rng(0)
+    text = "\n\n".join(" ".join(rng.choice(WORDS, 12)) for _ in range(300))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text, encoding="utf-8")
+    tok = make_wordpiece_tokenizer(tmp_path / "tokenizer.json", vocab_size=120, corpus=[text])
+    rows = tok.get_vocab_size()
+    write_model(
+        tmp_path / "m",
+        rows=rows,
+        dim=8,
+        tokenizer=tmp_path / "tokenizer.json",
+        config={"vocab_size": rows},
+    )
+    return tmp_path / "m", corpus
+
+
+def test_learn_writes_epochs_frames_and_gif(tmp_path):
+    """In a child process: PNG output creates a QGuiApplication, which must not leak into the
+    widget tests that share this process."""
+    model, corpus = tiny_model_and_corpus(tmp_path)
+    out = tmp_path / "out"
+    args = ["learn", "-m", str(model), "--corpus", str(corpus), "--epochs", "2", "--dim", "6"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "explorer", *args, "--map-tokens", "12", "--watch", "cat,dog"]
+        + ["--out", str(out)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    printed = proc.stdout
+    assert "epoch   2/2" in printed and "cat:" in printed
+    epochs = [json.loads((out / f"epoch_{e:03d}.json").read_text("utf-8")) for e in range(3)]
+    assert [e["epoch"] for e in epochs] == [0, 1, 2]
+    assert epochs[0]["loss"] is None and epochs[2]["loss"] > 0
+    assert set(epochs[2]["neighbors"]) == {"cat", "dog"}
+    assert len(epochs[2]["map"]) == 12 and {"id", "piece", "x", "y"} <= set(epochs[2]["map"][0])
+    for e in range(3):
+        root = ET.fromstring((out / "frames" / f"epoch_{e:03d}.svg").read_text("utf-8"))
+        assert root.get("width") == "1920"
+        assert (out / "frames" / f"epoch_{e:03d}.png").read_bytes()[:4] == b"\x89PNG"
+    gif = (out / "learning.gif").read_bytes()
+    assert gif[:6] == b"GIF89a"
+    from PIL import Image
+
+    assert Image.open(out / "learning.gif").n_frames == 3
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert summary["params"]["epochs"] == 2 and len(summary["comparison"]) == 2
+    assert 0 <= summary["agreement"] <= 1
+
+
+def test_learn_json_svg_only_is_deterministic(tmp_path, capsys):
+    model, corpus = tiny_model_and_corpus(tmp_path)
+    results = []
+    for name in ("a", "b"):
+        args = ["learn", "-m", str(model), "--corpus", str(corpus), "--epochs", "1"]
+        assert main([*args, "--dim", "4", "--no-png", "--json", "--out", str(tmp_path / name)]) == 0
+        results.append(json.loads(capsys.readouterr().out))
+        assert not list((tmp_path / name / "frames").glob("*.png"))
+    assert results[0]["loss_curve"] == results[1]["loss_curve"]
+    assert results[0]["gif"] is False
+
+
+def test_learn_bad_input_is_one_line(tmp_path, capsys):
+    model, corpus = tiny_model_and_corpus(tmp_path)
+    assert main(["learn", "-m", str(model), "--epochs", "0", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "epochs" in err
+    missing = str(tmp_path / "missing.txt")
+    assert main(["learn", "-m", str(model), "--corpus", missing, "--out", str(tmp_path)]) == 2
+    assert "corpus file not found" in capsys.readouterr().err

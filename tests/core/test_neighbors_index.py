@@ -1,0 +1,161 @@
+"""The fast index on real rows: measured recall, widening, fallback, path choice.
+
+Real data: a 2048-row slice of SmolLM2-135M's embedding (tests/data, Apache-2.0, see NOTICE)
+and the demo model (all-MiniLM-L6-v2). References are numpy float64 brute force.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer.core import neighbors, search_tune
+from explorer.core.model import open_model
+from explorer.core.neighbors import NeighborSearcher, query_for_ids
+
+SLICE = Path(__file__).resolve().parents[1] / "data" / "smollm2_rows.safetensors"
+
+
+def brute_force(values: np.ndarray, qid: int, metric: str, k: int = 10) -> set[int]:
+    """The true top-k, plus every row tied with the k-th (real vocabularies hold duplicate
+    rows; any of the tied ones is a right answer)."""
+    v = values.astype(np.float64)
+    s = v @ v[qid]
+    if metric == "cosine":
+        s = s / np.linalg.norm(v, axis=1)
+    s[qid] = -np.inf
+    kth = np.sort(s)[-k]
+    return set(np.flatnonzero(s >= kth - 1e-9 * abs(kth)).tolist())
+
+
+def recall(searcher, values, metric, ids, **kw) -> float:
+    hits = 0
+    for qid in ids:
+        res = searcher.search(query_for_ids(searcher.model, [int(qid)]), k=10, metric=metric, **kw)
+        hits += min(10, len(set(res.ids.tolist()) & brute_force(values, int(qid), metric)))
+    return hits / (10 * len(ids))
+
+
+@pytest.fixture
+def tight_grid(monkeypatch):
+    """Candidate lists far shorter than the slice, so that both stages really filter."""
+    monkeypatch.setattr(search_tune, "MIN_C1", 40)
+    monkeypatch.setattr(search_tune, "C1_FRACTIONS", (1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4))
+    monkeypatch.setattr(search_tune, "C2_STEPS", (10, 20, 40, 80, 160))
+
+
+@pytest.fixture
+def slice_model(tmp_path):
+    path = tmp_path / "model.safetensors"
+    shutil.copy(SLICE, path)
+    return open_model(path, tokenizer=False)
+
+
+def test_index_measures_and_reaches_its_recall_on_real_rows(slice_model, tmp_path, tight_grid):
+    model = slice_model
+    values = model.vectors(range(model.rows)).astype(np.float64)
+    searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
+    steps = list(searcher.build_fast_index())
+    assert steps == sorted(steps) and steps[-1] == 1.0
+    stats = searcher.index.stats
+    assert stats.queries >= 200
+    for metric in ("cosine", "dot"):
+        assert stats.usable[metric] and stats.recall_at_10[metric] >= 0.99
+        c1, c2 = stats.settings[metric]
+        assert c1 < model.rows  # the index filtered: this is not an exact scan in disguise
+        # New random rows, checked against float64 brute force, not against our exact path.
+        ids = np.random.default_rng(11).choice(model.rows, 200, replace=False)
+        assert recall(searcher, values, metric, ids, exact=False) >= 0.99
+        res = searcher.search(query_for_ids(model, [int(ids[0])]), metric=metric, exact=False)
+        assert res.path == "fast" and res.recall_at_10 == stats.recall_at_10[metric]
+        assert "fast index · recall@10" in res.path_label
+        ref = values[res.ids] @ values[int(ids[0])]
+        if metric == "cosine":
+            ref /= np.linalg.norm(values[res.ids], axis=1) * np.linalg.norm(values[int(ids[0])])
+        np.testing.assert_allclose(res.scores, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_index_widens_when_the_cheapest_setting_misses(slice_model, tmp_path, tight_grid):
+    searcher = NeighborSearcher(slice_model, cache_dir=tmp_path / "cache")
+    list(searcher.build_fast_index())
+    cheapest = (search_tune.MIN_C1, search_tune.C2_STEPS[0])
+    settings = searcher.index.stats.settings
+    assert any(tuple(settings[m]) != cheapest for m in settings)
+
+
+def test_unusable_index_is_not_used_and_says_why(slice_model, tmp_path, monkeypatch):
+    monkeypatch.setattr(search_tune, "MIN_C1", 12)
+    monkeypatch.setattr(search_tune, "C1_FRACTIONS", (1 / 1000,))
+    monkeypatch.setattr(search_tune, "C2_STEPS", (10,))
+    model = slice_model
+    values = model.vectors(range(model.rows)).astype(np.float64)
+    searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
+    list(searcher.build_fast_index())
+    stats = searcher.index.stats
+    assert not stats.usable["cosine"] and stats.recall_at_10["cosine"] < 0.99
+    assert "cosine: recall@10" in stats.reason
+    res = searcher.search(query_for_ids(model, [7]), metric="cosine", exact=False)
+    assert res.path == "exact" and res.exact and "not used" in res.note
+    assert set(res.ids.tolist()) <= brute_force(values, 7, "cosine")
+    monkeypatch.setattr(neighbors, "CHEAP_EXACT_VALUES", 0)
+    assert searcher.default_path("cosine") == "exact"
+
+
+def test_small_matrix_answers_exactly_and_builds_nothing_unasked(tmp_path):
+    from explorer.core.resources import demo_model_dir
+
+    model = open_model(demo_model_dir(), tokenizer=False)
+    cache = tmp_path / "cache"
+    searcher = NeighborSearcher(model, cache_dir=cache)
+    assert searcher.exact_is_cheap and not searcher.fast_ready
+    for metric in ("cosine", "dot"):
+        res = searcher.search(query_for_ids(model, [4937]), metric=metric)
+        assert res.path == "exact" and res.exact and res.recall_at_10 is None
+    assert searcher.index is None and not cache.exists()  # searching built nothing
+
+
+def test_large_matrix_default_takes_the_index(slice_model, tmp_path, monkeypatch, tight_grid):
+    monkeypatch.setattr(neighbors, "CHEAP_EXACT_VALUES", 0)  # as if the slice were large
+    searcher = NeighborSearcher(slice_model, cache_dir=tmp_path / "cache")
+    assert not searcher.fast_ready and searcher.default_path("cosine") == "exact"
+    list(searcher.build_fast_index())
+    assert searcher.fast_ready
+    for metric in ("cosine", "dot"):
+        assert searcher.default_path(metric) == "fast"
+        assert searcher.search(query_for_ids(slice_model, [3]), metric=metric).path == "fast"
+    assert searcher.search(query_for_ids(slice_model, [3]), metric="l2").path == "exact"
+    again = NeighborSearcher(slice_model, cache_dir=tmp_path / "cache")
+    assert again.load_cached_fast_index() and again.index.stats == searcher.index.stats
+
+
+@pytest.mark.parametrize("dtype", ["F16", "F8_E4M3"])
+def test_index_on_formats_the_kernels_do_not_read(tmp_path, dtype, tight_grid):
+    """Non-BF16/F32 rows go through EmbeddingModel.decode_block / vectors (any format)."""
+    from core.fixtures import NUMPY_DTYPES, write_arrays
+
+    values = open_model(SLICE, tokenizer=False).vectors(range(2048))
+    path = write_arrays(tmp_path / "m.safetensors", {"emb": values.astype(NUMPY_DTYPES[dtype])})
+    model = open_model(path, tokenizer=False)
+    stored = model.vectors(range(model.rows)).astype(np.float64)
+    searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
+    list(searcher.build_fast_index())
+    assert searcher.index.stats.recall_at_10["cosine"] >= 0.99
+    ids = np.random.default_rng(2).choice(model.rows, 50, replace=False)
+    assert recall(searcher, stored, "cosine", ids, exact=False) >= 0.98
+
+
+def test_demo_recall_against_float64_brute_force(tmp_path):
+    """The demo model (30522 × 384, real): the index it builds when asked is right."""
+    from explorer.core.resources import demo_model_dir
+
+    model = open_model(demo_model_dir(), tokenizer=False)
+    values = model.vectors(range(model.rows)).astype(np.float64)
+    searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
+    list(searcher.build_fast_index())
+    ids = np.random.default_rng(3).choice(model.rows, 100, replace=False)
+    for metric in ("cosine", "dot"):
+        assert searcher.index.stats.recall_at_10[metric] >= 0.99
+        assert recall(searcher, values, metric, ids, exact=False) >= 0.99
