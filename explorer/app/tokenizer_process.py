@@ -61,13 +61,14 @@ def _encode(tokenizer: Any, text: str, special: bool) -> list[np.ndarray]:
 
 
 def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
-    from explorer.app import tuning
     from explorer.core.errors import ExplorerError
     from explorer.core.model import open_model
     from explorer.core.tokens import TokenizerInfo
     from explorer.core.vocab_table import VocabTable
 
-    before = tuning.lower_priority()  # loading competes with the window for the cores
+    # Not niced (unlike the index builder): on a busy machine a niced load waits behind every
+    # other process (a 2 s open took over 30 s at load 11), and the window waits for it; it
+    # holds no lock the window needs, and its thread pools leave a core (tuning.background_env).
     try:
         model = open_model(path, tensor=tensor)
     except ExplorerError as e:
@@ -81,7 +82,6 @@ def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
     header = {"op": "ready", "meta": table.meta, "warnings": model.tokenizer_warnings}
     write_message(out, header, table.buffers())
     del table
-    tuning.restore_priority(before)  # answering keystrokes is not background work
     while True:
         try:
             request, _ = read_message(inp)

@@ -70,11 +70,3 @@ def lower_priority() -> int:
     before = os.nice(0)
     os.nice(BACKGROUND_NICE)
     return before
-
-
-def restore_priority(before: int) -> None:
-    """Back to `before` where allowed (raising priority needs privileges; else stay lower)."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, before)
-    except (OSError, AttributeError):
-        pass
