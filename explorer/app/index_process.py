@@ -10,13 +10,13 @@ app then loads the cached index (a memory map, instant). Cancelling kills the ch
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from explorer.app import tuning
 from explorer.core.context import CancellableContext
 from explorer.core.errors import Cancelled, ExplorerError
 from explorer.core.neighbors import NeighborSearcher
@@ -49,7 +49,7 @@ def build_in_child(
         return
     if ctx.cancelled():
         raise Cancelled("index build cancelled")
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env = tuning.background_env()
     # stderr to a file, not a pipe: a child that writes much there can never block on it
     with tempfile.TemporaryFile("w+", encoding="utf-8") as errors:
         proc = subprocess.Popen(
@@ -83,10 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     from explorer.core.model import open_model
 
     path, tensor, cache_dir = (argv if argv is not None else sys.argv[1:])[:3]
-    if hasattr(os, "nice"):
-        # Background work: the window comes first. (Only a separate process may be niced: a
-        # niced thread of the app itself would hold the GIL longer and stall the window.)
-        os.nice(10)
+    tuning.lower_priority()  # background work: the window comes first
     try:
         model = open_model(path, tensor=tensor, tokenizer=False)
         searcher = NeighborSearcher(model, cache_dir=Path(cache_dir))

@@ -31,7 +31,8 @@ How a controller uses a lane (all calls on the GUI thread)::
 * ``Jobs(sync=True)`` runs every job inline inside ``submit`` (tests of controllers).
 * A worker thread shares the GIL with the window: a C call that holds it for long (LAPACK in
   ``numpy.linalg.qr``, ``tokenizers.Tokenizer.encode``) freezes the window however it is
-  scheduled. Run such work in a child process (explorer/app/index_process.py).
+  scheduled. Run such work in a child process (explorer/app/index_process.py,
+  explorer/app/tokenizer_service.py).
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ for how a new one plugs in), and views follow the controllers.
   every controller and view (including the caller) follows. Read ``state.model``,
   ``state.selection``, ``state.tokens``, ``state.levels`` at any time on the GUI thread.
 * ``state.model`` is an EmbeddingModel (see explorer/core/model.py) or None before the first open.
-  Its memmap may be read from worker threads; labels (``model.label``) are precomputed on open.
+  Its memmap may be read from worker threads; labels (``model.label``) are decoded per id from
+  the vocabulary table the tokenizer's child process sent on open
+  (explorer/app/tokenizer_service.py); ``tokenizer_service`` is that child.
 * ``statusMessage(str)`` shows a transient line in the status bar; ``errorOccurred(str)`` is for
   failures the user must see (the window shows a dialog).
 * AppState owns three lanes itself: ``Lane.MODEL`` (opening), ``Lane.LEVELS`` (the heatmap's
@@ -24,10 +26,11 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from explorer.app import tuning
-from explorer.app.jobs import Jobs, Lane, error_message
+from explorer.app.jobs import JobContext, Jobs, Lane, error_message
+from explorer.app.tokenizer_service import Opened, TokenizerService, open_with_tokenizer
 from explorer.core.errors import ExplorerError, TokenError
 from explorer.core.model import EmbeddingModel, open_model
-from explorer.core.tokens import Token, parse_token_ref
+from explorer.core.token_text import Token, parse_token_ref
 
 LEVEL_SAMPLE = 2048  # rows sampled to fix the heatmap colour range of a model…
 LEVEL_VALUES = 1 << 20  # …but at most this many values (numpy's quantile holds the GIL)
@@ -35,13 +38,22 @@ LEVEL_QUANTILE = 0.999
 
 
 def open_for_window(path: str | Path, tensor: str | None = None) -> EmbeddingModel:
-    """Open a model and do the per-vocabulary work up front (worker thread)."""
+    """Open a model with its tokenizer in this process (worker thread; tests and the frozen app).
+    The window opens through explorer.app.tokenizer_service instead."""
     model = open_model(path, tensor=tensor)
     if model.tokenizer is not None:
         model.tokenizer.labels  # noqa: B018 - cached_property: built here, not on the GUI thread
         model.tokenizer._bytes_index  # noqa: B018 - same, used by find()
     model.unused_rows  # noqa: B018 - likewise (and the used_rows mask behind it)
     return model
+
+
+def open_job(path: str | Path, tensor: str | None, ctx: JobContext | None = None) -> Opened:
+    """The window's open (worker thread): the tokenizer in a child process, per-vocabulary work
+    done up front."""
+    opened = open_with_tokenizer(path, tensor, ctx)
+    opened.model.unused_rows  # noqa: B018 - cached: not on the GUI thread
+    return opened
 
 
 def shared_level(model: EmbeddingModel, sample: int = LEVEL_SAMPLE, seed: int = 0) -> float:
@@ -87,6 +99,7 @@ class AppState(QObject):
         self.special = False
         self.levels: float | None = None
         self.loading: str | None = None  # path being opened, if any
+        self.tokenizer_service: TokenizerService | None = None  # the model's tokenizer child
 
     # -- model ---------------------------------------------------------------------------------
     def open(self, path: str | Path, tensor: str | None = None) -> None:
@@ -95,11 +108,11 @@ class AppState(QObject):
         self.loading = shown
         self.modelLoading.emit(shown)
         self.jobs.lane(Lane.MODEL).submit(
-            open_for_window,
+            open_job,
             path,
             tensor,
             label=f"Opening {Path(shown).name}…",
-            on_result=self._model_opened,
+            on_result=self.set_opened,
             on_error=self._model_failed,
         )
 
@@ -120,10 +133,20 @@ class AppState(QObject):
         )
         self._retokenize()
 
-    def _model_opened(self, model: EmbeddingModel) -> None:
+    def set_opened(self, opened: Opened) -> None:
+        """Make a model opened with its tokenizer service current (ends the open job)."""
         self.loading = None
         tuning.freeze_long_lived()  # the vocabulary just built lives as long as the model
-        self.set_model(model)
+        previous, self.tokenizer_service = self.tokenizer_service, opened.service
+        self.set_model(opened.model)
+        if previous is not None:  # after set_model: its lanes no longer wait on the old child
+            previous.close()
+
+    def close_tokenizer(self) -> None:
+        """End the tokenizer's child process (the window calls it on close)."""
+        if self.tokenizer_service is not None:
+            self.tokenizer_service.close()
+            self.tokenizer_service = None
 
     def _model_failed(self, error: BaseException) -> None:
         self.loading = None

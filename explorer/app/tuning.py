@@ -47,3 +47,26 @@ def tune_worker_thread() -> None:
     # numba.config sets NUMBA_NUM_THREADS at import time through globals(), unseen by mypy
     threads: int = numba.config.NUMBA_NUM_THREADS
     numba.set_num_threads(max(1, min(threads, worker_threads())))
+
+
+BACKGROUND_NICE = 10  # children that build or load in the background: the window comes first
+
+
+def background_env() -> dict[str, str]:
+    """Environment for a background child: its thread pools leave one core for the window."""
+    threads = str(worker_threads())
+    pools = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", RAYON_NUM_THREADS=threads)
+    env.update({name: threads for name in pools})
+    return env
+
+
+def lower_priority() -> int:
+    """In a child process: run at a lower priority (os.nice); returns the previous niceness.
+    (Only a separate process may be niced: a niced thread of the app itself would hold the GIL
+    longer and stall the window.)"""
+    if not hasattr(os, "nice"):
+        return 0
+    before = os.nice(0)
+    os.nice(BACKGROUND_NICE)
+    return before

@@ -37,6 +37,9 @@ def label_of(model: EmbeddingModel, token_id: int) -> str:
     tok = model.tokenizer
     if tok is None:
         return model.label(token_id)
+    from explorer.core.tokens import TokenizerInfo  # loaded already: the model has one
+
+    assert isinstance(tok, TokenizerInfo)  # the CLI loads it in-process
     piece = tok.tokenizer.id_to_token(token_id) if 0 <= token_id < tok.vocab_size else None
     if piece is None:  # ids beyond the vocabulary or holes in it: the general path
         return model.label(token_id)
@@ -48,6 +51,9 @@ def used_rows(model: EmbeddingModel) -> np.ndarray:
     id so that a GUI thread can run in between (80 ms for 30k ids); a command has no GUI thread.
     The mask is stored where the cached property keeps it, so `model.info()` uses it."""
     if "used_rows" not in vars(model) and model.tokenizer is not None:
+        from explorer.core.tokens import TokenizerInfo
+
+        assert isinstance(model.tokenizer, TokenizerInfo)  # the CLI loads it in-process
         ids = np.fromiter(model.tokenizer.tokenizer.get_vocab(with_added_tokens=True).values(), int)
         mask = np.zeros(model.rows, dtype=bool)
         mask[ids[(ids >= 0) & (ids < model.rows)]] = True

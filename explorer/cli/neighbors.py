@@ -15,7 +15,7 @@ from explorer.core.neighbors import (
     query_for_ids,
     query_for_text,
 )
-from explorer.core.tokens import parse_token_ref
+from explorer.core.token_text import parse_token_ref
 
 
 def register(sub) -> None:

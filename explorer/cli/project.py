@@ -16,7 +16,7 @@ from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model
 from explorer.core import limits, neighbourhood, projection
 from explorer.core.errors import ExplorerError
-from explorer.core.tokens import parse_token_ref
+from explorer.core.token_text import parse_token_ref
 
 FORMATS = (".png", ".svg", ".csv", ".json")
 

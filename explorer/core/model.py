@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,8 +21,11 @@ from explorer.core.tensor_names import (  # noqa: F401 - EMBEDDING_NAMES is re-e
     OUTPUT_NAMES,
     find_embedding,
 )
-from explorer.core.tokens import TokenizerInfo, _spec_of
 from explorer.core.vectors import decode_rows
+
+if TYPE_CHECKING:  # `tokenizers` loads only where a tokenizer is built, never in the window
+    from explorer.core.tokens import TokenizerInfo
+    from explorer.core.vocab_table import VocabTokenizer
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
 
@@ -130,7 +134,7 @@ class EmbeddingModel:
     matrix: np.ndarray  # read-only memmap [rows, dim] in the stored dtype
     output_tensor: str | None
     tied: bool | None
-    tokenizer: TokenizerInfo | None
+    tokenizer: TokenizerInfo | VocabTokenizer | None
     config: dict = field(default_factory=dict)
     _handles: list[SafetensorsFile] = field(default_factory=list, repr=False)
     head: HeadEvidence = field(default_factory=lambda: HeadEvidence(None, "unknown"))
@@ -171,11 +175,7 @@ class EmbeddingModel:
         """bool [rows]: True where the tokenizer has a token for the row (all rows without one)."""
         mask = np.ones(self.rows, dtype=bool)
         if self.tokenizer is not None:
-            pieces = self.tokenizer.pieces[: self.rows]  # ids may have holes
-            mask[: len(pieces)] = np.fromiter(
-                (p is not None for p in pieces), dtype=bool, count=len(pieces)
-            )
-            mask[len(pieces) :] = False
+            mask = self.tokenizer.present_mask(self.rows)
         mask.flags.writeable = False  # shared by every caller
         return mask
 
@@ -384,6 +384,8 @@ def head_evidence(
 
 def folder_tokenizer(folder: Path, rows: int) -> tuple[TokenizerInfo | None, list[str]]:
     """tokenizer.json, else one built from vocab.json + merges.txt or vocab.txt."""
+    from explorer.core.tokens import TokenizerInfo, _spec_of
+
     tok_path = folder / "tokenizer.json"
     if tok_path.is_file():
         return TokenizerInfo.from_file(tok_path, rows=rows), []

@@ -4,11 +4,14 @@ tokenizer from its `tokenizer.ggml.*` metadata."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from explorer.core.errors import ModelFormatError
 from explorer.core.formats import gguf
 from explorer.core.model import EmbeddingModel, head_evidence
-from explorer.core.tokens import TokenizerInfo, _spec_of
+
+if TYPE_CHECKING:
+    from explorer.core.tokens import TokenizerInfo
 
 EMBEDDING = "token_embd.weight"
 OUTPUT = "output.weight"
@@ -47,9 +50,11 @@ def open_gguf(
     output = OUTPUT if OUTPUT in tensors and OUTPUT != name else None
     head_matrix = gguf.matrix(tensors[output]) if output else None
     evidence = head_evidence(name, matrix, output, head_matrix, {}, gguf=True)
-    tok, warnings = None, []
+    tok: TokenizerInfo | None = None
+    warnings: list[str] = []
     if tokenizer:
         from explorer.core.tokenizer_sources import from_gguf
+        from explorer.core.tokens import TokenizerInfo, _spec_of
 
         built = from_gguf(meta)
         if built is not None:

@@ -16,7 +16,7 @@ import numpy as np
 from explorer.core.errors import Cancelled, TokenError
 from explorer.core.limits import parse_id
 from explorer.core.model import EmbeddingModel
-from explorer.core.tokens import parse_token_ref
+from explorer.core.token_text import parse_token_ref
 
 DEFAULT_N = 500
 MAX_AROUND = 20_000

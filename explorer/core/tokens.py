@@ -3,63 +3,30 @@
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tokenizers import Tokenizer
 
 from explorer.core.errors import ModelFormatError, TokenError, shown
 from explorer.core.filecheck import read_limited
-from explorer.core.limits import MAX_TOKENIZER_BYTES, check_text, parse_hash_id
+from explorer.core.limits import MAX_TOKENIZER_BYTES, check_text
 
+if TYPE_CHECKING:
+    import numpy as np
 
-def _bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's reversible byte → printable character table used by byte-level BPE."""
-    bs = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("¡"), ord("¬") + 1))
-        + list(range(ord("®"), ord("ÿ") + 1))
-    )
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs), strict=True))
-
-
-BYTE_TO_CHAR = _bytes_to_unicode()
-CHAR_TO_BYTE = {c: b for b, c in BYTE_TO_CHAR.items()}
-# byte-level piece → latin-1 string whose code points are the bytes (then .encode("latin-1"))
-# (latin-1 characters outside the alphabet map to U+FFFF so that .encode fails for them)
-_BYTE_LEVEL_TABLE = str.maketrans(
-    {**{chr(b): "\uffff" for b in range(256)}, **{c: chr(b) for c, b in CHAR_TO_BYTE.items()}}
+from explorer.core.token_text import (  # noqa: F401 - BYTE_TO_CHAR, parse_token_ref re-exported
+    BYTE_FALLBACK,
+    BYTE_LEVEL_TABLE,
+    BYTE_TO_CHAR,
+    CHAR_TO_BYTE,
+    Token,
+    not_single_token,
+    parse_token_ref,
+    readable,
+    unmark,
 )
-_BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
-
-# Visible marks for whitespace so that " cat" and "cat" look different.
-_MARKS = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
-_READABLE_TABLE = str.maketrans(
-    {
-        **{chr(c): chr(0x2400 + c) for c in range(0x20)},  # other control characters: ␀ ␁ …
-        "\x7f": "␡",
-        **_MARKS,
-        # undecodable bytes (surrogate-escaped): parts of a multi-byte character
-        **{chr(0xDC00 + b): f"<0x{b:02X}>" for b in range(0x80, 0x100)},
-    }
-)
-
-
-def readable(data: bytes) -> str:
-    """Bytes → display text: whitespace as visible marks, bytes of split characters as <0xNN>."""
-    text = data.decode("utf-8", errors="surrogateescape")
-    if text.isascii() and text.isprintable():  # the common case, much faster than translate
-        return text.replace(" ", "␣")
-    return text.translate(_READABLE_TABLE)
 
 
 def _check_text(text: str, what: str) -> None:
@@ -76,27 +43,6 @@ def _encode(tokenizer: Tokenizer, text: str, special: bool):
     except Exception as e:  # tokenizers raises plain Exception
         first = (str(e).splitlines() or [type(e).__name__])[0]
         raise TokenError(f"the tokenizer cannot encode {shown(text)}: {first}") from None
-
-
-@dataclass(frozen=True)
-class Token:
-    id: int
-    piece: str
-    text: str  # readable form
-    bytes: bytes
-    start: int  # character offsets into the input text
-    end: int
-    special: bool = False
-
-    def as_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "piece": self.piece,
-            "text": self.text,
-            "bytes": self.bytes.hex(),
-            "start": self.start,
-            "end": self.end,
-        }
 
 
 def _walk_types(node: object) -> set[str]:
@@ -181,11 +127,11 @@ class TokenizerInfo:
             if piece.isascii():  # printable ASCII stands for itself in the byte-level alphabet
                 return piece.encode("ascii")
             try:
-                return piece.translate(_BYTE_LEVEL_TABLE).encode("latin-1")
+                return piece.translate(BYTE_LEVEL_TABLE).encode("latin-1")
             except UnicodeEncodeError:  # not a byte-level piece after all
                 return piece.encode("utf-8")
         if self.metaspace:
-            m = _BYTE_FALLBACK.match(piece)
+            m = BYTE_FALLBACK.match(piece)
             if m:
                 return bytes([int(m.group(1), 16)])
             return piece.replace("▁", " ").encode("utf-8")
@@ -254,6 +200,17 @@ class TokenizerInfo:
             index.setdefault(k, v)
         return index
 
+    def present_mask(self, rows: int) -> np.ndarray:
+        """bool [rows]: True where the tokenizer has a token for the row (ids may have holes)."""
+        import numpy as np  # `tokenize` and `info` never need numpy
+
+        pieces = self.pieces[:rows]
+        mask = np.zeros(rows, dtype=bool)
+        mask[: len(pieces)] = np.fromiter(
+            (p is not None for p in pieces), dtype=bool, count=len(pieces)
+        )
+        return mask
+
     def has_id(self, token_id: int) -> bool:
         return 0 <= token_id < len(self.pieces) and self.pieces[token_id] is not None
 
@@ -293,9 +250,7 @@ class TokenizerInfo:
     def find(self, text: str) -> int:
         """The id of the single token that `text` names: a vocab piece, its bytes, or '#id'."""
         _check_text(text, "token text")
-        unmarked = text
-        for ch, mark in _MARKS.items():
-            unmarked = unmarked.replace(mark, ch)
+        unmarked = unmark(text)
         if self.byte_level:
             # a byte-level piece spells bytes as Latin-1 look-alikes: 'é' as a piece is byte 0xE9,
             # not the character é, so read what the user typed as text first
@@ -315,28 +270,6 @@ class TokenizerInfo:
                 return by_bytes
         enc = _encode(self.tokenizer, unmarked, False)
         ids = enc.ids
-        if len(ids) == 1 and ids[0] in self.special_ids and enc.tokens[0] != unmarked:
-            # e.g. BERT's [UNK]: the text is not in the vocabulary, not the [UNK] token
-            raise TokenError(
-                f"{shown(text)} is not in the vocabulary (it encodes to {enc.tokens[0]})"
-            )
-        if len(ids) == 1:
+        if len(ids) == 1 and not (ids[0] in self.special_ids and enc.tokens[0] != unmarked):
             return ids[0]
-        if not ids:
-            raise TokenError(f"{shown(text)} is not in the vocabulary (it encodes to no tokens)")
-        pieces = ", ".join(self.label(i) for i in ids[:8])
-        raise TokenError(
-            f"{shown(text)} is not a single token: it encodes to {len(ids)} tokens ({pieces}); "
-            "use an id or a phrase query instead"
-        )
-
-
-def parse_token_ref(ref: str, tokenizer: TokenizerInfo | None) -> int:
-    """'#123' → 123; otherwise a token text resolved by the tokenizer."""
-    if (token_id := parse_hash_id(ref)) is not None:
-        return token_id  # ASCII digits only: '#²' and '#١٢' are token text, not ids
-    if tokenizer is None:
-        raise TokenError(
-            f"cannot look up {shown(ref)}: this model has no tokenizer.json; use an id (#123)"
-        )
-    return tokenizer.find(ref)
+        raise not_single_token(text, unmarked, ids, enc.tokens, self.special_ids, self.label)

@@ -66,7 +66,7 @@ def launch(args: argparse.Namespace) -> int:
 
     from explorer.app import tuning
     from explorer.app.settings import recent_models
-    from explorer.app.state import AppState, open_for_window
+    from explorer.app.state import AppState, open_job
     from explorer.core.errors import ExplorerError
     from explorer.ui.main_window import MainWindow
     from explorer.ui.style import apply_theme
@@ -85,10 +85,10 @@ def launch(args: argparse.Namespace) -> int:
         # A model named on the command line must open, or we stop before showing a window.
         if path is not None:
             try:
-                model = open_for_window(path, args.tensor)
+                opened = open_job(path, args.tensor)
             except ExplorerError as e:
                 return fail(str(e))
-            state.set_model(model)
+            state.set_opened(opened)
     window = MainWindow(state, settings, persist=not args.screenshot, warm_up=not args.screenshot)
     if state.model is None and path is not None:
         window.open_path(path, args.tensor)

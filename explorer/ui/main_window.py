@@ -398,4 +398,5 @@ class MainWindow(QMainWindow):
             self.settings.setValue("window/state", self.saveState())
             self.settings.sync()
         self.jobs.shutdown()
+        self.state.close_tokenizer()
         super().closeEvent(event)

@@ -420,3 +420,29 @@ def test_non_utf8_stdout_does_not_crash(tmp_path, json_flag):
         tokens = json.loads(proc.stdout)
         assert b"".join(bytes.fromhex(t["bytes"]) for t in tokens) == "cat 🐱 ␣".encode()
         assert any(t["text"].startswith("␣") for t in tokens)  # escaped on the wire, intact
+
+
+def test_tokenize_file_one_json_line_per_text(tmp_path):
+    texts = ["the cat sat", "", "naïve café 🐱", "hello world"]
+    (tmp_path / "texts.txt").write_bytes("\r\n".join(texts).encode("utf-8"))
+    proc = run_cli("tokenize", "--file", "texts.txt", "--json", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    ref = Tokenizer.from_file(str(DEMO / "tokenizer.json"))
+    ref.no_truncation()
+    ref.no_padding()
+    assert [line["line"] for line in lines] == [1, 2, 3, 4]
+    assert [line["text"] for line in lines] == texts
+    for line, text in zip(lines, texts, strict=True):
+        want = ref.encode(text, add_special_tokens=False).ids if text else []
+        assert [t["id"] for t in line["tokens"]] == want
+
+
+def test_tokenize_file_errors(tmp_path):
+    assert_one_line_error(run_cli("tokenize", cwd=tmp_path), "TEXT or --file")
+    assert_one_line_error(run_cli("tokenize", "x", "--file", "a.txt", cwd=tmp_path), "either")
+    assert_one_line_error(run_cli("tokenize", "--file", "nope.txt", cwd=tmp_path), "nope.txt")
+    (tmp_path / "bad.txt").write_bytes(b"ok\nab\xffc\n")
+    assert_one_line_error(
+        run_cli("tokenize", "--file", "bad.txt", cwd=tmp_path), "line 2 is not valid UTF-8"
+    )

@@ -28,7 +28,7 @@ def test_gui_thread_stays_responsive_on_a_256mb_model(qtbot, tmp_path):
     meter.start()
     with qtbot.waitSignal(window.state.modelChanged, timeout=60000):
         window.open_path(str(folder))
-    qtbot.waitUntil(lambda: not window.pending, timeout=60000)
+    qtbot.waitUntil(lambda: not window.pending, timeout=180000)  # a loaded CI machine
     print(f"opening: longest GUI-thread gap {meter.stop():.1f} ms")
     assert window.neighbors.fast_ready  # built in a child process meanwhile
 
@@ -65,7 +65,7 @@ def test_gui_thread_stays_responsive_on_a_256mb_model(qtbot, tmp_path):
     assert window.search.matches[0].label == "w3276"
     qtbot.keyClick(window.search, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: [r.id for r in window.viewer.rows] == [3279], timeout=10000)
-    qtbot.waitUntil(lambda: not window.pending, timeout=60000)
+    qtbot.waitUntil(lambda: not window.pending, timeout=180000)  # a loaded CI machine
 
     gap = meter.stop()
     busy = others.share()

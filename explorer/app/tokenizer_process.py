@@ -1,0 +1,103 @@
+"""The tokenizer service's child process, and the framing both ends speak over its pipes.
+
+The Rust tokenizer holds the GIL while it loads (over a second for a 248k-token BPE) and while it
+encodes, so the window's process never imports it: this child loads the model's tokenizer
+(tokenizer.json, vocab files, tokenizer.model or GGUF metadata, as explorer.core.model does),
+sends the vocabulary once as a ``VocabTable`` (a few flat buffers), then answers encode requests
+with ids, offsets and special flags as arrays. It exits when its stdin closes.
+
+A message is a 4-byte length, a JSON header, then the raw buffers the header's ``buffers``
+lists the lengths of. Nothing is pickled.
+
+    python -m explorer.app.tokenizer_process MODEL_PATH [TENSOR]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+from collections.abc import Sequence
+from typing import Any, BinaryIO
+
+import numpy as np
+
+_LENGTH = struct.Struct("<I")
+
+
+def write_message(out: BinaryIO, header: dict[str, Any], buffers: Sequence[Any] = ()) -> None:
+    raw = [
+        memoryview(np.ascontiguousarray(b).data if isinstance(b, np.ndarray) else b)
+        for b in buffers
+    ]
+    head = json.dumps({**header, "buffers": [m.nbytes for m in raw]}).encode("utf-8")
+    out.write(_LENGTH.pack(len(head)) + head)
+    for m in raw:
+        out.write(m.cast("B"))
+    out.flush()
+
+
+def _read_exact(inp: BinaryIO, n: int) -> bytes:
+    data = inp.read(n)
+    if data is None or len(data) != n:
+        raise EOFError("the other end closed the pipe")
+    return data
+
+
+def read_message(inp: BinaryIO) -> tuple[dict[str, Any], list[bytes]]:
+    (size,) = _LENGTH.unpack(_read_exact(inp, _LENGTH.size))
+    header = json.loads(_read_exact(inp, size))
+    return header, [_read_exact(inp, n) for n in header.pop("buffers")]
+
+
+def _encode(tokenizer: Any, text: str, special: bool) -> list[np.ndarray]:
+    enc = tokenizer.encode_batch([text], add_special_tokens=special)[0]
+    return [
+        np.asarray(enc.ids, dtype=np.int64),
+        np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2),
+        np.asarray(enc.special_tokens_mask, dtype=np.uint8),
+    ]
+
+
+def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
+    from explorer.core.errors import ExplorerError
+    from explorer.core.model import open_model
+    from explorer.core.tokens import TokenizerInfo
+    from explorer.core.vocab_table import VocabTable
+
+    # Not niced (unlike the index builder): on a busy machine a niced load waits behind every
+    # other process (a 2 s open took over 30 s at load 11), and the window waits for it; it
+    # holds no lock the window needs, and its thread pools leave a core (tuning.background_env).
+    try:
+        model = open_model(path, tensor=tensor)
+    except ExplorerError as e:
+        write_message(out, {"op": "error", "message": str(e)})
+        return 2
+    info = model.tokenizer
+    if not isinstance(info, TokenizerInfo):  # None: the model has no tokenizer
+        write_message(out, {"op": "none"})
+        return 0
+    table = VocabTable.from_info(info)
+    header = {"op": "ready", "meta": table.meta, "warnings": model.tokenizer_warnings}
+    write_message(out, header, table.buffers())
+    del table
+    while True:
+        try:
+            request, _ = read_message(inp)
+        except EOFError:
+            return 0
+        if request.get("op") != "encode":
+            return 0
+        write_message(out, {"op": "encoded"}, _encode(info.tokenizer, **request["args"]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argv if argv is not None else sys.argv[1:]
+    out = os.fdopen(os.dup(1), "wb")  # the reply channel; stray prints go to stderr
+    os.dup2(2, 1)
+    return serve(args[0], args[1] if len(args) > 1 and args[1] else None, sys.stdin.buffer, out)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,79 @@
+"""The window's tokenizer (a VocabTable that crossed as flat buffers, encoding elsewhere) answers
+exactly as the in-process TokenizerInfo does: labels, bytes, unused rows, find and encode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from core.fixtures import make_bpe_tokenizer, make_wordpiece_tokenizer
+
+from explorer.core.errors import TokenError
+from explorer.core.resources import demo_model_dir
+from explorer.core.tokens import TokenizerInfo
+from explorer.core.vocab_table import VocabTable, VocabTokenizer
+
+TEXTS = ["The cat sat on the mat.", "naïve café 🐱 ümlaut", "  two  spaces\n\tand tabs", "x"]
+FINDS = ["cat", " cat", "␣cat", "the", "##s", "s", "<s>", "[CLS]", "é", "cat sat", "🐱", "zzzz"]
+
+
+def _encode_ids(info: TokenizerInfo):
+    def encode_ids(text: str, special: bool):
+        enc = info.tokenizer.encode(text, add_special_tokens=special)
+        return (
+            np.asarray(enc.ids, dtype=np.int64),
+            np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2),
+            np.asarray(enc.special_tokens_mask, dtype=bool),
+        )
+
+    return encode_ids
+
+
+def _crossed(info: TokenizerInfo, rows: int) -> VocabTokenizer:
+    """Through bytes, as the pipe carries it."""
+    table = VocabTable.from_info(info)
+    raw = [
+        bytes(np.ascontiguousarray(b)) if isinstance(b, np.ndarray) else b for b in table.buffers()
+    ]
+    return VocabTokenizer(VocabTable.from_buffers(table.meta, raw), _encode_ids(info), rows=rows)
+
+
+def _outcome(tok, text: str) -> int | str:
+    try:
+        return tok.find(text)
+    except TokenError as e:
+        return str(e)
+
+
+@pytest.fixture(params=["bpe", "wordpiece", "demo"])
+def info(request, tmp_path) -> TokenizerInfo:
+    if request.param == "demo":
+        return TokenizerInfo.from_file(demo_model_dir() / "tokenizer.json")
+    path = tmp_path / "tokenizer.json"
+    (make_bpe_tokenizer if request.param == "bpe" else make_wordpiece_tokenizer)(path)
+    return TokenizerInfo.from_file(path)
+
+
+def test_vocab_tokenizer_answers_like_the_real_one(info):
+    rows = len(info.pieces) + 5  # padding rows beyond the vocabulary
+    tok = _crossed(info, rows)
+    assert tok.vocab_size == info.vocab_size and tok.source == info.source
+    assert list(tok.labels) == [info.label(i) for i in range(rows)]
+    assert [tok.token_bytes(i) for i in range(rows)] == [info.token_bytes(i) for i in range(rows)]
+    assert [tok.piece(i) for i in range(rows)] == [info.piece(i) for i in range(rows)]
+    assert np.array_equal(tok.present_mask(rows), info.present_mask(rows))
+    assert not tok.present_mask(rows)[-5:].any()
+    assert tok.special_ids == info.special_ids
+    for text in TEXTS:
+        for special in (False, True):
+            assert tok.encode(text, special) == info.encode(text, special), text
+    tok.prepare()
+    assert [_outcome(tok, t) for t in FINDS] == [_outcome(info, t) for t in FINDS]
+
+
+def test_labels_are_a_lazy_sequence(info):
+    tok = _crossed(info, len(info.pieces))
+    n = len(tok.labels)
+    assert tok.labels[-1] == info.label(n - 1)
+    assert tok.labels[2:5] == [info.label(i) for i in range(2, 5)]
+    with pytest.raises(IndexError):
+        tok.labels[n]

@@ -1,0 +1,142 @@
+"""The tokenizer runs in a child process: the window's process never imports `tokenizers`, and
+the service's answers equal the in-process tokenizer's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from core.fixtures import write_model
+
+import explorer
+from explorer.app.tokenizer_service import TokenizerService, open_with_tokenizer
+from explorer.core.errors import Cancelled, ModelFormatError
+from explorer.core.model import open_model
+
+TEXT = "The cat sat on the mat. naïve 🐱"
+
+WINDOW_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, time
+    from PySide6.QtCore import QSettings
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication([])
+    from explorer.app.state import AppState
+    from explorer.ui.main_window import MainWindow
+
+    def wait(condition):
+        deadline = time.monotonic() + 120
+        while not condition():
+            assert time.monotonic() < deadline, "timed out"
+            app.processEvents()
+            time.sleep(0.005)
+
+    settings = QSettings(sys.argv[2], QSettings.Format.IniFormat)
+    window = MainWindow(AppState(), settings, persist=False)
+    window.show()
+    window.open_path(sys.argv[1])
+    wait(lambda: window.state.model is not None)
+    typed, pasted = sys.argv[3].split("|")
+    QTest.keyClicks(window.token_pane.editor, typed)  # typing (QTest types ASCII only)…
+    window.token_pane.editor.insertPlainText(pasted)  # …and a paste
+    wait(lambda: window.state.text == typed + pasted and window.state.tokens and not window.pending)
+    found = window.state.select_ref("the")
+    out = {
+        "ids": [t.id for t in window.state.tokens],
+        "labels": [t.text for t in window.state.tokens],
+        "selected": window.state.selection if found else None,
+        "suggestions": [m.id for m in window.vocabulary.suggestions("th")],
+        "service_running": window.state.tokenizer_service.running,
+        "imported": sorted(m for m in sys.modules if m.split(".")[0] == "tokenizers"),
+    }
+    service = window.state.tokenizer_service
+    window.close()
+    out["service_after_close"] = service.running
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.fixture
+def bpe_model(tmp_path) -> Path:
+    write_model(tmp_path / "bpe", rows=420, dim=8, tokenizer="bpe")
+    return tmp_path / "bpe"
+
+
+def test_the_window_process_never_imports_the_rust_tokenizer(bpe_model, tmp_path):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    root = str(Path(explorer.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    typed, pasted = TEXT[:23], TEXT[23:]
+    assert typed.isascii()
+    args = [str(bpe_model), str(tmp_path / "settings.ini"), f"{typed}|{pasted}"]
+    run = subprocess.run(
+        [sys.executable, "-c", WINDOW_SCRIPT, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["imported"] == []  # neither imported nor constructed in the window's process
+    reference = open_model(bpe_model).tokenizer
+    assert reference is not None
+    assert out["ids"] == [t.id for t in reference.encode(TEXT)]
+    assert out["labels"] == [t.text for t in reference.encode(TEXT)]
+    assert out["selected"] == [reference.find("the")]
+    assert reference.find("the") in out["suggestions"]
+    assert out["service_running"] and not out["service_after_close"]
+
+
+def test_service_encodes_like_the_tokenizer_and_restarts_after_a_crash(bpe_model):
+    opened = open_with_tokenizer(bpe_model, None)
+    reference = open_model(bpe_model).tokenizer
+    assert opened.service is not None and reference is not None
+    try:
+        tok = opened.model.tokenizer
+        assert tok is not None and not hasattr(tok, "tokenizer")  # no Rust object here
+        assert tok.encode(TEXT, special=True) == reference.encode(TEXT, special=True)
+        ids, offsets, _ = opened.service.encode_ids("x" * 5000, False)
+        assert offsets[-1, 1] == 5000 and ids.size >= 1
+        opened.service._proc.kill()  # a crashed child is started again on the next request
+        opened.service._proc.wait()
+        assert tok.encode("cat sat") == reference.encode("cat sat")
+    finally:
+        opened.service.close()
+    assert not opened.service.running
+    with pytest.raises(Cancelled):
+        opened.service.encode_ids("cat", False)
+
+
+def test_a_model_without_a_tokenizer_ends_the_child(tmp_path):
+    write_model(tmp_path / "bare", rows=16, dim=4)
+    opened = open_with_tokenizer(tmp_path / "bare", None)
+    assert opened.model.tokenizer is None and opened.service is None
+
+
+def test_a_broken_tokenizer_is_a_model_error(tmp_path):
+    write_model(tmp_path / "broken", rows=16, dim=4)
+    (tmp_path / "broken" / "tokenizer.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ModelFormatError, match="tokenizer"):
+        open_with_tokenizer(tmp_path / "broken", None)
+
+
+def test_offsets_and_ids_arrive_as_arrays(bpe_model):
+    service = TokenizerService(bpe_model)
+    try:
+        tok, warnings = service.wait_ready(420)
+        assert tok is not None and warnings == []
+        ids, offsets, special = service.encode_ids("the cat", True)
+        assert ids.dtype == np.int64 and offsets.shape == (ids.size, 2) and special.dtype == bool
+        assert special.any()  # <s> … </s>
+    finally:
+        service.close()
