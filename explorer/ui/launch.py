@@ -12,6 +12,7 @@ from explorer.core.resources import demo_model_dir
 SCREENSHOT_SIZE = (1280, 800)
 FIRST_RUN_TEXT = "The cat sat on the mat"
 SCREENSHOT_TIMEOUT_MS = 120_000
+QUIT_WAIT_MS = 250  # on close, how long cancelled jobs get to stop before the process ends
 
 
 def fail(message: str) -> int:
@@ -113,6 +114,7 @@ def launch(args: argparse.Namespace) -> int:
             state.modelChanged.connect(select_once)
     if args.screenshot:
         return _screenshot(app, window, args.screenshot)
+    window.quit_wait_ms = QUIT_WAIT_MS
     window.show()
     return app.exec()
 

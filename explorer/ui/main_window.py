@@ -69,6 +69,8 @@ class MainWindow(QMainWindow):
         self.jobs = self.state.jobs
         self.settings = settings if settings is not None else QSettings()
         self.persist = persist
+        # launch() shortens this: the process ends with os._exit, so stragglers need no join
+        self.quit_wait_ms = 5000
         self.error_box: QMessageBox | None = None
         self.setWindowTitle(TITLE)
         self.setAcceptDrops(True)
@@ -395,5 +397,5 @@ class MainWindow(QMainWindow):
             self.settings.setValue("window/geometry", self.saveGeometry())
             self.settings.setValue("window/state", self.saveState())
             self.settings.sync()
-        self.jobs.shutdown()
+        self.jobs.shutdown(self.quit_wait_ms)
         super().closeEvent(event)
