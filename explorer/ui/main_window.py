@@ -69,8 +69,7 @@ class MainWindow(QMainWindow):
         self.jobs = self.state.jobs
         self.settings = settings if settings is not None else QSettings()
         self.persist = persist
-        # launch() shortens this: the process ends with os._exit, so stragglers need no join
-        self.quit_wait_ms = 5000
+        self.quit_wait_ms = 5000  # launch() shortens it: os._exit follows, no join needed
         self.error_box: QMessageBox | None = None
         self.setWindowTitle(TITLE)
         self.setAcceptDrops(True)
@@ -106,6 +105,7 @@ class MainWindow(QMainWindow):
         self.token_pane = TokenPane(self.state)
         self.token_pane.editor.setAcceptDrops(False)  # a dropped file opens it as a model
         self.search = TokenSearch(self.state, self.vocabulary)
+        self.search.queryEntered.connect(self.neighbors.search_text)
         left = Qt.DockWidgetArea.LeftDockWidgetArea
         self.model_dock = self.add_dock(self.model_panel, "Model", left)
         self.text_dock = self.add_dock(self.token_pane, "Text and tokens", left)
@@ -168,7 +168,7 @@ class MainWindow(QMainWindow):
         self.neighbors_dock = self.add_dock(
             pane, "Nearest neighbours", Qt.DockWidgetArea.LeftDockWidgetArea
         )
-        pane.paramsChanged.connect(lambda: self.neighbors.set_options(pane.k, pane.metric_name))
+        pane.paramsChanged.connect(lambda: self.neighbors.set_options(*pane.options))
         pane.tokenActivated.connect(self._neighbor_clicked)
         self.neighbors.resultsReady.connect(self._neighbors_found)
         self.neighbors.cleared.connect(pane.clear)
@@ -184,7 +184,7 @@ class MainWindow(QMainWindow):
     def _neighbors_found(self, found: Neighbors) -> None:
         model = found.model
         self.neighbors_pane.show_result(
-            found.result, model.label, model.is_unused, found.description
+            found.result, model.label, model.is_unused, found.description, found.hidden
         )
 
     def _make_actions(self) -> None:
