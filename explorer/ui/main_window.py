@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
-    QScrollArea,
     QTabWidget,
     QToolBar,
     QWidget,
@@ -89,13 +88,7 @@ class MainWindow(QMainWindow):
         self.centre = QTabWidget()
         self.centre.setDocumentMode(True)
         self.centre.addTab(self.viewer, "Embedding")
-        # In a scroll area, so that a wide row of map controls never widens the whole window.
-        map_scroll = QScrollArea()
-        map_scroll.setWidget(self.map_pane)
-        map_scroll.setWidgetResizable(True)
-        map_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        map_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.centre.addTab(map_scroll, "Map")
+        self.centre.addTab(self.map_pane, "Map")  # its controls wrap: never wider than the tab
         self.centre.setTabToolTip(0, "Values, bits and plots of the selected tokens (Ctrl+1)")
         self.centre.setTabToolTip(1, "A UMAP map of a neighbourhood of tokens (Ctrl+2)")
         self.setCentralWidget(self.centre)
@@ -379,8 +372,10 @@ class MainWindow(QMainWindow):
     def default_layout(self) -> None:
         """Dock sizes that read well at 1280 × 800."""
         left = [d for d in (self.model_dock, self.text_dock, self.neighbors_dock) if d is not None]
-        self.resizeDocks([self.model_dock], [LEFT_WIDTH], Qt.Orientation.Horizontal)
-        model_h = self.model_panel.sizeHint().height() + 24  # + the dock's title bar
+        width = min(LEFT_WIDTH, max(300, self.width() // 3))  # narrow windows: the docks give way
+        self.resizeDocks([self.model_dock], [width], Qt.Orientation.Horizontal)
+        panel = self.model_panel  # + 24 px: the dock's title bar; wrapped lines at this width
+        model_h = max(panel.sizeHint().height(), panel.heightForWidth(width - 12)) + 24
         rest = max(200, self.height() - model_h - 120)
         heights = [model_h] + ([rest] if len(left) == 2 else [rest * 2 // 5, rest * 3 // 5])
         self.resizeDocks(left, heights, Qt.Orientation.Vertical)
