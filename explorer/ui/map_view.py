@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from explorer.core import figure, geometry
@@ -19,6 +19,17 @@ from explorer.ui.map_labels import LabelPool
 from explorer.ui.map_viewbox import MapViewBox
 
 PALETTE_STEPS = 16
+CHOSEN_RING = "#111111"  # box/lasso-chosen points: a colour no cluster or colour scale uses
+
+
+def drawable(text: str, font: QFont) -> str:
+    """`text` with every character the font cannot draw written as U+XXXX (no tofu boxes)."""
+    metrics = QFontMetrics(font)
+    return "".join(
+        ch if ch.isspace() or metrics.inFontUcs4(ord(ch)) else f"U+{ord(ch):04X}" for ch in text
+    )
+
+
 COLOUR_MODES = ("similarity", "norm", "cluster", "none")
 
 
@@ -249,10 +260,11 @@ class MapView(QWidget):
         if v is None:
             return
         if self.colour_mode == "cluster":
+            self.legend.setColumnCount(2 if len(self.cluster_names) > 4 else 1)  # short: less cover
             for c, name in enumerate(self.cluster_names):
                 rgb = figure.CATEGORICAL[c % len(figure.CATEGORICAL)]
                 sample = pg.ScatterPlotItem(brush=pg.mkBrush(*rgb), pen=None, size=10)
-                self.legend.addItem(sample, name)
+                self.legend.addItem(sample, drawable(name, self.font()))
             self.legend.show()
             return
         self.colour_bar.setLevels((lo, hi))
@@ -267,7 +279,7 @@ class MapView(QWidget):
         marked = [k for i in self.highlight_ids if (k := self._index.get(i)) is not None]
         rows = np.asarray(chosen + marked, dtype=np.int64)
         n_chosen = len(chosen)
-        ring_brush, ring_pen = pg.mkBrush(0, 0, 0, 0), pg.mkPen("#ff7f0e", width=2.5)
+        ring_brush, ring_pen = pg.mkBrush(0, 0, 0, 0), pg.mkPen(CHOSEN_RING, width=2.5)
         disc_brush, disc_pen = pg.mkBrush(*figure.HIGHLIGHT), pg.mkPen("w", width=2)
         xy = self.coords[rows] if len(rows) else np.zeros((0, 2))
         self.overlay.setData(

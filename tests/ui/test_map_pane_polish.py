@@ -88,3 +88,21 @@ def test_flow_layout_wraps_and_an_elided_label_takes_the_rest(qtbot):
     flow.activate()
     assert len({b.y() for b in boxes}) == 2  # two boxes a row
     assert flow.heightForWidth(250) > flow.heightForWidth(450)
+
+
+def test_legend_draws_missing_glyphs_and_the_chosen_ring_is_not_a_cluster_colour(qtbot):
+    from PySide6.QtGui import QColor, QFont
+
+    from explorer.core import figure
+    from explorer.ui.map_view import CHOSEN_RING, drawable
+
+    font = QFont()
+    assert drawable("cat (3)", font) == "cat (3)"
+    odd = "\U000f0000"  # a private-use plane-15 code point: no font draws it
+    assert drawable(f"{odd} (314)", font) == "U+F0000 (314)"
+    ring = QColor(CHOSEN_RING)
+    palette = [*figure.CATEGORICAL, figure.HIGHLIGHT]
+    assert all(
+        sum(abs(a - b) for a, b in zip(ring.getRgb()[:3], rgb, strict=True)) > 150
+        for rgb in palette
+    )
