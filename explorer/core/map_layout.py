@@ -36,6 +36,7 @@ class MapRequest:
     query_ids: tuple[int, ...] = ()
     text: str = ""
     refs: str = ""
+    plain: bool = True  # samples: no special or unused tokens
 
     @property
     def pca_only(self) -> bool:
@@ -75,7 +76,7 @@ def choose(model: EmbeddingModel, req: MapRequest, ctx: JobContext) -> neighbour
         return neighbourhood.around_text(model, req.text, req.n, ctx.cancelled, on_scan)
     if req.source == "list":
         return neighbourhood.from_list(model, req.refs)
-    return neighbourhood.sample(model, req.n, seed=req.params.seed)
+    return neighbourhood.sample(model, req.n, seed=req.params.seed, plain=req.plain)
 
 
 def choose_and_preview(

@@ -13,6 +13,7 @@ from typing import cast
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QStandardItemModel
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
@@ -50,7 +51,7 @@ COLOURS = [
     ("none", "Plain"),
 ]
 HINT = "drag: pan · wheel: zoom · click: select · Shift+drag: box · Alt+drag: lasso"
-RUNNING = " — PCA preview, UMAP running…"
+RUNNING, CANCELLED = " — PCA preview, UMAP running…", " — PCA preview (cancelled)"
 LASSO_HINT = "drag: lasso · wheel: zoom · click: select · Shift+drag: box · Lasso off: pan"
 
 
@@ -95,6 +96,9 @@ class MapPane(QWidget):
             f"Points on the map (around: up to {neighbourhood.MAX_AROUND:,}; "
             f"sample: up to {neighbourhood.MAX_SAMPLE:,})"
         )
+        self.plain = QCheckBox("no special/unused")
+        self.plain.setChecked(True)
+        self.plain.setToolTip("Random samples leave out special tokens and [unused…] rows")
         self.method = QComboBox()
         self.method.addItem("UMAP", "umap")
         self.method.addItem("PCA", "pca")
@@ -164,6 +168,7 @@ class MapPane(QWidget):
         for label, w in (
             ("", self.source),
             ("n", self.n),
+            ("", self.plain),
             ("", self.method),
             ("neighbours", self.n_neighbors),
             ("min dist", self.min_dist),
@@ -230,14 +235,13 @@ class MapPane(QWidget):
         if source == "text":
             if not self.state.text.strip():
                 raise TokenError("type some text first")
-            return MapRequest(
-                source, min(n, neighbourhood.MAX_AROUND), self.params(), text=self.state.text
-            )
+            n = min(n, neighbourhood.MAX_AROUND)
+            return MapRequest(source, n, self.params(), text=self.state.text)
         if source == "list":
             if not self.refs.text().strip():
                 raise TokenError("paste a list of tokens or ids first")
             return MapRequest(source, n, self.params(), refs=self.refs.text())
-        return MapRequest(source, n, self.params())
+        return MapRequest(source, n, self.params(), plain=self.plain.isChecked())
 
     def request_map(self) -> None:
         if self.state.model is None:
@@ -257,9 +261,8 @@ class MapPane(QWidget):
         refs = ",".join(f"#{i}" for i in self.view.selected_ids)
         self.refs.setText(refs)
         self.source.setCurrentIndex(self.source.findData("list"))
-        self.controller.request(
-            MapRequest("list", len(self.view.selected_ids), self.params(), refs=refs)
-        )
+        n = len(self.view.selected_ids)
+        self.controller.request(MapRequest("list", n, self.params(), refs=refs))
 
     def cancel(self) -> None:
         self.controller.cancel()
@@ -326,15 +329,11 @@ class MapPane(QWidget):
         if busy:
             self.progress.setValue(0)
         elif self.title.text().endswith(RUNNING):  # cancelled between preview and layout
-            self.title.setText(
-                self.title.text().removesuffix(RUNNING) + " — PCA preview (cancelled)"
-            )
+            self.title.setText(self.title.text().removesuffix(RUNNING) + CANCELLED)
 
     # -- following the rest of the window --------------------------------------------------------
     def _highlight_ids(self) -> list[int]:
-        ids = list(self.state.selection)
-        ids += [t.id for t in self.state.tokens if not t.special]
-        return ids
+        return list(self.state.selection) + [t.id for t in self.state.tokens if not t.special]
 
     def _follow_selection(self, ids) -> None:
         self.view.set_highlight(self._highlight_ids())
@@ -359,6 +358,7 @@ class MapPane(QWidget):
         source = self.source.currentData()
         self.refs.setVisible(source == "list")
         self.n.setEnabled(source != "list")
+        self.plain.setVisible(source == "sample")
 
     def _chosen_changed(self, ids) -> None:
         self.chosen.setText(f"{len(ids):,} chosen" if ids else "")

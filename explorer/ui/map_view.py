@@ -153,6 +153,15 @@ class MapView(QWidget):
             )
         self.set_coords(coords, keep_view=keep_view)
 
+    def frame_bulk(self, share: float = 0.98) -> None:
+        """Frame the central `share` of the points on each axis: far-off outliers (special
+        tokens) must not squeeze the rest into a corner. Small maps show every point."""
+        share = 1.0 if len(self.coords) < 200 else share
+        lo, hi = np.percentile(self.coords, [50 * (1 - share), 50 * (1 + share)], axis=0)
+        pad = (hi - lo) * 0.06 + 1e-9
+        x_range, y_range = zip(lo - pad, hi + pad, strict=True)
+        self.plot.getViewBox().setRange(xRange=x_range, yRange=y_range, padding=0)
+
     def set_coords(self, coords, keep_view: bool = False) -> None:
         """New positions for the same points (the PCA preview replaced by the UMAP layout)."""
         self.coords = np.asarray(coords, dtype=np.float32).reshape(-1, 2)
@@ -167,7 +176,7 @@ class MapView(QWidget):
         )
         self._update_overlay()
         if not keep_view and n:
-            self.plot.getViewBox().autoRange(padding=0.06, items=[self.scatter])  # not the labels
+            self.frame_bulk()
         self._update_legend()
         self._label_timer.start(60)
 

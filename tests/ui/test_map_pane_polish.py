@@ -106,3 +106,23 @@ def test_legend_draws_missing_glyphs_and_the_chosen_ring_is_not_a_cluster_colour
         sum(abs(a - b) for a, b in zip(ring.getRgb()[:3], rgb, strict=True)) > 150
         for rgb in palette
     )
+
+
+def test_view_frames_the_bulk_and_not_far_off_outliers(qtbot):
+    import numpy as np
+
+    from explorer.ui.map_view import MapView
+
+    view = MapView()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show()
+    rng = np.random.default_rng(0)
+    coords = rng.standard_normal((1000, 2)).astype(np.float32)
+    coords[:5] += 500  # a far-off cluster of special tokens
+    ids = np.arange(1000)
+    view.set_points(ids, [f"t{i}" for i in ids], coords, similarity=np.zeros(1000))
+    (x0, x1), (y0, y1) = view.plot.getViewBox().viewRange()
+    assert x1 - x0 < 20 and y1 - y0 < 20  # the bulk fills the view …
+    inside = (coords[:, 0] > x0) & (coords[:, 0] < x1) & (coords[:, 1] > y0) & (coords[:, 1] < y1)
+    assert inside.mean() > 0.95 and not inside[:5].any()  # … the outliers are off screen
