@@ -125,7 +125,6 @@ class MapPane(QWidget):
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
-        self.progress.setTextVisible(True)
         self.progress.setFixedWidth(200)
         self.progress.hide()
 
@@ -165,6 +164,7 @@ class MapPane(QWidget):
 
     def _lay_out(self) -> None:
         controls = FlowLayout()  # wraps onto a second row in a narrow window
+        w: QWidget
         for label, w in (
             ("", self.source),
             ("n", self.n),

@@ -47,7 +47,7 @@ def is_placeholder(model: EmbeddingModel, token_id: int) -> bool:
 
 def without_placeholders(model: EmbeddingModel, result: NeighborResult, k: int):
     """(the first k rows that are not placeholders, how many placeholders ranked above them)."""
-    keep = []
+    keep: list[int] = []
     for pos, token_id in enumerate(result.ids):
         if len(keep) == k:
             break

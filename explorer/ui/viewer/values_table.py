@@ -109,7 +109,7 @@ class ValuesModel(QAbstractTableModel):
         )
         self._quant = quant_blocks(row.raw) if row is not None and self._bits is None else None
         quant = self._quant
-        self._tips = qc.header_tips(quant) if quant else _header_tips(row and row.dtype)
+        self._tips = qc.header_tips(quant) if quant else _header_tips(row.dtype if row else None)
         self.endResetModel()
 
     @property
