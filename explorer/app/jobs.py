@@ -46,7 +46,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from PySide6.QtCore import QElapsedTimer, QObject, QRunnable, QThreadPool, Signal, Slot
 
 from explorer.app import tuning
 from explorer.app.job_context import JobContext, error_message, wants_context
@@ -344,10 +344,18 @@ class Jobs(QObject):
             lane.cancel()
 
     def shutdown(self, msecs: int = 5000) -> bool:
-        """Cancel every lane (background ones too) and wait for its worker; call on close."""
+        """Cancel every lane (background ones too), then wait for the workers; call on close.
+
+        All lanes are cancelled before any is waited on, and the lanes share one deadline of
+        ``msecs``: an uninterruptible job (model load, UMAP warm-up) costs it once, not per lane.
+        """
+        for lane in self._lanes.values():
+            lane.shutdown(0)
+        clock = QElapsedTimer()
+        clock.start()
         ok = True
         for lane in self._lanes.values():
-            ok = lane.shutdown(msecs) and ok
+            ok = lane.wait(max(0, msecs - clock.elapsed())) and ok
         return ok
 
     def _recency(self, lane: JobLane) -> int:

@@ -36,6 +36,7 @@ class MapRequest:
     query_ids: tuple[int, ...] = ()
     text: str = ""
     refs: str = ""
+    plain: bool = True  # samples: no special or unused tokens
 
     @property
     def pca_only(self) -> bool:
@@ -75,7 +76,7 @@ def choose(model: EmbeddingModel, req: MapRequest, ctx: JobContext) -> neighbour
         return neighbourhood.around_text(model, req.text, req.n, ctx.cancelled, on_scan)
     if req.source == "list":
         return neighbourhood.from_list(model, req.refs)
-    return neighbourhood.sample(model, req.n, seed=req.params.seed)
+    return neighbourhood.sample(model, req.n, seed=req.params.seed, plain=req.plain)
 
 
 def choose_and_preview(
@@ -95,7 +96,7 @@ def choose_and_preview(
     data = MapData(nb, vectors, norms, coords)
     if req.pca_only:
         yield ("Clusters", 0.9)
-        data.clusters, data.cluster_names = clusters_of(coords, nb.labels, seed=0)
+        data.clusters, data.cluster_names = clusters_of(coords, nb.labels, 0, vectors)
         data.final = True
     return data
 
@@ -118,15 +119,16 @@ def layout(
             break
         yield (step.message, step.fraction)
     coords = projection.align(coords, data.nb.ids, data.coords, data.nb.ids)
-    clusters, names = clusters_of(coords, data.nb.labels, params.seed)
+    clusters, names = clusters_of(coords, data.nb.labels, params.seed, data.vectors)
     return MapData(data.nb, data.vectors, data.norms, coords, clusters, names, final=True)
 
 
 def clusters_of(
-    coords: np.ndarray, labels: list[str], seed: int
+    coords: np.ndarray, labels: list[str], seed: int, vectors: np.ndarray | None = None
 ) -> tuple[np.ndarray, tuple[str, ...]]:
-    """k-means of the layout (what the eye groups), each cluster named by its most central token
-    and its size."""
+    """k-means of the layout (what the eye groups). Each cluster is named by its two most
+    typical tokens, those closest to its centroid (in the embedding when `vectors` are
+    given, else in the layout), skipping labels without a letter or digit, and its size."""
     n = len(coords)
     k = int(min(MAX_CLUSTERS, max(1, n // POINTS_PER_CLUSTER)))
     if k < 2:
@@ -134,11 +136,21 @@ def clusters_of(
     from sklearn.cluster import KMeans
 
     km = KMeans(n_clusters=k, n_init=3, random_state=seed).fit(coords)
+    unit = None
+    if vectors is not None:
+        v = np.nan_to_num(np.asarray(vectors, dtype=np.float64))
+        unit = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-30)
     names = []
     for c in range(k):
         members = np.flatnonzero(km.labels_ == c)
-        d = np.linalg.norm(coords[members] - km.cluster_centers_[c], axis=1)
-        names.append(f"{labels[members[np.argmin(d)]]} ({len(members)})")
+        if unit is not None:
+            order = members[np.argsort(-(unit[members] @ unit[members].mean(axis=0)))]
+        else:
+            d = np.linalg.norm(coords[members] - km.cluster_centers_[c], axis=1)
+            order = members[np.argsort(d)]
+        readable = [labels[i] for i in order if any(ch.isalnum() for ch in labels[i])]
+        typical = readable[:2] or [labels[order[0]]]
+        names.append(f"{', '.join(typical)} ({len(members)})")
     return km.labels_.astype(np.int64), tuple(names)
 
 

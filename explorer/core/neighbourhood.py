@@ -187,15 +187,33 @@ def from_list(model: EmbeddingModel, refs: str | Sequence[str]) -> Neighbourhood
     return Neighbourhood(ids, _labels(model, ids), None, (), f"{len(ids):,} listed tokens")
 
 
-def sample(model: EmbeddingModel, n: int, seed: int = 0) -> Neighbourhood:
-    """n distinct tokens drawn at random from the rows the tokenizer uses."""
+def sample(model: EmbeddingModel, n: int, seed: int = 0, plain: bool = False) -> Neighbourhood:
+    """n distinct tokens drawn at random from the rows the tokenizer uses; `plain` leaves out
+    special tokens and placeholders such as [unused12] (they form a far-off cluster)."""
     _check_n(n, MAX_SAMPLE, "random sample")
     usable = np.flatnonzero(model.used_rows)
-    n = min(n, len(usable))
-    ids = np.sort(np.random.default_rng(seed).choice(usable, size=n, replace=False)).astype(
-        np.int64
+    rng = np.random.default_rng(seed)
+    if plain:
+        special = model.tokenizer.special_ids if model.tokenizer is not None else set()
+        drawn = rng.permutation(usable)  # the first n that are plain tokens
+        keep = [int(i) for i in drawn[: 2 * n + 200] if _plain(model, int(i), special)]
+        if len(keep) < n:
+            keep = [int(i) for i in drawn if _plain(model, int(i), special)]
+        ids = np.sort(np.asarray(keep[:n], dtype=np.int64))
+    else:
+        n = min(n, len(usable))
+        ids = np.sort(rng.choice(usable, size=n, replace=False)).astype(np.int64)
+    what = " (no special or unused tokens)" if plain else ""
+    return Neighbourhood(
+        ids, _labels(model, ids), None, (), f"random sample of {len(ids):,} tokens{what}"
     )
-    return Neighbourhood(ids, _labels(model, ids), None, (), f"random sample of {n:,} tokens")
+
+
+PLACEHOLDER = re.compile(r"^[\[<]unused\d+[\]>]$")  # [unused12], <unused3>
+
+
+def _plain(model: EmbeddingModel, token_id: int, special: set[int]) -> bool:
+    return token_id not in special and not PLACEHOLDER.match(model.label(token_id))
 
 
 def check_cancel(cancelled: CancelCheck) -> None:

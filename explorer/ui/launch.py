@@ -12,6 +12,7 @@ from explorer.core.resources import demo_model_dir
 SCREENSHOT_SIZE = (1280, 800)
 FIRST_RUN_TEXT = "The cat sat on the mat"
 SCREENSHOT_TIMEOUT_MS = 120_000
+QUIT_WAIT_MS = 250  # on close, how long cancelled jobs get to stop before the process ends
 
 
 def fail(message: str) -> int:
@@ -47,9 +48,17 @@ def _quiet_offscreen(mode, context, message: str) -> None:
         sys.stderr.write(message + "\n")
 
 
+# Qt's font database logs one line per font it cannot shape ("OpenType support missing for
+# …"): 100+ lines for a 10,000-token map, none of them actionable.
+QUIET_LOG_RULES = "qt.text.font.db=false\nqt.qpa.fonts=false"
+
+
 def quiet_offscreen_warnings() -> None:
-    """The offscreen platform warns about every window feature it lacks; keep stderr clean."""
-    from PySide6.QtCore import qInstallMessageHandler
+    """The offscreen platform warns about every window feature it lacks, and the font database
+    about fonts without OpenType tables; keep stderr clean."""
+    from PySide6.QtCore import QLoggingCategory, qInstallMessageHandler
+
+    QLoggingCategory.setFilterRules(QUIET_LOG_RULES)
 
     if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
         qInstallMessageHandler(_quiet_offscreen)
@@ -58,6 +67,9 @@ def quiet_offscreen_warnings() -> None:
 def launch(args: argparse.Namespace) -> int:
     if args.path and not Path(args.path).expanduser().exists():
         return fail(f"{args.path}: no such file or folder")
+    folder = Path(args.screenshot or ".").expanduser().resolve().parent
+    if args.screenshot and not folder.is_dir():
+        return fail(f"{args.screenshot}: cannot write the PNG: there is no folder {folder}")
     if _needs_offscreen(args):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
@@ -113,6 +125,7 @@ def launch(args: argparse.Namespace) -> int:
             state.modelChanged.connect(select_once)
     if args.screenshot:
         return _screenshot(app, window, args.screenshot)
+    window.quit_wait_ms = QUIT_WAIT_MS
     window.show()
     return app.exec()
 

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
-    QScrollArea,
     QTabWidget,
     QToolBar,
     QWidget,
@@ -70,6 +69,7 @@ class MainWindow(QMainWindow):
         self.jobs = self.state.jobs
         self.settings = settings if settings is not None else QSettings()
         self.persist = persist
+        self.quit_wait_ms = 5000  # launch() shortens it: os._exit follows, no join needed
         self.error_box: QMessageBox | None = None
         self.setWindowTitle(TITLE)
         self.setAcceptDrops(True)
@@ -89,13 +89,7 @@ class MainWindow(QMainWindow):
         self.centre = QTabWidget()
         self.centre.setDocumentMode(True)
         self.centre.addTab(self.viewer, "Embedding")
-        # In a scroll area, so that a wide row of map controls never widens the whole window.
-        map_scroll = QScrollArea()
-        map_scroll.setWidget(self.map_pane)
-        map_scroll.setWidgetResizable(True)
-        map_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        map_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.centre.addTab(map_scroll, "Map")
+        self.centre.addTab(self.map_pane, "Map")  # its controls wrap: never wider than the tab
         self.centre.setTabToolTip(0, "Values, bits and plots of the selected tokens (Ctrl+1)")
         self.centre.setTabToolTip(1, "A UMAP map of a neighbourhood of tokens (Ctrl+2)")
         self.setCentralWidget(self.centre)
@@ -105,6 +99,7 @@ class MainWindow(QMainWindow):
         self.token_pane = TokenPane(self.state)
         self.token_pane.editor.setAcceptDrops(False)  # a dropped file opens it as a model
         self.search = TokenSearch(self.state, self.vocabulary)
+        self.search.queryEntered.connect(self.neighbors.search_text)
         left = Qt.DockWidgetArea.LeftDockWidgetArea
         self.model_dock = self.add_dock(self.model_panel, "Model", left)
         self.text_dock = self.add_dock(self.token_pane, "Text and tokens", left)
@@ -168,7 +163,7 @@ class MainWindow(QMainWindow):
         self.neighbors_dock = self.add_dock(
             pane, "Nearest neighbours", Qt.DockWidgetArea.LeftDockWidgetArea
         )
-        pane.paramsChanged.connect(lambda: self.neighbors.set_options(pane.k, pane.metric_name))
+        pane.paramsChanged.connect(lambda: self.neighbors.set_options(*pane.options))
         pane.tokenActivated.connect(self._neighbor_clicked)
         self.neighbors.resultsReady.connect(self._neighbors_found)
         self.neighbors.cleared.connect(pane.clear)
@@ -184,7 +179,7 @@ class MainWindow(QMainWindow):
     def _neighbors_found(self, found: Neighbors) -> None:
         model = found.model
         self.neighbors_pane.show_result(
-            found.result, model.label, model.is_unused, found.description
+            found.result, model.label, model.is_unused, found.description, found.hidden
         )
 
     def _make_actions(self) -> None:
@@ -379,8 +374,10 @@ class MainWindow(QMainWindow):
     def default_layout(self) -> None:
         """Dock sizes that read well at 1280 × 800."""
         left = [d for d in (self.model_dock, self.text_dock, self.neighbors_dock) if d is not None]
-        self.resizeDocks([self.model_dock], [LEFT_WIDTH], Qt.Orientation.Horizontal)
-        model_h = self.model_panel.sizeHint().height() + 24  # + the dock's title bar
+        width = min(LEFT_WIDTH, max(300, self.width() // 3))  # narrow windows: the docks give way
+        self.resizeDocks([self.model_dock], [width], Qt.Orientation.Horizontal)
+        panel = self.model_panel  # + 24 px: the dock's title bar; wrapped lines at this width
+        model_h = max(panel.sizeHint().height(), panel.heightForWidth(width - 12)) + 24
         rest = max(200, self.height() - model_h - 120)
         heights = [model_h] + ([rest] if len(left) == 2 else [rest * 2 // 5, rest * 3 // 5])
         self.resizeDocks(left, heights, Qt.Orientation.Vertical)
@@ -397,6 +394,6 @@ class MainWindow(QMainWindow):
             self.settings.setValue("window/geometry", self.saveGeometry())
             self.settings.setValue("window/state", self.saveState())
             self.settings.sync()
-        self.jobs.shutdown()
+        self.jobs.shutdown(self.quit_wait_ms)
         self.state.close_tokenizer()
         super().closeEvent(event)

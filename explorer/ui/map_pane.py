@@ -1,9 +1,7 @@
 """The map pane: what to map, how, and the map itself. The MapController computes the maps
-(explorer/app/controllers/map.py); this pane builds requests and shows results.
-
-A request shows a PCA preview at once, then the UMAP layout, aligned to it so that the picture
-settles rather than jumps. Clicking a point selects that token everywhere; Shift+drag chooses
-points with a box, Alt+drag (or drag with the Lasso button down) with a freehand lasso.
+(explorer/app/controllers/map.py); this pane builds requests and shows results: a PCA preview
+at once, then the UMAP layout aligned to it. Clicking a point selects that token everywhere;
+Shift+drag chooses points with a box, Alt+drag (or the Lasso button) with a freehand lasso.
 """
 
 from __future__ import annotations
@@ -12,13 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QStandardItemModel
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMenu,
@@ -37,6 +35,7 @@ from explorer.core import neighbourhood, projection
 from explorer.core.errors import ExplorerError, TokenError
 from explorer.core.map_layout import MapData, MapRequest
 from explorer.ui import map_export
+from explorer.ui.flow_layout import ElidedLabel, FlowLayout, labelled
 from explorer.ui.map_view import MapView
 
 SOURCES = [
@@ -52,6 +51,7 @@ COLOURS = [
     ("none", "Plain"),
 ]
 HINT = "drag: pan · wheel: zoom · click: select · Shift+drag: box · Alt+drag: lasso"
+RUNNING, CANCELLED = " — PCA preview, UMAP running…", " — PCA preview (cancelled)"
 LASSO_HINT = "drag: lasso · wheel: zoom · click: select · Shift+drag: box · Lasso off: pan"
 
 
@@ -75,6 +75,7 @@ class MapPane(QWidget):
         self._lay_out()
         self._connect()
         self._source_changed()
+        self._chosen_changed([])
 
     @property
     def data(self) -> MapData | None:  # the map on screen (None before the first one)
@@ -95,6 +96,9 @@ class MapPane(QWidget):
             f"Points on the map (around: up to {neighbourhood.MAX_AROUND:,}; "
             f"sample: up to {neighbourhood.MAX_SAMPLE:,})"
         )
+        self.plain = QCheckBox("no special/unused")
+        self.plain.setChecked(True)
+        self.plain.setToolTip("Random samples leave out special tokens and [unused…] rows")
         self.method = QComboBox()
         self.method.addItem("UMAP", "umap")
         self.method.addItem("PCA", "pca")
@@ -113,6 +117,7 @@ class MapPane(QWidget):
         self.colour = QComboBox()
         for key, text in COLOURS:
             self.colour.addItem(text, key)
+        self.wanted_colour = self.colour.currentData()  # the user's choice
         self.map_button = QPushButton("Map")
         self.map_button.setToolTip("Project the chosen tokens (Ctrl+M)")
         self.map_button.setShortcut("Ctrl+M")
@@ -120,8 +125,7 @@ class MapPane(QWidget):
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
-        self.progress.setTextVisible(True)
-        self.progress.setMaximumWidth(220)
+        self.progress.setFixedWidth(200)
         self.progress.hide()
 
     def _make_export_menu(self) -> None:
@@ -148,8 +152,6 @@ class MapPane(QWidget):
         self.copy_button.setToolTip("Copy the chosen tokens (id and piece per line)")
         self.remap_button = QPushButton("Map these")
         self.remap_button.setToolTip("Make a new map of the chosen tokens")
-        for button in (self.copy_button, self.remap_button):
-            button.setEnabled(False)
         self.lasso_button = QToolButton()
         self.lasso_button.setText("Lasso")
         self.lasso_button.setCheckable(True)
@@ -157,51 +159,44 @@ class MapPane(QWidget):
             "While down, dragging draws a freehand lasso that chooses the points inside it\n"
             "(Alt+drag does the same at any time)"
         )
-        self.hint = QLabel(HINT)
+        self.hint = ElidedLabel(HINT)
         self.hint.setStyleSheet("color: gray")
 
     def _lay_out(self) -> None:
-        row1 = QHBoxLayout()
+        controls = FlowLayout()  # wraps onto a second row in a narrow window
         w: QWidget
         for label, w in (
             ("", self.source),
             ("n", self.n),
+            ("", self.plain),
             ("", self.method),
             ("neighbours", self.n_neighbors),
             ("min dist", self.min_dist),
             ("colour", self.colour),
         ):
-            if label:
-                row1.addWidget(QLabel(label))
-            row1.addWidget(w)
-        row1.addStretch(1)
+            controls.addWidget(labelled(label, w) if label else w)
+        controls.add_stretch()
         for w in (self.progress, self.map_button, self.cancel_button, self.export_button):
-            row1.addWidget(w)
-        row2 = QHBoxLayout()
-        row2.addWidget(self.refs, 1)
-        row3 = QHBoxLayout()
-        row3.addWidget(self.lasso_button)
-        row3.addWidget(self.chosen)
-        row3.addWidget(self.copy_button)
-        row3.addWidget(self.remap_button)
-        row3.addStretch(1)
-        row3.addWidget(self.hint)
+            controls.addWidget(w)
+        below = FlowLayout()
+        for w in (self.lasso_button, self.chosen, self.copy_button, self.remap_button):
+            below.addWidget(w)
+        below.add_stretch()
+        below.addWidget(self.hint)
         layout_ = QVBoxLayout(self)
         layout_.setContentsMargins(4, 4, 4, 4)
-        layout_.addLayout(row1)
-        layout_.addLayout(row2)
-        layout_.addWidget(self.title)
-        layout_.addWidget(self.view, 1)
-        layout_.addLayout(row3)
+        for part in (controls, self.refs, self.title, self.view, below):
+            if isinstance(part, QWidget):
+                layout_.addWidget(part, 1 if part is self.view else 0)
+            else:
+                layout_.addLayout(part)
 
     def _connect(self) -> None:
         self.source.currentIndexChanged.connect(self._source_changed)
         self.map_button.clicked.connect(self.request_map)
         self.refs.returnPressed.connect(self.request_map)
         self.cancel_button.clicked.connect(self.cancel)
-        self.colour.currentIndexChanged.connect(
-            lambda: self.view.set_colour_mode(self.colour.currentData())
-        )
+        self.colour.currentIndexChanged.connect(self._colour_chosen)
         self.view.tokenClicked.connect(lambda i: self.state.select([i]))
         self.view.tokenCtrlClicked.connect(lambda i: self.state.select([i], add=True))
         self.view.selectionMade.connect(self._chosen_changed)
@@ -240,14 +235,13 @@ class MapPane(QWidget):
         if source == "text":
             if not self.state.text.strip():
                 raise TokenError("type some text first")
-            return MapRequest(
-                source, min(n, neighbourhood.MAX_AROUND), self.params(), text=self.state.text
-            )
+            n = min(n, neighbourhood.MAX_AROUND)
+            return MapRequest(source, n, self.params(), text=self.state.text)
         if source == "list":
             if not self.refs.text().strip():
                 raise TokenError("paste a list of tokens or ids first")
             return MapRequest(source, n, self.params(), refs=self.refs.text())
-        return MapRequest(source, n, self.params())
+        return MapRequest(source, n, self.params(), plain=self.plain.isChecked())
 
     def request_map(self) -> None:
         if self.state.model is None:
@@ -267,9 +261,8 @@ class MapPane(QWidget):
         refs = ",".join(f"#{i}" for i in self.view.selected_ids)
         self.refs.setText(refs)
         self.source.setCurrentIndex(self.source.findData("list"))
-        self.controller.request(
-            MapRequest("list", len(self.view.selected_ids), self.params(), refs=refs)
-        )
+        n = len(self.view.selected_ids)
+        self.controller.request(MapRequest("list", n, self.params(), refs=refs))
 
     def cancel(self) -> None:
         self.controller.cancel()
@@ -293,7 +286,7 @@ class MapPane(QWidget):
                 highlight=self._highlight_ids(),
             )
         self._sync_colour_combo()
-        stage = "" if data.final else " — PCA preview, UMAP running…"
+        stage = "" if data.final else RUNNING
         self.title.setText(data.nb.title[:1].upper() + data.nb.title[1:] + stage)
         self.export_button.setEnabled(True)
         self._chosen_changed([])
@@ -306,13 +299,17 @@ class MapPane(QWidget):
         for row in range(self.colour.count()):
             item = model.item(row)
             item.setEnabled(self.colour.itemData(row) in available)
-        want = self.colour.currentData()
+        want = self.wanted_colour  # kept while a map without it (a preview) is shown
         if want not in available:
             want = self.view.colour_mode
         self.colour.blockSignals(True)
         self.colour.setCurrentIndex(self.colour.findData(want))
         self.colour.blockSignals(False)
         self.view.set_colour_mode(want)
+
+    def _colour_chosen(self) -> None:
+        self.wanted_colour = self.colour.currentData()
+        self.view.set_colour_mode(self.wanted_colour)
 
     def _failed(self, error: BaseException) -> None:
         message = error_message(error)
@@ -321,19 +318,22 @@ class MapPane(QWidget):
 
     def _progress(self, text: str, fraction: float) -> None:
         self.progress.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
-        self.progress.setFormat(text or "%p%")
+        fm, room = self.progress.fontMetrics(), self.progress.width() - 12
+        elided = fm.elidedText(text, Qt.TextElideMode.ElideRight, room) if text else "%p%"
+        self.progress.setFormat(elided)  # one line: never wraps, never widens the bar
+        self.progress.setToolTip(text)
 
     def _busy(self, busy: bool) -> None:
         self.cancel_button.setEnabled(busy)
         self.progress.setVisible(busy)
         if busy:
             self.progress.setValue(0)
+        elif self.title.text().endswith(RUNNING):  # cancelled between preview and layout
+            self.title.setText(self.title.text().removesuffix(RUNNING) + CANCELLED)
 
     # -- following the rest of the window --------------------------------------------------------
     def _highlight_ids(self) -> list[int]:
-        ids = list(self.state.selection)
-        ids += [t.id for t in self.state.tokens if not t.special]
-        return ids
+        return list(self.state.selection) + [t.id for t in self.state.tokens if not t.special]
 
     def _follow_selection(self, ids) -> None:
         self.view.set_highlight(self._highlight_ids())
@@ -358,6 +358,7 @@ class MapPane(QWidget):
         source = self.source.currentData()
         self.refs.setVisible(source == "list")
         self.n.setEnabled(source != "list")
+        self.plain.setVisible(source == "sample")
 
     def _chosen_changed(self, ids) -> None:
         self.chosen.setText(f"{len(ids):,} chosen" if ids else "")
@@ -371,6 +372,8 @@ class MapPane(QWidget):
     def copy_selection(self) -> str:
         text = self.view.selection_text()
         QGuiApplication.clipboard().setText(text)
+        n = len(self.view.selected_ids)
+        self.state.statusMessage.emit(f"Copied {n:,} token{'s' * (n != 1)} (id and piece per line)")
         return text
 
     # -- export ----------------------------------------------------------------------------------
@@ -379,13 +382,10 @@ class MapPane(QWidget):
         return lambda: self._export_dialog(kind, scale)
 
     def _export_dialog(self, kind: str, scale: int = 1) -> None:
-        filters = {
-            "png": "PNG image (*.png)",
-            "svg": "SVG image (*.svg)",
-            "csv": "CSV (*.csv)",
-            "json": "JSON (*.json)",
-        }
-        path, _ = QFileDialog.getSaveFileName(self, "Export map", f"map.{kind}", filters[kind])
+        what = {"png": "PNG image", "svg": "SVG image"}.get(kind, kind.upper())
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export map", f"map.{kind}", f"{what} (*.{kind})"
+        )
         if path:
             try:
                 self.export(path, scale)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from explorer.core import figure, geometry
@@ -20,6 +20,17 @@ from explorer.ui.map_labels import LabelPool
 from explorer.ui.map_viewbox import MapViewBox
 
 PALETTE_STEPS = 16
+CHOSEN_RING = "#111111"  # box/lasso-chosen points: a colour no cluster or colour scale uses
+
+
+def drawable(text: str, font: QFont) -> str:
+    """`text` with every character the font cannot draw written as U+XXXX (no tofu boxes)."""
+    metrics = QFontMetrics(font)
+    return "".join(
+        ch if ch.isspace() or metrics.inFontUcs4(ord(ch)) else f"U+{ord(ch):04X}" for ch in text
+    )
+
+
 COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
 
 
@@ -146,6 +157,15 @@ class MapView(QWidget):
             )
         self.set_coords(coords, keep_view=keep_view)
 
+    def frame_bulk(self, share: float = 0.98) -> None:
+        """Frame the central `share` of the points on each axis: far-off outliers (special
+        tokens) must not squeeze the rest into a corner. Small maps show every point."""
+        share = 1.0 if len(self.coords) < 200 else share
+        lo, hi = np.percentile(self.coords, [50 * (1 - share), 50 * (1 + share)], axis=0)
+        pad = (hi - lo) * 0.06 + 1e-9
+        x_range, y_range = zip(lo - pad, hi + pad, strict=True)
+        self.plot.getViewBox().setRange(xRange=x_range, yRange=y_range, padding=0)
+
     def set_coords(self, coords, keep_view: bool = False) -> None:
         """New positions for the same points (the PCA preview replaced by the UMAP layout)."""
         self.coords = np.asarray(coords, dtype=np.float32).reshape(-1, 2)
@@ -160,7 +180,7 @@ class MapView(QWidget):
         )
         self._update_overlay()
         if not keep_view and n:
-            self.plot.getViewBox().autoRange(padding=0.06, items=[self.scatter])  # not the labels
+            self.frame_bulk()
         self._update_legend()
         self._label_timer.start(60)
 
@@ -264,13 +284,14 @@ class MapView(QWidget):
             return
         if self.colour_mode in ("cluster", "kind"):
             names = self.cluster_names
+            self.legend.setColumnCount(2 if len(names) > 4 else 1)  # short: less cover
             cat = [figure.CATEGORICAL[c % len(figure.CATEGORICAL)] for c in range(len(names))]
             entries: list[tuple[tuple[int, ...], str]] = list(zip(cat, names, strict=True))
             if self.colour_mode == "kind" and self.kinds is not None:
                 entries = legend_entries(v, self.kinds[1])
             for rgb, name in entries:
                 sample = pg.ScatterPlotItem(brush=pg.mkBrush(*rgb), pen=None, size=10)
-                self.legend.addItem(sample, name)
+                self.legend.addItem(sample, drawable(name, self.font()))
             self.legend.show()
             return
         self.colour_bar.setLevels((lo, hi))
@@ -285,7 +306,7 @@ class MapView(QWidget):
         marked = [k for i in self.highlight_ids if (k := self._index.get(i)) is not None]
         rows = np.asarray(chosen + marked, dtype=np.int64)
         n_chosen = len(chosen)
-        ring_brush, ring_pen = pg.mkBrush(0, 0, 0, 0), pg.mkPen("#ff7f0e", width=2.5)
+        ring_brush, ring_pen = pg.mkBrush(0, 0, 0, 0), pg.mkPen(CHOSEN_RING, width=2.5)
         disc_brush, disc_pen = pg.mkBrush(*figure.HIGHLIGHT), pg.mkPen("w", width=2)
         xy = self.coords[rows] if len(rows) else np.zeros((0, 2))
         self.overlay.setData(

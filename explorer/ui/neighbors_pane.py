@@ -17,9 +17,10 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPalette
+from PySide6.QtGui import QColor, QFont, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -40,6 +41,8 @@ SCORE_NAMES = {"cosine": "Cosine", "dot": "Dot", "l2": "Distance"}
 COLUMNS = ("#", "Token", "ID", "Score")
 MAX_K = 1000
 BAR_ROLE = Qt.ItemDataRole.UserRole + 1
+TEXT_PAD = 4  # px between the score's bar and its number
+BAR_PX = 56  # px of the score column given to the bar
 _ROOT = QModelIndex()
 
 
@@ -98,8 +101,20 @@ class _Rows(QAbstractTableModel):
         return None
 
 
+def bar_and_text_rects(cell: QRect, text_width: int, frac: float) -> tuple[QRect, QRect]:
+    """The bar (left, length ∝ frac) and the number (right-aligned) of a score cell; the bar
+    only uses the room the number leaves, so the two never overlap."""
+    text = QRect(
+        cell.right() - text_width - 2 * TEXT_PAD, cell.top(), text_width + TEXT_PAD, cell.height()
+    )
+    room = max(0, text.left() - TEXT_PAD - (cell.left() + 3))
+    width = max(1, int(room * frac)) if room and frac > 0 else 0
+    return QRect(cell.left() + 3, cell.top() + 4, width, max(0, cell.height() - 8)), text
+
+
 class _BarDelegate(QStyledItemDelegate):
-    """Draws the score over a bar whose length shows how good it is."""
+    """Draws the score right-aligned and, in the space left of it, a bar whose length says
+    how close the row is: bar and number never overlap."""
 
     def paint(
         self,
@@ -108,31 +123,25 @@ class _BarDelegate(QStyledItemDelegate):
         index: QModelIndex | QPersistentModelIndex,
     ) -> None:
         frac = index.data(BAR_ROLE)
-        if frac is not None:
-            painter.save()
-            selected = bool(option.state & QStyle.StateFlag.State_Selected)
-            if selected:
-                painter.fillRect(option.rect, option.palette.color(QPalette.ColorRole.Highlight))
-            colour = QColor(option.palette.color(QPalette.ColorRole.Highlight))
-            colour.setAlpha(110 if not selected else 60)
-            bar = QRect(option.rect.adjusted(2, 3, -2, -3))
-            bar.setWidth(max(1, int(bar.width() * float(frac))) if frac > 0 else 0)
-            painter.fillRect(bar, colour)
-            painter.restore()
-            opt = QStyleOptionViewItem(option)
-            self.initStyleOption(opt, index)
-            opt.backgroundBrush = QBrush(Qt.BrushStyle.NoBrush)
-            opt.state &= ~QStyle.StateFlag.State_Selected
-            if selected:
-                opt.palette.setColor(
-                    QPalette.ColorRole.Text,
-                    option.palette.color(QPalette.ColorRole.HighlightedText),
-                )
-            style = opt.widget.style() if opt.widget else None
-            if style is not None:
-                style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        if frac is None:
+            super().paint(painter, option, index)
             return
-        super().paint(painter, option, index)
+        painter.save()
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        if selected:
+            painter.fillRect(option.rect, option.palette.color(QPalette.ColorRole.Highlight))
+        text = str(index.data(Qt.ItemDataRole.DisplayRole))
+        text_w = option.fontMetrics.horizontalAdvance(text)
+        bar, text_rect = bar_and_text_rects(option.rect, text_w, float(frac))
+        colour = QColor(option.palette.color(QPalette.ColorRole.Highlight))
+        colour.setAlpha(130 if not selected else 70)
+        if bar.width() > 0:
+            painter.fillRect(bar, colour)
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        painter.setPen(option.palette.color(role))
+        align = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(text_rect, int(align), text)
+        painter.restore()
 
 
 def bar_fractions(scores: np.ndarray, metric: str) -> list[float]:
@@ -173,6 +182,13 @@ class NeighborsPane(QWidget):
         self.k_box.setKeyboardTracking(False)  # typing "100" does not search for 1 and 10 first
         self.metric_box.currentIndexChanged.connect(lambda _i: self.paramsChanged.emit())
         self.k_box.valueChanged.connect(lambda _v: self.paramsChanged.emit())
+        self.hide_box = QCheckBox("Hide unused")
+        self.hide_box.setChecked(True)
+        self.hide_box.setToolTip(
+            "Leave out rows the tokenizer never produces and placeholders such as [unused12]\n"
+            "(small-norm rows that crowd Euclidean neighbours)"
+        )
+        self.hide_box.toggled.connect(lambda _on: self.paramsChanged.emit())
 
         self.status = QLabel("Select a token to see its nearest neighbours")
         self.status.setWordWrap(True)
@@ -197,7 +213,8 @@ class NeighborsPane(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Fixed)
-        header.resizeSection(3, self.fontMetrics().horizontalAdvance("Distance 0.00000") + 16)
+        score_w = self.fontMetrics().horizontalAdvance("-00.0000") + 2 * TEXT_PAD + BAR_PX
+        header.resizeSection(3, max(score_w, self.fontMetrics().horizontalAdvance("Distance") + 16))
         self.table.clicked.connect(self._clicked)
         self.table.activated.connect(self._clicked)
 
@@ -205,6 +222,7 @@ class NeighborsPane(QWidget):
         bar.setContentsMargins(0, 0, 0, 0)
         bar.addWidget(self.metric_box, 1)
         bar.addWidget(self.k_box)
+        bar.addWidget(self.hide_box)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
@@ -223,6 +241,15 @@ class NeighborsPane(QWidget):
         self.metric_box.setCurrentIndex(METRICS.index(value))
 
     @property
+    def options(self) -> tuple[int, str, bool]:
+        """(k, metric, hide unused rows), as NeighborsController.set_options takes them."""
+        return self.k, self.metric_name, self.hide_unused
+
+    @property
+    def hide_unused(self) -> bool:
+        return self.hide_box.isChecked()
+
+    @property
     def k(self) -> int:
         return int(self.k_box.value())
 
@@ -237,6 +264,7 @@ class NeighborsPane(QWidget):
         labels: Callable[[int], str],
         unused: Callable[[int], bool],
         description: str = "",
+        hidden: int = 0,
     ) -> None:
         ids = [int(i) for i in result.ids]
         scores = [float(s) for s in result.scores]
@@ -251,8 +279,10 @@ class NeighborsPane(QWidget):
         parts = [
             f"Neighbours of {description}" if description else "Neighbours",
             METRIC_NAMES[result.metric].lower(),
-            "exact" if result.exact else "fast index",
+            result.path_label,
         ]
+        if hidden:
+            parts.append(f"{hidden:,} unused row{'s' if hidden != 1 else ''} hidden")
         if result.skipped:
             plural = "s" if result.skipped != 1 else ""
             parts.append(f"{result.skipped:,} zero/NaN row{plural} skipped")

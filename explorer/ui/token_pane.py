@@ -43,6 +43,8 @@ class TokenPane(QWidget):
         self.counts = QLabel()
         self.counts.setForegroundRole(self.counts.foregroundRole())
         self.counts.setTextFormat(Qt.TextFormat.PlainText)
+        self.counts.setWordWrap(True)  # a narrow dock wraps the counts instead of widening
+        self.counts.setMinimumWidth(120)
 
         self.chips = TokenChips()
         self.chips.tokenClicked.connect(self._clicked)

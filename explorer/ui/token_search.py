@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QStringListModel, Qt
+import re
+
+from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QCompleter, QLineEdit, QWidget
 
 from explorer.app.controllers.vocabulary import VocabularyController
 from explorer.app.state import AppState
+from explorer.core.errors import ExplorerError
+from explorer.core.tokens import parse_token_ref
 from explorer.core.vocab_index import Match
 
 SEP = "\u2003 #"  # between label and id in a suggestion
+# more than one token: a phrase, a quoted term or an expression such as "king - man + woman"
+QUERY_SYNTAX = re.compile(r"""\S\s+\S|["']""")
 
 
 def suggestion_text(m: Match) -> str:
@@ -22,7 +28,10 @@ def id_of_suggestion(text: str) -> int | None:
 
 
 class TokenSearch(QLineEdit):
-    """Type a token ('cat', '␣cat', '##ing') or an id ('#4937'); Enter or a suggestion selects."""
+    """Type a token ('cat', '␣cat', '##ing') or an id ('#4937'); Enter or a suggestion selects.
+    A phrase or an expression ('king - man + woman', as in the CLI) asks for its neighbours."""
+
+    queryEntered = Signal(str)  # text in the neighbours query language
 
     def __init__(
         self,
@@ -34,10 +43,12 @@ class TokenSearch(QLineEdit):
         self.state = state
         self.vocabulary = vocabulary if vocabulary is not None else VocabularyController(state)
         self.matches: list[Match] = []
-        self.setPlaceholderText("Find token: text or #id  (Ctrl+F)")
+        self.setPlaceholderText("Find: token, #id, phrase, king - man + woman  (Ctrl+F)")
         self.setToolTip(
             "Find any token of the vocabulary by its text or by id (#123).\n"
-            "Enter selects it; Ctrl+Enter adds it to the selection."
+            "Enter selects it; Ctrl+Enter adds it to the selection.\n"
+            "A phrase ('the cat') or an expression ('king - man + woman', '#12 + \"a b\"')\n"
+            "shows its nearest neighbours, as the CLI's `neighbors` does."
         )
         self.setClearButtonEnabled(True)
         self.setMinimumWidth(240)
@@ -53,6 +64,7 @@ class TokenSearch(QLineEdit):
         self.returnPressed.connect(self._enter)
         self.vocabulary.indexCleared.connect(self._index_cleared)
         self.vocabulary.indexReady.connect(self._index_ready)
+        state.selectionChanged.connect(lambda _ids: self.clear())  # _select sets its own text
 
     def _popup(self) -> QAbstractItemView:
         popup = self.completer_.popup()
@@ -92,13 +104,24 @@ class TokenSearch(QLineEdit):
                 self._select(token_id, add=add)
                 return
         text = self.text().strip()
-        if not text:
+        if not text or self.state.model is None:
             return
-        if self.state.select_ref(text, add=add):
-            self._popup().hide()
+        if QUERY_SYNTAX.search(text):
+            self._query(text)
             return
-        if self.matches:  # not one token as typed: take the best suggestion
-            self._select(self.matches[0].id, add=add)
+        try:
+            token_id = self.state.model.check_id(parse_token_ref(text, self.state.model.tokenizer))
+        except ExplorerError:
+            if self.matches:  # not one token as typed: take the best suggestion
+                self._select(self.matches[0].id, add=add)
+            else:  # e.g. a word of several tokens: the neighbours of their mean
+                self._query(text)
+            return
+        self._select(token_id, add=add)
+
+    def _query(self, text: str) -> None:
+        self._popup().hide()
+        self.queryEntered.emit(text)
 
     def _select(self, token_id: int, add: bool = False) -> None:
         self._popup().hide()

@@ -45,7 +45,26 @@ def test_clusters_of_finds_separated_groups_and_names_them_by_their_central_toke
     for g in range(3):  # every group is one cluster, and no cluster spans two groups
         assert len(set(clusters[which == g].tolist())) == 1
     assert len(set(clusters.tolist())) == 3
-    assert "t0 (30)" in names
+    assert any(name.startswith("t0, ") and name.endswith(" (30)") for name in names)
+
+
+def test_cluster_names_are_the_tokens_nearest_the_embedding_centroid_and_readable():
+    rng = np.random.default_rng(1)
+    coords = np.repeat(np.array([[0.0, 0.0], [50.0, 0.0]]), 30, axis=0)
+    coords += rng.standard_normal((60, 2))
+    vectors = rng.standard_normal((60, 16)) * 0.1
+    vectors[:30] += np.eye(16)[0]
+    vectors[30:] += np.eye(16)[1]
+    labels = [f"w{i}" for i in range(60)]
+    vectors[5] = np.eye(16)[0]  # exactly the direction of group 0's centroid …
+    vectors[7] = np.eye(16)[0] * 3  # … twice, but its label has no letter or digit
+    labels[7] = "\u25af"
+    unit = vectors[:30] / np.linalg.norm(vectors[:30], axis=1, keepdims=True)
+    cos = unit @ unit.mean(axis=0)
+    cos[[5, 7]] = -2
+    second = f"w{int(np.argmax(cos))}"
+    _, names = clusters_of(coords, labels, seed=0, vectors=vectors)
+    assert f"w5, {second} (30)" in names and not any("\u25af" in n for n in names)
 
 
 def test_clusters_of_a_small_map_is_one_cluster():

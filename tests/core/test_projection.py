@@ -305,3 +305,19 @@ def test_demo_cat_map_is_trustworthy(demo):
     x = demo.vectors(nb.ids)
     coords = projection.run(projection.project(x, ProjectionParams(seed=42)))
     assert projection.trustworthiness(x, coords) >= 0.9
+
+
+def test_plain_sample_leaves_out_special_and_unused_placeholder_tokens(demo):
+    placeholder = [i for i in range(2000) if demo.label(i).startswith("[unused")]
+    assert placeholder, "the demo (BERT) vocabulary has [unusedN] rows"
+    n = 3000
+    every = neighbourhood.sample(demo, n, seed=2)
+    plain = neighbourhood.sample(demo, n, seed=2, plain=True)
+    assert len(plain) == n and len(set(plain.ids.tolist())) == n
+    special = demo.tokenizer.special_ids
+    labels = [demo.label(int(i)) for i in plain.ids]
+    assert not any(int(i) in special for i in plain.ids)
+    assert not any(label.startswith("[unused") for label in labels)
+    # the unfiltered draw of this size does pick some placeholders: the filter did something
+    assert any(demo.label(int(i)).startswith("[unused") for i in every.ids)
+    assert np.array_equal(plain.ids, neighbourhood.sample(demo, n, seed=2, plain=True).ids)

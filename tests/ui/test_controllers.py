@@ -47,7 +47,7 @@ def test_map_preview_then_final_and_reset_on_a_new_model(qtbot, tiny_model):
     maps.reset.connect(lambda: resets.append(1))
     state.open(path)
     params = projection.ProjectionParams(method="pca", seed=1)
-    maps.request(MapRequest("sample", 12, params))
+    maps.request(MapRequest("sample", 12, params, plain=False))  # 12 of 14 rows: specials too
     assert len(shown) == 1 and shown[0].final and len(shown[0].nb) == 12
     assert shown[0].clusters is not None  # computed in the job, not by the view
     assert busy[-2:] == [True, False] and maps.data is shown[0]

@@ -158,3 +158,26 @@ def test_background_lanes_are_not_busy_but_are_waited_on(qtbot):
     assert hub.shutdown(5000)  # … closing the window cancels and waits for it
     assert jobs_mod.running_workers() == 0
     gate.set()
+
+
+def test_shutdown_cancels_every_lane_before_waiting_on_any(qtbot):
+    """A job stuck until another lane is cancelled must not hold up the shutdown."""
+    hub = Jobs()
+    later_cancelled = threading.Event()
+    started = []
+
+    def stuck(ctx: JobContext):  # ignores its own cancel, like a model load
+        started.append("stuck")
+        later_cancelled.wait(10)
+
+    def cancellable(ctx: JobContext):
+        ctx.call_on_cancel(later_cancelled.set)
+        started.append("cancellable")
+        ctx.wait(10)
+
+    lanes = list(hub.lanes.values())
+    lanes[0].submit(stuck)
+    lanes[-1].submit(cancellable)
+    qtbot.waitUntil(lambda: len(started) == 2, timeout=5000)
+    assert hub.shutdown(3000)  # one lane after the other would wait on the stuck job first
+    assert later_cancelled.is_set() and jobs_mod.running_workers() == 0

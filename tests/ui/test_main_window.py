@@ -236,3 +236,19 @@ def test_a_model_without_tokenizer_is_browsed_by_id(qtbot, window, tmp_path):
     idle(qtbot, window)
     assert window.viewer.rows[0].id == 7 and window.viewer.rows[0].label == "#7"
     np.testing.assert_array_equal(window.viewer.rows[0].values, matrix[7].astype(np.float32))
+
+
+def test_find_takes_the_cli_query_language_and_clears_on_another_selection(qtbot, window):
+    search = window.search
+    window.focus_search()
+    qtbot.keyClicks(search, "cat - dog + kitten")
+    with qtbot.waitSignal(window.neighbors.resultsReady, timeout=30000) as blocker:
+        qtbot.keyClick(search, Qt.Key.Key_Return)
+    assert blocker.args[0].description == "cat - dog + kitten"
+    idle(qtbot, window)
+    assert "Neighbours of cat - dog + kitten" in window.neighbors_pane.status.text()
+    assert search.text() == "cat - dog + kitten"  # kept while its neighbours are shown
+    with qtbot.waitSignal(window.neighbors.resultsReady, timeout=30000):
+        window.state.select([4])
+    assert search.text() == ""
+    idle(qtbot, window)

@@ -6,7 +6,9 @@ import numpy as np
 
 from explorer.app.controllers.neighbors import NeighborsController
 from explorer.app.index_process import child_command
+from explorer.app.jobs import Lane
 from explorer.app.state import AppState
+from explorer.core import neighbors as neighbors_core
 
 
 def brute_force_cosine(matrix: np.ndarray, ids: list[int]) -> list[int]:
@@ -17,10 +19,14 @@ def brute_force_cosine(matrix: np.ndarray, ids: list[int]) -> list[int]:
     return order
 
 
-def test_selection_gets_exact_neighbours_and_the_fast_index_is_built(qtbot, tiny_model, tmp_path):
+def test_selection_gets_exact_neighbours_and_the_fast_index_is_built(
+    qtbot, tiny_model, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(neighbors_core, "CHEAP_EXACT_VALUES", 0)  # as if the matrix were large
     path, matrix = tiny_model
     state = AppState()
     jobs = NeighborsController(state, k=5, cache_dir=tmp_path / "cache")
+    jobs.hide_unused = False
     with qtbot.waitSignal(
         jobs.fastReadyChanged, timeout=60000, check_params_cb=lambda ready: ready
     ):
@@ -74,3 +80,70 @@ def test_cancelled_child_build_is_killed_and_leaves_no_index(tiny_model, tmp_pat
     assert len(asked) >= 2
     assert not searcher.fast_ready
     assert not list((tmp_path / "cache").rglob("codes.npy"))
+
+
+def test_small_model_builds_no_index_and_answers_exactly(qtbot, tiny_model, tmp_path):
+    path, matrix = tiny_model
+    state = AppState()
+    jobs = NeighborsController(state, k=5, cache_dir=tmp_path / "cache")
+    jobs.hide_unused = False
+    ready = []
+    jobs.fastReadyChanged.connect(ready.append)
+    state.open(path)
+    qtbot.waitUntil(lambda: state.model is not None and not state.jobs.busy, timeout=30000)
+    with qtbot.waitSignal(jobs.resultsReady, timeout=30000) as blocker:
+        state.select([4])
+    result = blocker.args[0].result
+    assert result.path == "exact" and "exact" in result.path_label
+    assert [int(i) for i in result.ids] == brute_force_cosine(matrix, [4])[:5]
+    assert not state.jobs.lane(Lane.INDEX).busy and True not in ready
+    assert not list((tmp_path / "cache").rglob("codes.npy"))
+
+
+def test_unused_rows_are_hidden_and_counted(qtbot, tiny_model, tmp_path):
+    path, matrix = tiny_model
+    state = AppState()
+    jobs = NeighborsController(state, k=5, metric="l2", cache_dir=tmp_path / "cache")
+    state.open(path)
+    qtbot.waitUntil(lambda: state.model is not None and not state.jobs.busy, timeout=30000)
+    model = state.model
+    m = matrix.astype(np.float64)
+    ranked = [int(i) for i in np.argsort(np.linalg.norm(m - m[4], axis=1), kind="stable")]
+    ranked.remove(4)
+    used = [i for i in ranked if not model.is_unused(i)][:5]
+    assert len(used) == 5 and any(model.is_unused(i) for i in ranked[: ranked.index(used[-1])])
+    with qtbot.waitSignal(jobs.resultsReady, timeout=30000) as blocker:
+        state.select([4])
+    found = blocker.args[0]
+    assert [int(i) for i in found.result.ids] == used
+    assert found.hidden == ranked.index(used[-1]) + 1 - 5
+    with qtbot.waitSignal(jobs.resultsReady, timeout=30000) as blocker:
+        jobs.set_options(hide_unused=False)
+    assert [int(i) for i in blocker.args[0].result.ids] == ranked[:5]
+    assert blocker.args[0].hidden == 0
+
+
+def test_typed_expression_gets_neighbours_until_the_selection_changes(qtbot, tiny_model, tmp_path):
+    path, matrix = tiny_model
+    state = AppState()
+    jobs = NeighborsController(state, k=3, cache_dir=tmp_path / "cache")
+    jobs.hide_unused = False
+    state.open(path)
+    qtbot.waitUntil(lambda: state.model is not None and not state.jobs.busy, timeout=30000)
+    tok = state.model.tokenizer
+    cat, dog, kitten = (tok.find(w) for w in ("cat", "dog", "kitten"))
+    with qtbot.waitSignal(jobs.resultsReady, timeout=30000) as blocker:
+        jobs.search_text("cat - dog + kitten")
+    found = blocker.args[0]
+    assert found.description == "cat - dog + kitten"
+    m = matrix.astype(np.float64)
+    q = m[cat] - m[dog] + m[kitten]
+    scores = m @ q / (np.linalg.norm(m, axis=1) * np.linalg.norm(q))
+    expected = [int(i) for i in np.argsort(-scores, kind="stable") if i not in (cat, dog, kitten)]
+    assert [int(i) for i in found.result.ids] == expected[:3]
+    with qtbot.waitSignal(jobs.failed, timeout=30000) as blocker:
+        jobs.search_text("cat - - dog")
+    assert "two operators" in str(blocker.args[0])
+    with qtbot.waitSignal(jobs.resultsReady, timeout=30000) as blocker:
+        state.select([4])
+    assert blocker.args[0].description == state.model.label(4)

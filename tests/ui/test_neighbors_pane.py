@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRect, Qt
 
 from explorer.core.model import open_model
 from explorer.core.neighbors import NeighborSearcher, query_for_ids
-from explorer.ui.neighbors_pane import NeighborsPane, bar_fractions
+from explorer.ui.neighbors_pane import NeighborsPane, bar_and_text_rects, bar_fractions
 
 
 def _search(tmp_path, tiny_model, metric="cosine", k=5):
@@ -88,3 +88,28 @@ def test_bar_fractions():
     assert bar_fractions(np.array([4.0, 2.0]), "dot") == [1.0, 0.5]
     assert bar_fractions(np.array([1.0, 2.0, 4.0]), "l2") == [1.0, 0.5, 0.25]
     assert bar_fractions(np.array([]), "l2") == []
+
+
+def test_score_bar_never_reaches_the_number():
+    for width in (60, 90, 140):
+        cell = QRect(10, 0, width, 22)
+        for frac in (0.0, 0.3, 1.0):
+            bar, text = bar_and_text_rects(cell, 40, frac)
+            assert not bar.intersects(text) and text.right() <= cell.right()
+            assert text.width() >= 40 and bar.left() >= cell.left()
+        full, _ = bar_and_text_rects(cell, 40, 1.0)
+        half, _ = bar_and_text_rects(cell, 40, 0.5)
+        assert full.width() > half.width() > 0 or width < 60
+
+
+def test_status_names_the_path_and_the_hidden_rows(qtbot, tmp_path, tiny_model):
+    model, result = _search(tmp_path, tiny_model)
+    pane = NeighborsPane()
+    qtbot.addWidget(pane)
+    assert pane.options == (50, "cosine", True)
+    pane.show_result(result, model.label, model.is_unused, description="cat", hidden=7)
+    status = pane.status.text()
+    assert result.path_label in status and "7 unused rows hidden" in status
+    with qtbot.waitSignal(pane.paramsChanged):
+        pane.hide_box.setChecked(False)
+    assert pane.options[2] is False

@@ -73,3 +73,21 @@ def test_screenshot_with_a_token_that_is_not_one_fails_with_one_line(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "out of range" in lines[0]
     assert not out.exists()
+
+
+def test_screenshot_into_a_missing_folder_names_the_folder(tmp_path):
+    out = tmp_path / "no-such-dir" / "x.png"
+    proc = run_gui("--screenshot", str(out), tmp_path=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"no folder {tmp_path / 'no-such-dir'}" in lines[0]
+
+
+def test_font_database_chatter_is_filtered(qapp):
+    from PySide6.QtCore import QLoggingCategory
+
+    from explorer.ui.launch import QUIET_LOG_RULES
+
+    QLoggingCategory.setFilterRules(QUIET_LOG_RULES)  # what launch() sets at start-up
+    assert not QLoggingCategory("qt.text.font.db").isWarningEnabled()
+    assert QLoggingCategory("qt.widgets").isWarningEnabled()

@@ -338,3 +338,18 @@ def test_double_click_in_plot_or_heatmap_opens_the_value_in_the_table(viewer, bf
     viewer.plot.indexClicked.emit(3)
     assert viewer.tabs.currentWidget() is viewer.values
     assert viewer.values.goto.value() == 3
+
+
+def test_heatmap_caption_says_when_the_row_exceeds_the_shared_range(viewer, bf16_model):
+    model, matrix = bf16_model
+    row = load_rows(model, [3])[0]
+    peak = float(np.abs(matrix[3].astype(np.float32)).max())
+    viewer.set_rows([row])
+    viewer.set_levels(peak * 2)
+    assert "(model-wide)" in viewer.heatmap_caption.text()
+    assert "clipped" not in viewer.heatmap_caption.text()
+    viewer.set_levels(peak / 2)
+    caption = viewer.heatmap_caption.text()
+    assert f"row ±{peak:.4g}, clipped" in caption and "beyond" in viewer.heatmap_caption.toolTip()
+    viewer.set_levels(None)  # the row's own range never clips
+    assert "clipped" not in viewer.heatmap_caption.text()

@@ -7,8 +7,9 @@ serves. Every selection change starts a new search once the selection has settle
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -18,11 +19,14 @@ from explorer.app.index_process import build_in_child
 from explorer.app.jobs import JobContext, Lane
 from explorer.app.state import AppState
 from explorer.core.model import EmbeddingModel
+from explorer.core.neighbor_queries import query_for_expression
 from explorer.core.neighbors import NeighborResult, NeighborSearcher, query_for_ids
 
 DEFAULT_K = 50
 SETTLE_MS = 80  # a search starts once the selection has settled (clicking through tokens)
 SLOW_MS = 200  # say "searching" only when a search is not instant
+# placeholder rows of a vocabulary ("[unused12]", "<unused3>"): never useful as neighbours
+UNUSED_NAME = re.compile(r"^[\[<]unused\d+[\]>]$")
 
 
 @dataclass(frozen=True)
@@ -33,15 +37,45 @@ class Neighbors:
     description: str
     result: NeighborResult
     model: EmbeddingModel
+    hidden: int = 0  # unused rows left out of `result` (they ranked among the top k)
+
+
+def is_placeholder(model: EmbeddingModel, token_id: int) -> bool:
+    """A row the tokenizer never produces, or a vocabulary placeholder such as [unused12]."""
+    return model.is_unused(token_id) or bool(UNUSED_NAME.match(model.label(token_id)))
+
+
+def without_placeholders(model: EmbeddingModel, result: NeighborResult, k: int):
+    """(the first k rows that are not placeholders, how many placeholders ranked above them)."""
+    keep: list[int] = []
+    for pos, token_id in enumerate(result.ids):
+        if len(keep) == k:
+            break
+        if not is_placeholder(model, int(token_id)):
+            keep.append(pos)
+    hidden = (keep[-1] + 1 - len(keep)) if keep else len(result.ids)
+    return replace(result, ids=result.ids[keep], scores=result.scores[keep]), hidden
 
 
 def search_neighbors(
-    searcher: NeighborSearcher, ids: tuple[int, ...], k: int, metric: str, ctx: JobContext
+    searcher: NeighborSearcher,
+    ids: tuple[int, ...],
+    k: int,
+    metric: str,
+    ctx: JobContext,
+    hide_unused: bool = False,
+    text: str | None = None,
 ) -> Neighbors:
-    """Worker thread: mean of the selected rows → top-k (fast index if ready, else exact)."""
-    query = query_for_ids(searcher.model, ids)
-    result = searcher.search(query, k=k, metric=metric, cancel=ctx.cancelled)
-    return Neighbors(ids, query.description, result, searcher.model)
+    """Worker thread: the query (mean of the selected rows, or `text` in the CLI's query
+    language: token, #id, phrase, 'king - man + woman') → top-k, placeholders hidden."""
+    model = searcher.model
+    query = query_for_expression(model, text) if text else query_for_ids(model, ids)
+    fetch = min(model.rows, 4 * k + 50) if hide_unused else k
+    result = searcher.search(query, k=fetch, metric=metric, cancel=ctx.cancelled)
+    hidden = 0
+    if hide_unused:
+        result, hidden = without_placeholders(model, result, k)
+    return Neighbors(ids, query.description, result, model, hidden)
 
 
 def build_index(
@@ -84,6 +118,8 @@ class NeighborsController(FeatureController):
         self.index_lane = state.jobs.lane(Lane.INDEX)
         self.k = k
         self.metric = metric
+        self.hide_unused = True
+        self.text: str | None = None  # a typed query replaces the selection until it changes
         self.cache_dir = cache_dir
         self.searcher: NeighborSearcher | None = None
         self.latest: Neighbors | None = None
@@ -96,7 +132,7 @@ class NeighborsController(FeatureController):
         self._slow.setInterval(SLOW_MS)
         self._slow.timeout.connect(self._still_searching)
         self.searching.connect(lambda on: self._slow.start() if on else self._slow.stop())
-        state.selectionChanged.connect(lambda _ids: self._settle.start())
+        state.selectionChanged.connect(self._selection_changed)
         if state.model is not None:
             self.model_changed(state.model)
 
@@ -104,10 +140,22 @@ class NeighborsController(FeatureController):
     def fast_ready(self) -> bool:
         return self.searcher is not None and self.searcher.fast_ready
 
-    def set_options(self, k: int | None = None, metric: str | None = None) -> None:
+    def set_options(
+        self, k: int | None = None, metric: str | None = None, hide_unused: bool | None = None
+    ) -> None:
         self.k = k if k is not None else self.k
         self.metric = metric if metric is not None else self.metric
+        self.hide_unused = hide_unused if hide_unused is not None else self.hide_unused
         self.refresh()
+
+    def search_text(self, text: str) -> None:
+        """Neighbours of a typed query (token, #id, phrase or vector expression)."""
+        self.text = text.strip() or None
+        self.refresh()
+
+    def _selection_changed(self, _ids) -> None:
+        self.text = None
+        self._settle.start()
 
     @property
     def pending(self) -> bool:
@@ -118,7 +166,7 @@ class NeighborsController(FeatureController):
         """Search again for the current selection (now)."""
         self._settle.stop()
         ids = tuple(self.state.selection)
-        if self.searcher is None or not ids:
+        if self.searcher is None or not (ids or self.text):
             self.lane.cancel()
             self.latest = None
             self.searching.emit(False)
@@ -131,6 +179,8 @@ class NeighborsController(FeatureController):
             ids,
             self.k,
             self.metric,
+            hide_unused=self.hide_unused,
+            text=self.text,
             label=label,
             on_result=self._found,
             on_error=self._failed,
@@ -140,6 +190,10 @@ class NeighborsController(FeatureController):
     def model_changed(self, model: EmbeddingModel) -> None:
         self.searcher = NeighborSearcher(model, cache_dir=self.cache_dir)
         self.fastReadyChanged.emit(False)
+        if self.searcher.exact_is_cheap:  # a full scan takes milliseconds: no index to build
+            self.index_lane.cancel()
+            self.refresh()
+            return
         self.index_lane.submit(
             build_index if self.auto_index else load_index,
             self.searcher,

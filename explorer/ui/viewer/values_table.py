@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.core.rows import RowData
-from explorer.core.vectors import BIT_LAYOUTS, BitFields
+from explorer.core.vectors import BIT_LAYOUTS, BitFields, QuantBlocks, quant_blocks
+from explorer.ui.viewer import quant_columns as qc
 from explorer.ui.viewer.style import (
     exact_decimal,
     float_repr,
@@ -87,6 +88,7 @@ class ValuesModel(QAbstractTableModel):
         super().__init__(parent)
         self._row: RowData | None = None
         self._bits: BitFields | None = None
+        self._quant: QuantBlocks | None = None  # a quantised GGUF row's blocks
         self._tips = _header_tips(None)
         self._mono = mono_font()
         self._bold = QFont(self._mono)
@@ -105,7 +107,9 @@ class ValuesModel(QAbstractTableModel):
         self._bits = (
             BitFields(row.raw, row.dtype) if row is not None and row.dtype in BIT_LAYOUTS else None
         )
-        self._tips = _header_tips(row.dtype if row is not None else None)
+        self._quant = quant_blocks(row.raw) if row is not None and self._bits is None else None
+        quant = self._quant
+        self._tips = qc.header_tips(quant) if quant else _header_tips(row.dtype if row else None)
         self.endResetModel()
 
     @property
@@ -119,6 +123,11 @@ class ValuesModel(QAbstractTableModel):
     @property
     def has_bits(self) -> bool:
         return self._bits is not None
+
+    @property
+    def quant(self) -> QuantBlocks | None:
+        """The blocks of a quantised row shown (scale, minimum, integer quants), else None."""
+        return self._quant
 
     @property
     def bits(self) -> BitFields | None:
@@ -137,15 +146,18 @@ class ValuesModel(QAbstractTableModel):
     def columnCount(self, parent: _ModelIndex = QModelIndex()) -> int:  # noqa: B008
         if parent.isValid():
             return 0
+        if self._quant is not None:
+            return len(qc.headers(self._quant))
         return len(_HEADERS) if self._bits is not None else 2
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ):
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(_HEADERS):
+        names = qc.headers(self._quant) if self._quant is not None else _HEADERS
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(names):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
-            return _HEADERS[section]
+            return names[section]
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tips[section]
         return None
@@ -162,6 +174,8 @@ class ValuesModel(QAbstractTableModel):
                 return str(i)
             if col == VALUE:
                 return float_repr(row.values[i])
+            if self._quant is not None:
+                return qc.display(self._quant, i, col)
             bits = self._bits
             if bits is None:
                 return None
@@ -177,7 +191,7 @@ class ValuesModel(QAbstractTableModel):
         if role == _FONT:
             return self._bold if index.row() == row.stats.argmax_abs else self._mono
         if role == _ALIGN:
-            return _ALIGNMENT[index.column()]
+            return _ALIGNMENT[index.column()] if self._quant is None else _RIGHT
         if role == _FOREGROUND:
             return self.colors.get(index.column()) if self._bits is not None else None
         if role == _TOOLTIP:
@@ -188,6 +202,9 @@ class ValuesModel(QAbstractTableModel):
 
     def _tooltip(self, row: RowData, i: int, col: int) -> str | None:
         bits = self._bits
+        if self._quant is not None and col != INDEX:
+            exactly = f"exactly {exact_decimal(float(row.values[i]))}\n= " if col == VALUE else ""
+            return exactly + qc.meaning(self._quant, i)
         if col == VALUE:
             tip = f"exactly {exact_decimal(float(row.values[i]))}"
             return tip + (f"\n= {bits.meaning(i)}" if bits is not None else "")
@@ -200,6 +217,8 @@ class ValuesModel(QAbstractTableModel):
             return i
         if col == VALUE:
             return float(row.values[i])
+        if self._quant is not None:
+            return qc.exact(self._quant, i, col)
         bits = self._bits
         if bits is None:
             return None
@@ -276,7 +295,7 @@ class ValuesTable(QWidget):
         vh.setDefaultSectionSize(self.fontMetrics().height() + 6)
         hh = self.view.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        hh.setStretchLastSection(True)
+        hh.setStretchLastSection(False)  # a maximised window must not stretch the bits
         hh.setHighlightSections(False)
         self.view.setWordWrap(False)
 
@@ -305,7 +324,12 @@ class ValuesTable(QWidget):
         if row is None:
             self.caption.setText("")
             return
+        quant = self.model.quant
         bits = "" if self.model.has_bits else f" — no bit layout for {row.dtype}"
+        if quant is not None:
+            bits = f" in blocks of {quant.block_size}: scale × quant" + (
+                " + min" if quant.minimum is not None else ""
+            )
         self.caption.setText(
             f"{row_name(row.label, row.id)}  ·  {n} values stored as {row.dtype}{bits}"
         )
@@ -330,8 +354,14 @@ class ValuesTable(QWidget):
                     SIGN: fm.horizontalAdvance("sign") + pad,
                     EXPONENT: fm.horizontalAdvance("exponent") + pad,
                     MANTISSA: fm.horizontalAdvance("mantissa ") + pad,
+                    BITS: fm.horizontalAdvance("0" * (bits.width + 2)) + pad * 2,
                 }
             )
+        if self.model.quant is not None:
+            number = fm.horizontalAdvance("-1.2345678e-05") + pad
+            widths.update({qc.BLOCK: fm.horizontalAdvance("block 0000") + pad})
+            widths.update({qc.SCALE: number, qc.QUANT: fm.horizontalAdvance("quant") + pad})
+            widths.update({qc.MINIMUM: number} if self.model.quant.minimum is not None else {})
         widths[INDEX] = max(widths[INDEX], fm.horizontalAdvance(str(n)) + pad)
         for col, w in widths.items():
             self.view.setColumnWidth(col, w)

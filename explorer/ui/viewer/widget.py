@@ -227,9 +227,18 @@ class EmbeddingViewer(QWidget):
             else ("this row" if len(self.rows) == 1 else "these rows")
         )
         who = f"{row.label} · " if len(self.rows) > 1 else ""
-        self.heatmap_caption.setText(f"{who}{r} × {c} grid · ±{self.limit():.4g} ({scale})")
+        values = row.values[np.isfinite(row.values)]
+        peak = float(np.abs(values).max()) if values.size else 0.0
+        clipped = f" · row ±{peak:.4g}, clipped" if peak > self.limit() else ""
+        self.heatmap_caption.setText(
+            f"{who}{r} × {c} grid · ±{self.limit():.4g} ({scale}){clipped}"
+        )
         self.heatmap_caption.setToolTip(
-            "Blue negative, white 0, red positive. The colour scale is "
+            (
+                "This row goes beyond the scale: its largest values show as full colour.\n"
+                * bool(clipped)
+            )
+            + "Blue negative, white 0, red positive. The colour scale is "
             + (
                 "shared by every row of this model, so rows can be compared."
                 if self.shared_limit is not None
