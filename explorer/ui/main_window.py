@@ -36,6 +36,7 @@ from explorer.core.resources import demo_model_dir
 from explorer.ui.map_pane import MapPane
 from explorer.ui.model_panel import ModelPanel
 from explorer.ui.neighbors_pane import NeighborsPane
+from explorer.ui.presentation import Presenter
 from explorer.ui.status import make_status_bar
 from explorer.ui.token_pane import TokenPane
 from explorer.ui.token_search import TokenSearch
@@ -239,7 +240,16 @@ class MainWindow(QMainWindow):
         self.view_menu.addAction(cancel)
         self._esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         self._esc.setContext(Qt.ShortcutContext.WindowShortcut)
-        self._esc.activated.connect(self.jobs.cancel_all)
+        self._esc.activated.connect(
+            lambda: self.presenter.leave() if self.presenter.active else self.jobs.cancel_all()
+        )
+        self.presenter = Presenter(self, self.centre, on_restyle=self.rows.refresh)
+        self.view_menu.addSeparator()
+        present = self.view_menu.addAction("&Presentation mode", self.presenter.toggle)
+        present.setShortcut(QKeySequence(Qt.Key.Key_F5))
+        present.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        dark = self.view_menu.addAction("Presentation in &dark", self.presenter.set_dark)
+        dark.setCheckable(True)
 
         help_menu = menu.addMenu("&Help")
         about = QAction("&About", self)
