@@ -15,9 +15,12 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QTabWidget, QToolBar, QWidget
 
+from explorer.ui.map_labels import LABEL_PX
+from explorer.ui.map_view import MapView
 from explorer.ui.viewer import style as viewer_style
 
 POINT_SIZE = 20  # pt: at least 18 everywhere, readable from the back of a room
+LABEL_PIXELS = 27  # map labels: 20 pt at 96 dpi
 LINE_SCALE = 2.5  # plot pens get this much thicker
 POINT_SCALE = 1.8  # scatter points get this much larger
 
@@ -59,6 +62,7 @@ class _Saved:
     pens: list[tuple[object, QPen]] = field(default_factory=list)
     sizes: list[tuple[pg.ScatterPlotItem, object]] = field(default_factory=list)
     axes: list[tuple[pg.AxisItem, QFont | None, QPen]] = field(default_factory=list)
+    backgrounds: list[tuple[pg.GraphicsView, QColor]] = field(default_factory=list)
 
 
 class Presenter(QObject):
@@ -97,10 +101,15 @@ class Presenter(QObject):
         saved.hidden = [c for c in chrome if c.isVisible()]
         for c in saved.hidden:
             c.hide()
+        saved.backgrounds = [
+            (v, v.backgroundBrush().color()) for v in w.findChildren(pg.GraphicsView)
+        ]
         self._saved = saved
         viewer_style.MONO_POINT_SIZE.append(POINT_SIZE)
         self._apply_colours()
         self._enlarge_plots(saved)
+        for view in w.findChildren(MapView):
+            view.set_label_size(LABEL_PIXELS)
         if self._on_restyle is not None:
             self._on_restyle()
         w.showFullScreen()
@@ -140,8 +149,10 @@ class Presenter(QObject):
             axis.setTickFont(font)
             axis.setPen(pen)
             axis.label.setFont(font if font is not None else QFont())
-        for plot in self.window.findChildren(pg.GraphicsView):
-            plot.setBackground("default")
+        for plot, colour in saved.backgrounds:
+            plot.setBackground(colour)
+        for view in self.window.findChildren(MapView):
+            view.set_label_size(LABEL_PX)
         self.window.setWindowState(saved.state)
         for c in saved.hidden:
             c.show()

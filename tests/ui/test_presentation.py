@@ -97,3 +97,12 @@ def test_presenting_the_map_keeps_points_large(qtbot, window):
     assert scatter.opts["size"] > before * 1.5
     window.presenter.leave()
     assert scatter.opts["size"] == before
+
+
+def test_map_labels_grow_and_shrink_back(qtbot, window):
+    labels = window.map_pane.view._labels
+    small = labels.font.pixelSize()
+    window.presenter.enter(dark=True)
+    assert labels.font.pixelSize() >= 24 > small
+    window.presenter.leave()
+    assert labels.font.pixelSize() == small
