@@ -66,6 +66,7 @@ class Lane(StrEnum):
     INDEX = "index"  # the fast neighbour index (child process)
     PROJECTION = "projection"
     WARM_UP = "warm-up"  # compiling umap-learn once per process
+    SESSION = "session"  # reading a session file and checking its model
 
 
 BACKGROUND_LANES = frozenset({Lane.WARM_UP})  # neither busy nor shown in the status bar

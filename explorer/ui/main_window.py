@@ -37,6 +37,7 @@ from explorer.ui.map_pane import MapPane
 from explorer.ui.model_panel import ModelPanel
 from explorer.ui.neighbors_pane import NeighborsPane
 from explorer.ui.presentation import Presenter
+from explorer.ui.session_menu import SessionMenus
 from explorer.ui.status import make_status_bar
 from explorer.ui.token_pane import TokenPane
 from explorer.ui.token_search import TokenSearch
@@ -112,6 +113,7 @@ class MainWindow(QMainWindow):
         self._add_neighbors()
 
         self._make_actions()
+        self.sessions = SessionMenus(self, self.file_menu, self.quit_action)
         self._make_toolbar()
         self.status, self.job_status = make_status_bar(self.jobs)
         self.setStatusBar(self.status)
@@ -207,10 +209,11 @@ class MainWindow(QMainWindow):
         demo.triggered.connect(lambda: self.open_path(str(demo_model_dir())))
         file_menu.addAction(demo)
         file_menu.addSeparator()
-        quit_action = QAction("&Quit", self)
+        self.quit_action = quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
+        self.file_menu = file_menu
         self._rebuild_recent()
 
         self.view_menu = menu.addMenu("&View")
