@@ -58,6 +58,9 @@ def quiet_offscreen_warnings() -> None:
 def launch(args: argparse.Namespace) -> int:
     if args.path and not Path(args.path).expanduser().exists():
         return fail(f"{args.path}: no such file or folder")
+    session = getattr(args, "session", None)
+    if session and not Path(session).expanduser().is_file():
+        return fail(f"{session}: no such session file")
     if _needs_offscreen(args):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
@@ -78,7 +81,7 @@ def launch(args: argparse.Namespace) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     apply_theme(app)  # type: ignore[arg-type]
     settings = QSettings()
-    path = initial_path(args, settings)
+    path = None if session and not args.path else initial_path(args, settings)
 
     state = AppState()
     if args.screenshot or args.path:
@@ -111,6 +114,8 @@ def launch(args: argparse.Namespace) -> int:
                 state.select_ref(args.select)
 
             state.modelChanged.connect(select_once)
+    if session:
+        window.sessions.controller.open(Path(session).expanduser())
     if args.screenshot:
         return _screenshot(app, window, args.screenshot)
     window.show()

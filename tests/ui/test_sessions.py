@@ -149,3 +149,43 @@ def test_two_slides_step_with_arrows_and_export_as_pdf_and_png(
     assert [p.name for p in pngs] == ["slide-01.png", "slide-02.png"]
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in pngs)
     assert win.state.selection == [4]  # the view shown before the export is back
+
+
+def run_gui(*args: str, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")  # never touch the user's settings
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", "gui", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=tmp_path,
+    )
+
+
+def test_gui_session_option_opens_a_session_and_refuses_a_missing_file(tmp_path, tiny_model):
+    from explorer.core.analysis.session import ModelRef, Session, save_session
+    from explorer.core.model import open_model
+
+    path, _ = tiny_model
+    model = open_model(path)
+    ref = ModelRef.of(model)
+    model.close()
+    save_session(Session(model=ref, text="abc", selection=[1]), tmp_path / "s.json")
+    out = tmp_path / "w.png"
+    proc = run_gui(
+        "--session", str(tmp_path / "s.json"), "--screenshot", str(out), tmp_path=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes().startswith(b"\x89PNG")
+
+    proc = run_gui("--session", str(tmp_path / "nope.json"), tmp_path=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "nope.json" in lines[0] and "no such session" in lines[0]
