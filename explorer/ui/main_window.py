@@ -246,7 +246,9 @@ class MainWindow(QMainWindow):
         self._esc.activated.connect(
             lambda: self.presenter.leave() if self.presenter.active else self.jobs.cancel_all()
         )
-        self.presenter = Presenter(self, self.centre, on_restyle=self.rows.refresh)
+        self.presenter = Presenter(
+            self, self.centre, on_restyle=self.rows.refresh, refreshed=self.rows.rowsReady
+        )
         self.view_menu.addSeparator()
         present = self.view_menu.addAction("&Presentation mode", self.presenter.toggle)
         present.setShortcut(QKeySequence(Qt.Key.Key_F5))

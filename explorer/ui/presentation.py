@@ -11,9 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPalette, QPen
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QTabWidget, QToolBar, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QTabWidget,
+    QToolBar,
+    QWidget,
+)
 
 from explorer.ui.map_labels import LABEL_PX
 from explorer.ui.map_view import MapView
@@ -21,7 +29,7 @@ from explorer.ui.viewer import style as viewer_style
 
 POINT_SIZE = 20  # pt: at least 18 everywhere, readable from the back of a room
 LABEL_PIXELS = 27  # map labels: 20 pt at 96 dpi
-LINE_SCALE = 2.5  # plot pens get this much thicker
+LINE_WIDTH = 3.0  # px: plot lines
 POINT_SCALE = 1.8  # scatter points get this much larger
 
 
@@ -63,6 +71,8 @@ class _Saved:
     sizes: list[tuple[pg.ScatterPlotItem, object]] = field(default_factory=list)
     axes: list[tuple[pg.AxisItem, QFont | None, QPen]] = field(default_factory=list)
     backgrounds: list[tuple[pg.GraphicsView, QColor]] = field(default_factory=list)
+    wrapped: list[QLabel] = field(default_factory=list)
+    touched: set[int] = field(default_factory=set)  # ids of plot items already enlarged
 
 
 class Presenter(QObject):
@@ -70,9 +80,12 @@ class Presenter(QObject):
 
     activeChanged = Signal(bool)
 
-    def __init__(self, window: QMainWindow, centre: QTabWidget, on_restyle=None):
-        """`centre` holds the views; `on_restyle()` re-fills them (new fonts in tables)."""
+    def __init__(self, window: QMainWindow, centre: QTabWidget, on_restyle=None, refreshed=None):
+        """`centre` holds the views; `on_restyle()` re-fills them (new fonts in tables), and
+        `refreshed` (a signal) says they were re-filled: new plot items get thick pens too."""
         super().__init__(window)
+        if refreshed is not None:
+            refreshed.connect(lambda *_: QTimer.singleShot(0, self._enlarge_new))
         self.window = window
         self.centre = centre
         self.dark = False
@@ -104,6 +117,10 @@ class Presenter(QObject):
         saved.backgrounds = [
             (v, v.backgroundBrush().color()) for v in w.findChildren(pg.GraphicsView)
         ]
+        # long hints wrap rather than make the window wider than a 1280-pixel projector
+        saved.wrapped = [x for x in self.centre.findChildren(QLabel) if not x.wordWrap()]
+        for label in saved.wrapped:
+            label.setWordWrap(True)
         self._saved = saved
         viewer_style.MONO_POINT_SIZE.append(POINT_SIZE)
         self._apply_colours()
@@ -125,6 +142,9 @@ class Presenter(QObject):
         assert isinstance(app, QApplication)
         app.setPalette(contrast_palette(self.dark))
         self.window.setStyleSheet(stylesheet(self.dark))
+        self._colour_plots()
+
+    def _colour_plots(self) -> None:
         fg = QColor("#ffffff" if self.dark else "#000000")
         for plot in self.window.findChildren(pg.GraphicsView):
             plot.setBackground(QColor("#000000" if self.dark else "#ffffff"))
@@ -149,6 +169,8 @@ class Presenter(QObject):
             axis.setTickFont(font)
             axis.setPen(pen)
             axis.label.setFont(font if font is not None else QFont())
+        for label in saved.wrapped:
+            label.setWordWrap(False)
         for plot, colour in saved.backgrounds:
             plot.setBackground(colour)
         for view in self.window.findChildren(MapView):
@@ -159,6 +181,11 @@ class Presenter(QObject):
         if self._on_restyle is not None:
             self._on_restyle()
         self.activeChanged.emit(False)
+
+    def _enlarge_new(self) -> None:
+        if self._saved is not None:
+            self._enlarge_plots(self._saved)
+            self._colour_plots()
 
     # -- plots -----------------------------------------------------------------------------------
     @staticmethod
@@ -174,6 +201,20 @@ class Presenter(QObject):
             if scene is None:
                 continue
             for item in scene.items():
+                if isinstance(item, pg.PlotDataItem) or (
+                    isinstance(item, pg.PlotCurveItem)
+                    and not isinstance(item.parentItem(), pg.PlotDataItem)
+                ):
+                    # every time: a view re-styles its curves whenever it shows new rows
+                    pen = QPen(pg.mkPen(item.opts["pen"]))
+                    if id(item) not in saved.touched:
+                        saved.pens.append((item, QPen(pen)))
+                    pen.setWidthF(LINE_WIDTH)
+                    pen.setCosmetic(True)
+                    item.setPen(pen)
+                if id(item) in saved.touched:
+                    continue
+                saved.touched.add(id(item))
                 if isinstance(item, pg.AxisItem):
                     saved.axes.append((item, item.style.get("tickFont"), QPen(item.pen())))
                     item.setTickFont(font)
@@ -185,8 +226,3 @@ class Presenter(QObject):
                     size = item.opts["size"]
                     saved.sizes.append((item, size))
                     item.setSize(size * POINT_SCALE)
-                elif isinstance(item, pg.PlotCurveItem):
-                    pen = QPen(item.opts["pen"])
-                    saved.pens.append((item, QPen(pen)))
-                    pen.setWidthF(max(1.0, pen.widthF()) * LINE_SCALE)
-                    item.setPen(pen)
