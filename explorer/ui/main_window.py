@@ -243,18 +243,19 @@ class MainWindow(QMainWindow):
         self.view_menu.addAction(cancel)
         self._esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         self._esc.setContext(Qt.ShortcutContext.WindowShortcut)
+        self.presenter: Presenter = Presenter(
+            self, self.centre, on_restyle=self.rows.refresh, refreshed=self.rows.rowsReady
+        )
         self._esc.activated.connect(
             lambda: self.presenter.leave() if self.presenter.active else self.jobs.cancel_all()
-        )
-        self.presenter = Presenter(
-            self, self.centre, on_restyle=self.rows.refresh, refreshed=self.rows.rowsReady
         )
         self.view_menu.addSeparator()
         present = self.view_menu.addAction("&Presentation mode", self.presenter.toggle)
         present.setShortcut(QKeySequence(Qt.Key.Key_F5))
         present.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        dark = self.view_menu.addAction("Presentation in &dark", self.presenter.set_dark)
+        dark = self.view_menu.addAction("Presentation in &dark")
         dark.setCheckable(True)
+        dark.toggled.connect(self.presenter.set_dark)
 
         help_menu = menu.addMenu("&Help")
         about = QAction("&About", self)

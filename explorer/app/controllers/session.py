@@ -72,7 +72,7 @@ class SessionController(FeatureController):
             self.loaded.emit(loaded)  # no model, or a missing one: show the rest at once
             return
         same = model is not None and Path(model.path).resolve() == loaded.model_path.resolve()
-        if same and (ref.tensor is None or ref.tensor == model.tensor):
+        if same and model is not None and (ref.tensor is None or ref.tensor == model.tensor):
             self.loaded.emit(loaded)
             return
         self._waiting = loaded
