@@ -73,6 +73,7 @@ class Lane(StrEnum):
     HEAD = "head"  # cosine of E and the output head over the vocabulary
     HEAD_TOKEN = "head-token"  # one token's neighbours in E and U, direct path
     KINDS = "kinds"  # the kind of every token (colour by kind in the map)
+    SESSION = "session"  # reading a session file and checking its model
 
 
 BACKGROUND_LANES = frozenset({Lane.WARM_UP})  # neither busy nor shown in the status bar

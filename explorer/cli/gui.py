@@ -32,6 +32,12 @@ def register(sub) -> None:
     )
     p.add_argument("--text", help="text to put in the tokenizer pane")
     p.add_argument("--select", metavar="TOKEN", help="token to select (text or #id)")
+    p.add_argument(
+        "--session",
+        metavar="FILE",
+        help="open a saved session (File › Save session): its model, text, selection, "
+        "map settings and slides",
+    )
     p.set_defaults(func=run)
 
 

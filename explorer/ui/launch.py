@@ -70,6 +70,9 @@ def launch(args: argparse.Namespace) -> int:
     folder = Path(args.screenshot or ".").expanduser().resolve().parent
     if args.screenshot and not folder.is_dir():
         return fail(f"{args.screenshot}: cannot write the PNG: there is no folder {folder}")
+    session = getattr(args, "session", None)
+    if session and not Path(session).expanduser().is_file():
+        return fail(f"{session}: no such session file")
     if _needs_offscreen(args):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
@@ -90,7 +93,7 @@ def launch(args: argparse.Namespace) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     apply_theme(app)  # type: ignore[arg-type]
     settings = QSettings()
-    path = initial_path(args, settings)
+    path = None if session and not args.path else initial_path(args, settings)
 
     state = AppState()
     if args.screenshot or args.path:
@@ -123,6 +126,8 @@ def launch(args: argparse.Namespace) -> int:
                 state.select_ref(args.select)
 
             state.modelChanged.connect(select_once)
+    if session:
+        window.sessions.controller.open(Path(session).expanduser())
     if args.screenshot:
         return _screenshot(app, window, args.screenshot)
     window.quit_wait_ms = QUIT_WAIT_MS

@@ -36,6 +36,8 @@ from explorer.ui.analysis.tabs import AnalysisTabs
 from explorer.ui.map_pane import MapPane
 from explorer.ui.model_panel import ModelPanel
 from explorer.ui.neighbors_pane import NeighborsPane
+from explorer.ui.presentation import Presenter
+from explorer.ui.session_menu import SessionMenus
 from explorer.ui.status import make_status_bar
 from explorer.ui.token_pane import TokenPane
 from explorer.ui.token_search import TokenSearch
@@ -108,6 +110,7 @@ class MainWindow(QMainWindow):
 
         self._make_actions()
         self.analysis = AnalysisTabs(self)  # Explain, Head, Statistics tabs and their controllers
+        self.sessions = SessionMenus(self, self.file_menu, self.quit_action)
         self._make_toolbar()
         self.status, self.job_status = make_status_bar(self.jobs)
         self.setStatusBar(self.status)
@@ -203,10 +206,11 @@ class MainWindow(QMainWindow):
         demo.triggered.connect(lambda: self.open_path(str(demo_model_dir())))
         file_menu.addAction(demo)
         file_menu.addSeparator()
-        quit_action = QAction("&Quit", self)
+        self.quit_action = quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
+        self.file_menu = file_menu
         self._rebuild_recent()
 
         self.view_menu = menu.addMenu("&View")
@@ -236,7 +240,19 @@ class MainWindow(QMainWindow):
         self.view_menu.addAction(cancel)
         self._esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         self._esc.setContext(Qt.ShortcutContext.WindowShortcut)
-        self._esc.activated.connect(self.jobs.cancel_all)
+        self.presenter: Presenter = Presenter(
+            self, self.centre, on_restyle=self.rows.refresh, refreshed=self.rows.rowsReady
+        )
+        self._esc.activated.connect(
+            lambda: self.presenter.leave() if self.presenter.active else self.jobs.cancel_all()
+        )
+        self.view_menu.addSeparator()
+        present = self.view_menu.addAction("&Presentation mode", self.presenter.toggle)
+        present.setShortcut(QKeySequence(Qt.Key.Key_F5))
+        present.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        dark = self.view_menu.addAction("Presentation in &dark")
+        dark.setCheckable(True)
+        dark.toggled.connect(self.presenter.set_dark)
 
         help_menu = menu.addMenu("&Help")
         about = QAction("&About", self)

@@ -76,34 +76,34 @@ def grab_png(widget, path: str | Path, scale: int = 1) -> None:
         raise ExplorerError(f"{path}: cannot write PNG")
 
 
-def grab_svg(widget, path: str | Path, title: str = "Embedding map") -> None:
-    """A widget as vector SVG (points, labels and axes stay sharp at any zoom)."""
-    from PySide6.QtCore import QPoint, QRect, QSize
-    from PySide6.QtGui import QPainter
-    from PySide6.QtSvg import QSvgGenerator
-
-    size = widget.size()
-    gen = QSvgGenerator()
-    gen.setFileName(str(path))
-    gen.setSize(QSize(size.width(), size.height()))
-    gen.setViewBox(QRect(0, 0, size.width(), size.height()))
-    gen.setTitle(title)
-    gen.setDescription("Embedding Explorer map")
-    painter = QPainter(gen)
-    widget.render(painter, QPoint(0, 0))
-    painter.end()
-    if not Path(path).is_file():
-        raise ExplorerError(f"{path}: cannot write SVG")
+def map_figure_svg(data: MapData, subtitle: str = "", width: int = 1920, height: int = 1080) -> str:
+    """The map as the CLI draws it (`figure.map_svg`): one vector `<circle>` per point."""
+    nb = data.nb
+    position = {int(i): k for k, i in enumerate(nb.ids)}
+    highlight = [position[i] for i in nb.query_ids if i in position]
+    query = f"“{nb.labels[highlight[0]]}”" if len(highlight) == 1 else "the nearest query token"
+    return figure.map_svg(
+        data.coords,
+        nb.labels,
+        title=nb.title[:1].upper() + nb.title[1:],
+        subtitle=subtitle,
+        similarity=nb.similarity,
+        highlight=highlight,
+        colour_label=f"cosine to {query}",
+        width=width,
+        height=height,
+    )
 
 
 def write_map(view, data: MapData, path: Path, scale: int = 1) -> None:
-    """The map on screen by file type: .png (at `scale`), .svg, or coordinates .csv / .json."""
+    """The map by file type: .png (the view as shown, at `scale`), .svg (vector shapes, the
+    same figure as `embedding-explorer project --out map.svg`), coordinates .csv / .json."""
     kind = path.suffix.lower()
     nb = data.nb
     if kind == ".png":
         grab_png(view, path, scale)
     elif kind == ".svg":
-        grab_svg(view, path, title=nb.title)
+        path.write_text(map_figure_svg(data), encoding="utf-8")
     elif kind == ".csv":
         path.write_text(figure.coordinates_csv(nb.ids, nb.labels, data.coords), encoding="utf-8")
     elif kind == ".json":

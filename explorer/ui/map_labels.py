@@ -32,7 +32,19 @@ class _Slot:
 class LabelPool:
     def __init__(self, plot: pg.PlotItem):
         self.font = QFont()
-        self.font.setPixelSize(LABEL_PX)
+        self._slots: list[_Slot] = []
+        self.set_pixel_size(LABEL_PX)
+        for _ in range(MAX_LABELS):
+            item = pg.TextItem(color=TEXT, anchor=(0, 0), fill=pg.mkBrush(255, 255, 255, 160))
+            item.setFont(self.font)
+            item.setZValue(10)
+            item.hide()
+            plot.addItem(item)
+            self._slots.append(_Slot(item))
+
+    def set_pixel_size(self, px: int) -> None:
+        """Label type size (presentation mode makes it larger); placement measures anew."""
+        self.font.setPixelSize(px)
         self._metrics = QFontMetricsF(self.font)
         # a TextItem's box is its text plus document margins: measure it once, place exactly
         probe = pg.TextItem("Xg")
@@ -41,14 +53,8 @@ class LabelPool:
         self._label_h = box.height()
         self._pad = box.width() - self._metrics.horizontalAdvance("Xg")
         self._widths: dict[int, float] = {}
-        self._slots: list[_Slot] = []
-        for _ in range(MAX_LABELS):
-            item = pg.TextItem(color=TEXT, anchor=(0, 0), fill=pg.mkBrush(255, 255, 255, 160))
-            item.setFont(self.font)
-            item.setZValue(10)
-            item.hide()
-            plot.addItem(item)
-            self._slots.append(_Slot(item))
+        for slot in self._slots:
+            slot.item.setFont(self.font)
 
     def reset(self) -> None:
         """New points: forget the measured widths."""

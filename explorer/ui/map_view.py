@@ -224,6 +224,11 @@ class MapView(QWidget):
             figure.label_order(len(self.ids), self.values["similarity"], first), dtype=np.int64
         )
 
+    def set_label_size(self, px: int) -> None:
+        """Label type size in pixels (presentation mode); the labels are placed again."""
+        self._labels.set_pixel_size(px)
+        self._label_timer.start(0)
+
     def set_highlight(self, ids) -> None:
         self.highlight_ids = {int(i) for i in ids}
         self._reorder()

@@ -35,8 +35,14 @@ def muted_text(widget: QWidget) -> QColor:
     )
 
 
+MONO_POINT_SIZE: list[float] = []  # presentation mode puts its size here (ui/presentation.py)
+
+
 def mono_font() -> QFont:
-    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    if MONO_POINT_SIZE:
+        font.setPointSizeF(MONO_POINT_SIZE[-1])
+    return font
 
 
 def style_plot(item: pg.PlotItem, widget: QWidget) -> None:

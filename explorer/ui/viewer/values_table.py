@@ -103,6 +103,9 @@ class ValuesModel(QAbstractTableModel):
     # -- content ----------------------------------------------------------------------------
     def set_row(self, row: RowData | None) -> None:
         self.beginResetModel()
+        self._mono = mono_font()  # its size follows presentation mode
+        self._bold = QFont(self._mono)
+        self._bold.setBold(True)
         self._row = row
         self._bits = (
             BitFields(row.raw, row.dtype) if row is not None and row.dtype in BIT_LAYOUTS else None

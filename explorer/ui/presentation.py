@@ -1,0 +1,228 @@
+"""Presentation mode: the shown view alone, full screen, large type, high contrast.
+
+F5 enters and Esc leaves (wired in MainWindow). Everything is applied from outside the panes:
+a stylesheet font size on the window, a high-contrast palette on the application, the viewer's
+monospaced table font, and thicker pens and larger points on every pyqtgraph plot. Leaving
+puts each of them back as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QPalette, QPen
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QTabWidget,
+    QToolBar,
+    QWidget,
+)
+
+from explorer.ui.map_labels import LABEL_PX
+from explorer.ui.map_view import MapView
+from explorer.ui.viewer import style as viewer_style
+
+POINT_SIZE = 20  # pt: at least 18 everywhere, readable from the back of a room
+LABEL_PIXELS = 27  # map labels: 20 pt at 96 dpi
+LINE_WIDTH = 3.0  # px: plot lines
+POINT_SCALE = 1.8  # scatter points get this much larger
+
+
+def contrast_palette(dark: bool) -> QPalette:
+    """Black on white or white on black, with a saturated accent for selections."""
+    fg, bg, alt = ("#ffffff", "#000000", "#161616") if dark else ("#000000", "#ffffff", "#f0f0f0")
+    accent = "#ffd400" if dark else "#0033cc"
+    p = QPalette()
+    for role in ("Window", "Base", "Button", "ToolTipBase"):
+        p.setColor(getattr(QPalette.ColorRole, role), QColor(bg))
+    for role in ("WindowText", "Text", "ButtonText", "ToolTipText", "BrightText"):
+        p.setColor(getattr(QPalette.ColorRole, role), QColor(fg))
+    p.setColor(QPalette.ColorRole.AlternateBase, QColor(alt))
+    p.setColor(QPalette.ColorRole.PlaceholderText, QColor("#bbbbbb" if dark else "#444444"))
+    p.setColor(QPalette.ColorRole.Highlight, QColor(accent))
+    p.setColor(QPalette.ColorRole.HighlightedText, QColor("#000000" if dark else "#ffffff"))
+    p.setColor(QPalette.ColorRole.Link, QColor(accent))
+    return p
+
+
+def stylesheet(dark: bool) -> str:
+    fg = "#ffffff" if dark else "#000000"
+    return (
+        f"* {{ font-size: {POINT_SIZE}pt; }}\n"
+        f"QHeaderView::section {{ font-size: {POINT_SIZE}pt; font-weight: bold; }}\n"
+        f"QTableView, QTableWidget {{ gridline-color: {fg}; }}"
+    )
+
+
+@dataclass
+class _Saved:
+    """What entering changed, to put back on leaving."""
+
+    state: Qt.WindowState
+    palette: QPalette
+    sheet: str
+    hidden: list[QWidget] = field(default_factory=list)
+    pens: list[tuple[object, QPen]] = field(default_factory=list)
+    sizes: list[tuple[pg.ScatterPlotItem, object]] = field(default_factory=list)
+    axes: list[tuple[pg.AxisItem, QFont | None, QPen]] = field(default_factory=list)
+    backgrounds: list[tuple[pg.GraphicsView, QColor]] = field(default_factory=list)
+    wrapped: list[QLabel] = field(default_factory=list)
+    touched: set[int] = field(default_factory=set)  # ids of plot items already enlarged
+
+
+class Presenter(QObject):
+    """Enters and leaves presentation mode for one main window."""
+
+    activeChanged = Signal(bool)
+
+    def __init__(self, window: QMainWindow, centre: QTabWidget, on_restyle=None, refreshed=None):
+        """`centre` holds the views; `on_restyle()` re-fills them (new fonts in tables), and
+        `refreshed` (a signal) says they were re-filled: new plot items get thick pens too."""
+        super().__init__(window)
+        if refreshed is not None:
+            refreshed.connect(lambda *_: QTimer.singleShot(0, self._enlarge_new))
+        self.window = window
+        self.centre = centre
+        self.dark = False
+        self._on_restyle = on_restyle
+        self._saved: _Saved | None = None
+
+    @property
+    def active(self) -> bool:
+        return self._saved is not None
+
+    def toggle(self) -> None:
+        self.leave() if self.active else self.enter()
+
+    def enter(self, dark: bool | None = None) -> None:
+        if dark is not None:
+            self.dark = dark
+        if self.active:
+            self._apply_colours()
+            return
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        w = self.window
+        saved = _Saved(w.windowState(), app.palette(), w.styleSheet())
+        chrome: list[QWidget] = [*w.findChildren(QDockWidget), *w.findChildren(QToolBar)]
+        chrome += [w.menuBar(), w.statusBar(), self.centre.tabBar()]
+        saved.hidden = [c for c in chrome if c.isVisible()]
+        for c in saved.hidden:
+            c.hide()
+        saved.backgrounds = [
+            (v, v.backgroundBrush().color()) for v in w.findChildren(pg.GraphicsView)
+        ]
+        # long hints wrap rather than make the window wider than a 1280-pixel projector
+        saved.wrapped = [x for x in self.centre.findChildren(QLabel) if not x.wordWrap()]
+        for label in saved.wrapped:
+            label.setWordWrap(True)
+        self._saved = saved
+        viewer_style.MONO_POINT_SIZE.append(POINT_SIZE)
+        self._apply_colours()
+        self._enlarge_plots(saved)
+        for view in w.findChildren(MapView):
+            view.set_label_size(LABEL_PIXELS)
+        if self._on_restyle is not None:
+            self._on_restyle()
+        w.showFullScreen()
+        self.activeChanged.emit(True)
+
+    def set_dark(self, dark: bool) -> None:
+        self.dark = dark
+        if self.active:
+            self._apply_colours()
+
+    def _apply_colours(self) -> None:
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        app.setPalette(contrast_palette(self.dark))
+        self.window.setStyleSheet(stylesheet(self.dark))
+        self._colour_plots()
+
+    def _colour_plots(self) -> None:
+        fg = QColor("#ffffff" if self.dark else "#000000")
+        for plot in self.window.findChildren(pg.GraphicsView):
+            plot.setBackground(QColor("#000000" if self.dark else "#ffffff"))
+            for axis in self._axes(plot):
+                axis.setTextPen(fg)
+
+    def leave(self) -> None:
+        saved = self._saved
+        if saved is None:
+            return
+        self._saved = None
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        viewer_style.MONO_POINT_SIZE.remove(POINT_SIZE)
+        app.setPalette(saved.palette)
+        self.window.setStyleSheet(saved.sheet)
+        for item, pen in saved.pens:
+            item.setPen(pen)  # type: ignore[attr-defined]
+        for scatter, size in saved.sizes:
+            scatter.setSize(size)
+        for axis, font, pen in saved.axes:
+            axis.setTickFont(font)
+            axis.setPen(pen)
+            axis.label.setFont(font if font is not None else QFont())
+        for label in saved.wrapped:
+            label.setWordWrap(False)
+        for plot, colour in saved.backgrounds:
+            plot.setBackground(colour)
+        for view in self.window.findChildren(MapView):
+            view.set_label_size(LABEL_PX)
+        self.window.setWindowState(saved.state)
+        for c in saved.hidden:
+            c.show()
+        if self._on_restyle is not None:
+            self._on_restyle()
+        self.activeChanged.emit(False)
+
+    def _enlarge_new(self) -> None:
+        if self._saved is not None:
+            self._enlarge_plots(self._saved)
+            self._colour_plots()
+
+    # -- plots -----------------------------------------------------------------------------------
+    @staticmethod
+    def _axes(view: pg.GraphicsView) -> list[pg.AxisItem]:
+        scene = view.scene()
+        return [] if scene is None else [i for i in scene.items() if isinstance(i, pg.AxisItem)]
+
+    def _enlarge_plots(self, saved: _Saved) -> None:
+        font = QFont()
+        font.setPointSize(POINT_SIZE)
+        for view in self.window.findChildren(pg.GraphicsView):
+            scene = view.scene()
+            if scene is None:
+                continue
+            for item in scene.items():
+                if isinstance(item, pg.PlotDataItem) or (
+                    isinstance(item, pg.PlotCurveItem)
+                    and not isinstance(item.parentItem(), pg.PlotDataItem)
+                ):
+                    # every time: a view re-styles its curves whenever it shows new rows
+                    pen = QPen(pg.mkPen(item.opts["pen"]))
+                    if id(item) not in saved.touched:
+                        saved.pens.append((item, QPen(pen)))
+                    pen.setWidthF(LINE_WIDTH)
+                    pen.setCosmetic(True)
+                    item.setPen(pen)
+                if id(item) in saved.touched:
+                    continue
+                saved.touched.add(id(item))
+                if isinstance(item, pg.AxisItem):
+                    saved.axes.append((item, item.style.get("tickFont"), QPen(item.pen())))
+                    item.setTickFont(font)
+                    item.label.setFont(font)
+                    pen = QPen(item.pen())
+                    pen.setWidthF(2.0)
+                    item.setPen(pen)
+                elif isinstance(item, pg.ScatterPlotItem):
+                    size = item.opts["size"]
+                    saved.sizes.append((item, size))
+                    item.setSize(size * POINT_SCALE)

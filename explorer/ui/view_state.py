@@ -1,0 +1,105 @@
+"""What the window shows, as the plain dict a session or a slide stores, and back.
+
+The keys are those of `explorer.core.analysis.session` (its docstring documents them): text,
+selection, tab, neighbors and map. The model is the session's business, not a view's.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from explorer.core.analysis.session import Session
+
+if TYPE_CHECKING:
+    from explorer.ui.main_window import MainWindow
+
+
+def tab_names(window: MainWindow) -> list[str]:
+    """Tab keys of the centre: "embedding", "map" and any tab added later, by its title."""
+    centre = window.centre
+    return [centre.tabText(i).replace("&", "").strip().lower() for i in range(centre.count())]
+
+
+def capture(window: MainWindow) -> dict:
+    """The view state: text, selection, tab, neighbour settings and map settings."""
+    pane = window.map_pane
+    view = pane.view
+    rect = None
+    if pane.data is not None:
+        (x0, x1), (y0, y1) = view.viewbox.viewRange()
+        rect = [float(x0), float(y0), float(x1), float(y1)]
+    names = tab_names(window)
+    return {
+        "text": window.state.text,
+        "selection": [int(i) for i in window.state.selection],
+        "tab": names[window.centre.currentIndex()] if names else "embedding",
+        "neighbors": {
+            "metric": window.neighbors_pane.metric_name,
+            "k": int(window.neighbors_pane.k),
+            "exact": False,
+        },
+        "map": {
+            "source": pane.source.currentData(),
+            "n": int(pane.n.value()),
+            "method": pane.method.currentData(),
+            "n_neighbors": int(pane.n_neighbors.value()),
+            "min_dist": float(round(pane.min_dist.value(), 3)),
+            "seed": 42,
+            "colour": pane.colour.currentData(),
+            "layout": None,
+            "view": rect,
+        },
+    }
+
+
+def _set_combo(combo, key) -> None:
+    index = combo.findData(key)
+    if index >= 0:
+        combo.setCurrentIndex(index)
+
+
+def apply(window: MainWindow, view: dict, select: bool = True) -> None:
+    """Show a captured state. `select=False` leaves the selection (no model to check it on)."""
+    if view.get("text", "") != window.state.text:
+        window.token_pane.set_text(view.get("text", ""))
+    names = tab_names(window)
+    if view.get("tab") in names:
+        window.centre.setCurrentIndex(names.index(view["tab"]))
+    nb = view.get("neighbors") or {}
+    pane = window.neighbors_pane
+    if nb.get("metric") and nb["metric"] != pane.metric_name:
+        pane.metric_name = nb["metric"]
+    if nb.get("k") and nb["k"] != pane.k:
+        pane.k = int(nb["k"])
+    settings = view.get("map") or {}
+    m = window.map_pane
+    _set_combo(m.source, settings.get("source"))
+    _set_combo(m.method, settings.get("method"))
+    _set_combo(m.colour, settings.get("colour"))
+    for box, key in ((m.n, "n"), (m.n_neighbors, "n_neighbors"), (m.min_dist, "min_dist")):
+        if settings.get(key) is not None:
+            box.setValue(settings[key])
+    rect = settings.get("view")
+    if rect and m.data is not None:
+        m.view.viewbox.setRange(xRange=(rect[0], rect[2]), yRange=(rect[1], rect[3]), padding=0)
+    if select and window.state.model is not None:
+        ids = [i for i in view.get("selection", []) if 0 <= i < window.state.model.rows]
+        if ids != window.state.selection:
+            window.state.select(ids)
+
+
+def session_of(window: MainWindow, slides: list[dict]) -> Session:
+    """The whole window as a Session (its model recorded with size and time)."""
+    from explorer.core.analysis.session import ModelRef
+
+    state = capture(window)
+    model = window.state.model
+    return Session(
+        model=None if model is None else ModelRef.of(model),
+        text=state["text"],
+        selection=state["selection"],
+        tab=state["tab"],
+        neighbors=state["neighbors"],
+        map=state["map"],
+        slides=[dict(s) for s in slides],
+    )
