@@ -66,6 +66,8 @@ class Lane(StrEnum):
     INDEX = "index"  # the fast neighbour index (child process)
     PROJECTION = "projection"
     WARM_UP = "warm-up"  # compiling umap-learn once per process
+    LEARN = "learn"  # training a table live (the Learn tab)
+    CONTRAST = "contrast"  # real matrix vs its random twin, in numbers
 
 
 BACKGROUND_LANES = frozenset({Lane.WARM_UP})  # neither busy nor shown in the status bar
