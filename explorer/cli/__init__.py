@@ -9,14 +9,16 @@ its heavy imports (numba, umap, scikit-learn, Qt) inside the command function, s
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from explorer import __version__
 from explorer.cli import common
-from explorer.core.errors import ExplorerError
+from explorer.core.errors import ExplorerError, one_line
 
 # command name -> module under explorer.cli
 COMMAND_MODULES = {
@@ -41,7 +43,11 @@ class OneLineParser(argparse.ArgumentParser):
     """Usage errors are one line on stderr and exit code 2, like every other bad input."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
+        self.exit(2, f"{PROG}: error: {one_line(message)} (see --help)\n")
+
+    def _print_message(self, message: str, file=None) -> None:
+        if (file or sys.stderr) is not None:  # a closed stdout/stderr must not crash --help
+            super()._print_message(message, file)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -60,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         try:  # text output to a non-UTF-8 terminal or pipe must not crash on ␣ or 🐱
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-        except (AttributeError, ValueError):
+        except (AttributeError, ValueError, OSError):  # OSError: its descriptor is closed
             pass
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = args_list[0] if args_list else None
@@ -72,15 +78,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "nor an existing model path"
             )
         args_list.insert(0, "gui")
+    if sys.stdout is None:  # started with >&-
+        sys.stdout = common.ClosedStream()  # type: ignore[assignment]
     parser = build_parser(args_list[0] if args_list[0] in COMMANDS else None)
-    args = parser.parse_args(args_list)
     try:
-        return int(args.func(args) or 0)
+        args = parser.parse_args(args_list)
+    except SystemExit as e:  # usage errors (2), --help and --version (0): a return code
+        return e.code if isinstance(e.code, int) else 2
+    try:
+        with warnings.catch_warnings():
+            # NaN/inf rows are reported in the output itself; numpy's warnings would add lines
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return int(args.func(args) or 0)
     except ExplorerError as e:
         return common.fail(str(e))
     except KeyboardInterrupt:
         return common.fail("interrupted", code=130)
     except BrokenPipeError:
         return 0
-    except (OSError, MemoryError) as e:
+    except OSError as e:
+        if e.errno == errno.EBADF:  # fd 1 closed after start, e.g. by a parent process
+            return common.fail("standard output is closed; redirect it to a file or use --out")
+        return common.fail(f"{type(e).__name__}: {e}")
+    except (MemoryError, RecursionError) as e:
         return common.fail(f"{type(e).__name__}: {e}")

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.core.errors import ExplorerError, one_line
 from explorer.core.model import EmbeddingModel, open_model
 from explorer.core.resources import demo_model_dir
 
@@ -77,6 +78,22 @@ def print_json(obj: Any) -> None:
 
 
 def fail(message: str, code: int = 2) -> int:
-    one_line = " ".join(message.split())  # exactly one line, whatever the message holds
-    sys.stderr.write(f"embedding-explorer: error: {one_line}\n")
+    # exactly one line, whatever the message holds, cut to MAX_ERROR_CHARS
+    if sys.stderr is not None:  # None when started with 2>&-
+        try:
+            sys.stderr.write(f"embedding-explorer: error: {one_line(message)}\n")
+        except (OSError, ValueError):
+            pass
     return code
+
+
+class ClosedStream:
+    """Stands in for a stdout that was closed at start (`>&-`): writing is a clean error."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        raise ExplorerError("standard output is closed; redirect it to a file or use --out")
+
+    def flush(self) -> None:
+        pass

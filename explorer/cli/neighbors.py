@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model, print_json
 from explorer.core.neighbors import (
+    MAX_K,
     METRICS,
     NeighborSearcher,
     query_for_expression,
@@ -26,16 +28,30 @@ def register(sub) -> None:
     )
     add_model_options(p)
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--id", type=int, metavar="N", help="token id (row number)")
-    which.add_argument("--token", metavar="TEXT", help="a single token's text, or #id")
-    which.add_argument("--text", metavar="PHRASE", help="a phrase: the mean of its tokens' rows")
+    which.add_argument("--id", type=args_.token_id, metavar="N", help="token id (row number)")
+    which.add_argument(
+        "--token", type=args_.text, metavar="TEXT", help="a single token's text, or #id"
+    )
+    which.add_argument(
+        "--text",
+        type=args_.text,
+        metavar="PHRASE",
+        help="a phrase: the mean of its tokens' rows",
+    )
     which.add_argument(
         "--expr",
+        type=args_.text,
         metavar="EXPR",
         help="vector expression, e.g. 'king - man + woman' (terms: token text, "
         "#id, or a quoted phrase)",
     )
-    p.add_argument("-k", type=int, default=10, metavar="K", help="how many neighbours (default 10)")
+    p.add_argument(
+        "-k",
+        type=args_.int_range(1, MAX_K, "k"),
+        default=10,
+        metavar="K",
+        help=f"how many neighbours (default 10, at most {MAX_K:,})",
+    )
     p.add_argument("--metric", choices=METRICS, default="cosine", help="default: cosine")
     path = p.add_mutually_exclusive_group()
     path.add_argument("--exact", action="store_true", help="always scan the whole matrix")
@@ -93,5 +109,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'rank':>4}  {'token':<{width}}  {'id':>8}  {score_name:>9}")
     for rank, r in enumerate(rows, 1):
         mark = "  (unused)" if r.get("unused") else ""
-        print(f"{rank:>4}  {r['text']:<{width}}  {r['id']:>8}  {r['score']:>9.4f}{mark}")
+        score = r["score"]  # dot products of huge rows (1e77) in scientific notation
+        shown = f"{score:>9.4f}" if abs(score) < 1e6 else f"{score:>9.4e}"
+        print(f"{rank:>4}  {r['text']:<{width}}  {r['id']:>8}  {shown}{mark}")
     return 0

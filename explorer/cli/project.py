@@ -8,11 +8,13 @@ figure without real text rendering would not be legible at slide size.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model
-from explorer.core import neighbourhood, projection
+from explorer.core import limits, neighbourhood, projection
 from explorer.core.errors import ExplorerError
 from explorer.core.tokens import parse_token_ref
 
@@ -26,20 +28,32 @@ def register(sub) -> None:
     add_model_options(p)
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument(
-        "--around", metavar="TOKEN", help="a token (text or #id) and its nearest tokens"
+        "--around",
+        type=args_.text,
+        metavar="TOKEN",
+        help="a token (text or #id) and its nearest tokens",
     )
     which.add_argument(
-        "--text", metavar="PHRASE", help="the tokens of a phrase and their nearest tokens"
+        "--text",
+        type=args_.text,
+        metavar="PHRASE",
+        help="the tokens of a phrase and their nearest tokens",
     )
     which.add_argument(
-        "--ids", metavar="LIST", help="comma-separated ids or tokens, e.g. 1,2,cat,#5"
+        "--ids",
+        type=args_.text,
+        metavar="LIST",
+        help="comma-separated ids or tokens, e.g. 1,2,cat,#5",
     )
     which.add_argument(
-        "--sample", type=int, metavar="N", help="a random sample of N tokens (≤ 50,000)"
+        "--sample",
+        type=args_.int_range(1, neighbourhood.MAX_SAMPLE, "the sample size"),
+        metavar="N",
+        help=f"a random sample of N tokens (≤ {neighbourhood.MAX_SAMPLE:,})",
     )
     p.add_argument(
         "-n",
-        type=int,
+        type=args_.int_range(1, neighbourhood.MAX_AROUND, "n"),
         default=neighbourhood.DEFAULT_N,
         help=f"points for --around/--text (default {neighbourhood.DEFAULT_N}, "
         f"up to {neighbourhood.MAX_AROUND:,})",
@@ -49,24 +63,34 @@ def register(sub) -> None:
     )
     defaults = projection.ProjectionParams()
     p.add_argument(
-        "--seed", type=int, default=defaults.seed, help=f"random seed (default {defaults.seed})"
+        "--seed",
+        type=args_.int_range(0, limits.MAX_SEED, "seed"),
+        default=defaults.seed,
+        help=f"random seed, 0 to {limits.MAX_SEED:,} (default {defaults.seed})",
     )
     p.add_argument(
         "--n-neighbors",
-        type=int,
+        type=args_.int_range(2, projection.MAX_NEIGHBORS, "n_neighbors"),
         default=defaults.n_neighbors,
         help=f"UMAP neighbours (default {defaults.n_neighbors})",
     )
     p.add_argument(
         "--min-dist",
-        type=float,
+        type=args_.float_range(0.0, 1.0, "min_dist"),
         default=defaults.min_dist,
         help=f"UMAP min_dist (default {defaults.min_dist})",
     )
     p.add_argument(
-        "--n-epochs", type=int, help="UMAP epochs (default: 500 below 10,000 points, else 200)"
+        "--n-epochs",
+        type=args_.int_range(1, limits.MAX_EPOCHS, "n_epochs"),
+        help=f"UMAP epochs, at most {limits.MAX_EPOCHS:,} "
+        "(default: 500 below 10,000 points, else 200)",
     )
-    p.add_argument("--title", help="figure title (default: describes the selection)")
+    p.add_argument(
+        "--title",
+        type=args_.text,
+        help="figure title (default: describes the selection)",
+    )
     p.add_argument(
         "--size",
         default="1920x1080",
@@ -87,6 +111,24 @@ def _size(text: str) -> tuple[int, int]:
     if not (320 <= w <= 8000 and 240 <= h <= 8000):
         raise ExplorerError(f"--size {text}: each side must be 320–8000 pixels")
     return w, h
+
+
+def _write_png(svg: str, out: Path) -> None:
+    from explorer.ui.map_export import svg_to_png  # noqa: PLC0415 - Qt only for PNG output
+
+    # libpng writes "libpng error: …" straight to file descriptor 2 when a write fails (a full
+    # disk); hide it for the save so that the one line below is all the user sees.
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        svg_to_png(svg, out)
+    except ExplorerError:
+        raise ExplorerError(f"{out}: cannot write PNG (disk full or not writable?)") from None
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def select(model, args: argparse.Namespace) -> neighbourhood.Neighbourhood:
@@ -135,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     from explorer.core import figure  # noqa: PLC0415 - xml.sax pulls in urllib, ssl, email
 
     if suffix == ".csv":
-        out.write_text(figure.coordinates_csv(nb.ids, nb.labels, coords), encoding="utf-8")
+        args_.write_text_file(out, figure.coordinates_csv(nb.ids, nb.labels, coords))
         return 0
     if suffix == ".json":
         text = figure.coordinates_json(
@@ -153,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.write(text)
         else:
-            out.write_text(text, encoding="utf-8")
+            args_.write_text_file(out, text)
         return 0
     position = {int(i): k for k, i in enumerate(nb.ids)}
     highlight = [position[i] for i in nb.query_ids if i in position]
@@ -171,12 +213,11 @@ def run(args: argparse.Namespace) -> int:
         width=size[0],
         height=size[1],
     )
+    svg = limits.display_text(svg)  # a folder name that is not UTF-8 shows as U+FFFD
     if suffix == ".svg":
-        out.write_text(svg, encoding="utf-8")
+        args_.write_text_file(out, svg)
         return 0
-    from explorer.ui.map_export import svg_to_png  # noqa: PLC0415 - Qt only for PNG output
-
-    svg_to_png(svg, out)
+    _write_png(svg, out)
     if not out.is_file():  # pragma: no cover - svg_to_png raises first
         sys.stderr.write(f"{out}: not written\n")
         return 1

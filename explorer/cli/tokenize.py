@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model, print_json
 from explorer.core.errors import TokenError
 
@@ -11,7 +12,7 @@ from explorer.core.errors import TokenError
 def register(sub) -> None:
     p = sub.add_parser("tokenize", help="split text into tokens")
     add_model_options(p)
-    p.add_argument("text", metavar="TEXT")
+    p.add_argument("text", metavar="TEXT", type=args_.text)
     p.add_argument(
         "--special", action="store_true", help="add the tokenizer's special tokens ([CLS], <s>…)"
     )

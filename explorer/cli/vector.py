@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, json_safe, label_of, load_model, print_json
 from explorer.core.errors import ExplorerError
 from explorer.core.tokens import parse_token_ref
@@ -20,8 +21,13 @@ def register(sub) -> None:
     p = sub.add_parser("vector", help="print one row of the embedding matrix")
     add_model_options(p)
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--id", type=int, metavar="N", help="token id (row number)")
-    which.add_argument("--token", metavar="TEXT", help="token text (must be a single token) or #id")
+    which.add_argument("--id", type=args_.token_id, metavar="N", help="token id (row number)")
+    which.add_argument(
+        "--token",
+        type=args_.text,
+        metavar="TEXT",
+        help="token text (must be a single token) or #id",
+    )
     p.add_argument("--format", choices=FORMATS, help="output format (default: from --out)")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=run)
@@ -71,9 +77,7 @@ def run(args: argparse.Namespace) -> int:
         with open(args.out, "wb") as f:  # np.save(path) would append .npy to other names
             np.save(f, values)
     elif fmt == "csv":
-        Path(args.out).write_text(_csv(values), encoding="utf-8")
+        args_.write_text_file(args.out, _csv(values))
     else:
-        Path(args.out).write_text(
-            json.dumps(json_safe(obj), ensure_ascii=False) + "\n", encoding="utf-8"
-        )
+        args_.write_text_file(args.out, json.dumps(json_safe(obj), ensure_ascii=False) + "\n")
     return 0

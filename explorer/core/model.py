@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -11,8 +10,11 @@ import numpy as np
 
 from explorer.core import heads
 from explorer.core.errors import ModelFormatError, PickleRefusedError, TokenError
+from explorer.core.filecheck import check_mapped, first_change
+from explorer.core.formats.jsonfile import load_json
 from explorer.core.formats.safetensors import FLOAT_DTYPES, SafetensorsFile
 from explorer.core.heads import HeadEvidence
+from explorer.core.model_checks import check_embedding_shape
 from explorer.core.tensor_names import (  # noqa: F401 - EMBEDDING_NAMES is re-exported
     EMBEDDING_NAMES,
     OUTPUT_NAMES,
@@ -77,10 +79,7 @@ def _resolve(path: Path) -> _Sources:
 
 
 def _resolve_index(index: Path) -> _Sources:
-    try:
-        data = json.loads(index.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ModelFormatError(f"{index.name}: not a valid JSON index ({e})") from None
+    data = load_json(index, "not a valid JSON index")
     weight_map = data.get("weight_map") if isinstance(data, dict) else None
     if not isinstance(weight_map, dict) or not weight_map:
         raise ModelFormatError(f"{index.name}: has no 'weight_map' object")
@@ -105,10 +104,7 @@ def _read_config(folder: Path) -> dict:
     cfg = folder / "config.json"
     if not cfg.is_file():
         return {}
-    try:
-        data = json.loads(cfg.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ModelFormatError(f"config.json: not valid JSON ({e})") from None
+    data = load_json(cfg, "not valid JSON")
     return data if isinstance(data, dict) else {}
 
 
@@ -216,6 +212,7 @@ class EmbeddingModel:
         bad = ids[(ids < 0) | (ids >= self.rows)]
         if bad.size:
             self.check_id(int(bad[0]))
+        check_mapped(self.matrix)  # a file that shrank since it was opened would kill us (SIGBUS)
         return np.asarray(self.matrix[ids])
 
     def vectors(self, ids) -> np.ndarray:
@@ -232,6 +229,7 @@ class EmbeddingModel:
         kernels that read ``matrix`` directly must handle its dtype themselves.
         """
         start, stop = max(0, start), min(self.rows, stop)
+        check_mapped(self.matrix)
         return decode_rows(np.asarray(self.matrix[start:stop]))
 
     def decode_output_block(self, start: int, stop: int) -> np.ndarray | None:
@@ -241,6 +239,10 @@ class EmbeddingModel:
         if head is None or self.output_tensor is None:
             return None
         return decode_rows(np.asarray(head[max(0, start) : max(0, stop)]))
+
+    def changed_on_disk(self) -> str | None:
+        """Why the model's files no longer match what was opened (None: unchanged); cheap."""
+        return first_change(self._handles)
 
     def info(self) -> dict:
         return {
@@ -301,6 +303,7 @@ def open_model(
         shapes = {n: tuple(handles[f].tensors[n].shape) for n, f in where.items()}
         name = find_embedding(path, shapes, config, tensor)
         info = handles[where[name]].tensors[name]
+        check_embedding_shape(path.name, name, info.shape)
         if len(info.shape) != 2:
             raise ModelFormatError(
                 f"{path.name}: tensor {name!r} has shape {list(info.shape)}, not [rows, dim]"

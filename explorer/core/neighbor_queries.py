@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core.errors import TokenError
+from explorer.core.limits import check_text, parse_hash_id
 from explorer.core.model import EmbeddingModel
 
 
@@ -70,6 +71,7 @@ def _split_expression(expr: str) -> list[tuple[int, str]]:
 
     A term is a token text, '#id', or a quoted string (quote terms that contain + or -).
     """
+    check_text(expr, "the expression")
     terms: list[tuple[int, str]] = []
     pos, sign, signed = 0, 1, False
     expect_term = True
@@ -108,15 +110,13 @@ def _split_expression(expr: str) -> list[tuple[int, str]]:
 
 
 def _term_ids(model: EmbeddingModel, term: str) -> list[int]:
-    if term.startswith("#") and term[1:].isdigit():
-        return [model.check_id(int(term[1:]))]
+    if (token_id := parse_hash_id(term)) is not None:
+        return [model.check_id(token_id)]
     tok = _need_tokenizer(model, term)
     try:
         found = tok.find(term)
     except TokenError:
         return _phrase_ids(model, term)  # several tokens: their mean
-    if found in tok.special_ids and tok.piece(found) != term:
-        raise TokenError(f"{term!r} is not in the vocabulary (it encodes to {tok.piece(found)})")
     return [model.check_id(found)]
 
 

@@ -229,7 +229,7 @@ class NeighborSearcher:
         q64 = q.vector.astype(np.float64)
         qq = float(q64 @ q64)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            d = dots.astype(np.float64)
+            d = search_exact.widen_dots(self.model.matrix, dots, valid, ids, q64)
             if metric == "cosine":
                 key = d / np.sqrt(sq)
             elif metric == "dot":
@@ -258,7 +258,7 @@ class NeighborSearcher:
         top = top_k(exact_key, k)
         return NeighborResult(
             ids=np.asarray(ids[cand][top], dtype=np.int64),
-            scores=scores[top].astype(np.float32),
+            scores=search_exact.fit_float32(scores[top]),
             metric=metric,
             exact=True,
             skipped=int(self.model.rows - self._valid.sum()),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.core.errors import Cancelled, TokenError
+from explorer.core.limits import parse_id
 from explorer.core.model import EmbeddingModel
 from explorer.core.tokens import parse_token_ref
 
@@ -169,7 +170,9 @@ def parse_refs(model: EmbeddingModel, refs: str | Sequence[str]) -> list[int]:
         item = raw.strip() if isinstance(raw, str) else str(raw)
         if not item:
             continue
-        token_id = int(item) if item.isdigit() else parse_token_ref(item, model.tokenizer)
+        token_id = parse_id(item)
+        if token_id is None:
+            token_id = parse_token_ref(item, model.tokenizer)
         ids.append(model.check_id(token_id))
     ids = list(dict.fromkeys(ids))
     if not ids:

@@ -24,6 +24,7 @@ import numpy as np
 
 from explorer.core.errors import Cancelled, ExplorerError
 from explorer.core.layout import configure_numba_cache, numba_cache_dir
+from explorer.core.limits import MAX_EPOCHS, MAX_SEED, check_int
 from explorer.core.pca import pca_2d, principal_components
 from explorer.core.refine import REFINE_K, REFINE_MAX, refine_neighbours
 
@@ -63,8 +64,9 @@ class ProjectionParams:
             )
         if not 0.0 <= self.min_dist <= 1.0:
             raise ExplorerError(f"min_dist must be between 0 and 1, not {self.min_dist}")
-        if self.n_epochs is not None and self.n_epochs < 1:
-            raise ExplorerError(f"n_epochs must be positive, not {self.n_epochs}")
+        if self.n_epochs is not None:
+            check_int(self.n_epochs, 1, MAX_EPOCHS, "n_epochs")
+        check_int(self.seed, 0, MAX_SEED, "seed")
 
 
 class Progress(NamedTuple):

@@ -23,6 +23,7 @@ import numpy as np
 
 from explorer.core import cache, search_codes
 from explorer.core.errors import Cancelled
+from explorer.core.filecheck import check_mapped
 from explorer.core.search_fast import SignIndex, folder_for, load, save_arrays
 from explorer.core.search_fast import cache_key as _key
 from explorer.core.search_tune import CALIBRATE, tune
@@ -40,7 +41,12 @@ def decoder(model) -> Callable[[int, int], np.ndarray]:
     """Float32 rows [start, stop): a shift for BF16, else the model's own decoder (any format)."""
     if model.matrix.dtype == _BF16:
         bits = model.matrix.view(np.uint16)
-        return lambda s, e: (np.asarray(bits[s:e]).astype(np.uint32) << 16).view(np.float32)
+
+        def bf16_rows(s: int, e: int) -> np.ndarray:
+            check_mapped(model.matrix)  # a file shrunk under the scan: an error, not SIGBUS
+            return (np.asarray(bits[s:e]).astype(np.uint32) << 16).view(np.float32)
+
+        return bf16_rows
     return lambda s, e: np.asarray(model.decode_block(s, e), dtype=np.float32)
 
 

@@ -19,6 +19,7 @@ from numba import get_num_threads, njit, prange, types
 from numba.extending import intrinsic
 
 from explorer.core.errors import Cancelled
+from explorer.core.filecheck import check_mapped
 from explorer.core.vectors import decode_rows, ggml_type
 
 # Bytes of stored matrix per block: big enough to amortise a parallel launch, small enough that
@@ -129,6 +130,18 @@ def _decode(block: np.ndarray) -> np.ndarray:
     return block.astype(np.float32)
 
 
+def _dense_block(block, q32, dots, sq, start: int, stop: int) -> None:
+    if block.dtype == np.float64:
+        dots[:] = (block @ q32.T.astype(np.float64)).T
+        if sq is not None:
+            sq[start:stop] = np.einsum("ij,ij->i", block, block)
+    else:
+        dots[:] = (block @ q32.T).T
+        if sq is not None:
+            b64 = block.astype(np.float64)
+            sq[start:stop] = np.einsum("ij,ij->i", b64, b64)
+
+
 def scan(
     matrix: np.ndarray,
     queries: np.ndarray,
@@ -155,6 +168,7 @@ def scan(
     for start in range(0, rows, step):
         if cancel is not None and cancel():
             raise Cancelled("search cancelled")
+        check_mapped(matrix)  # a file that shrank under the scan would kill us with SIGBUS
         stop = min(rows, start + step)
         if bits is not None:
             with KERNEL_LOCK:
@@ -172,15 +186,9 @@ def scan(
                 if decode is not None
                 else _decode(np.asarray(matrix[start:stop]))
             )
-            if block.dtype == np.float64:
-                dots[:, start:stop] = (block @ q32.T.astype(np.float64)).T
-                if sq is not None:
-                    sq[start:stop] = np.einsum("ij,ij->i", block, block)
-            else:
-                dots[:, start:stop] = (block @ q32.T).T
-                if sq is not None:
-                    b64 = block.astype(np.float64)
-                    sq[start:stop] = np.einsum("ij,ij->i", b64, b64)
+            # dots that overflow float32 (values near 3e38) are redone by widen_dots
+            with np.errstate(over="ignore", invalid="ignore"):
+                _dense_block(block, q32, dots[:, start:stop], sq, start, stop)
         if progress is not None:
             progress(stop / rows)
     return dots, sq
@@ -190,6 +198,7 @@ def dots_for_ids(matrix: np.ndarray, ids: np.ndarray, queries: np.ndarray) -> np
     """Exact dots [nq, len(ids)] of a few rows with the queries (float32)."""
     q32 = np.ascontiguousarray(queries, dtype=np.float32)
     ids = np.ascontiguousarray(ids, dtype=np.int64)
+    check_mapped(matrix)
     if matrix.dtype == _BF16 and len(ids) >= 64:
         dots = np.empty((q32.shape[0], len(ids)), dtype=np.float32)
         _gather_bf16(matrix.view(np.uint16), ids, q32, dots)
@@ -200,3 +209,26 @@ def dots_for_ids(matrix: np.ndarray, ids: np.ndarray, queries: np.ndarray) -> np
     if rows.dtype == np.float64:
         return (rows @ q32.T.astype(np.float64)).T.astype(np.float32)
     return (rows @ q32.T).T
+
+
+def widen_dots(
+    matrix: np.ndarray, dots: np.ndarray, valid: np.ndarray, ids: np.ndarray, query: np.ndarray
+) -> np.ndarray:
+    """float64 copy of float32 `dots` of rows `ids`; dots that overflowed float32 for rows that
+    are finite (`valid`, e.g. values near 3e38) are recomputed in float64, which cannot overflow
+    for float32-range values. Ordinary matrices have none, so this costs one isfinite pass."""
+    d = dots.astype(np.float64)
+    redo = np.flatnonzero(~np.isfinite(d) & valid)
+    q64 = np.asarray(query, dtype=np.float64)
+    for start in range(0, len(redo), 4096):
+        part = redo[start : start + 4096]
+        check_mapped(matrix)
+        d[part] = np.asarray(matrix[ids[part]]).astype(np.float64) @ q64
+    return d
+
+
+def fit_float32(values: np.ndarray) -> np.ndarray:
+    """float32 when every finite value fits in it, else float64 (huge dot products)."""
+    with np.errstate(over="ignore"):
+        narrow = values.astype(np.float32)
+    return narrow if np.array_equal(np.isfinite(narrow), np.isfinite(values)) else values

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from explorer.core.errors import ModelFormatError, TokenError
+from explorer.core.errors import ModelFormatError, TokenError, shown
+from explorer.core.filecheck import read_limited
+from explorer.core.limits import MAX_TOKENIZER_BYTES, check_text, parse_hash_id
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -61,15 +63,19 @@ def readable(data: bytes) -> str:
 
 
 def _check_text(text: str, what: str) -> None:
-    """Refuse text the tokenizer cannot take: empty, or with lone surrogates (undecodable argv)."""
-    if not text:
-        raise TokenError(f"{what} is empty")
+    """Refuse text the tokenizer cannot take: empty, too long, or not valid UTF-8."""
+    check_text(text, what)
+
+
+def _encode(tokenizer: Tokenizer, text: str, special: bool):
+    """One encoding; the library's bare Exceptions (e.g. a WordPiece vocabulary without its
+    unk_token) become a TokenError that says what is wrong with the tokenizer."""
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        code = ord(text[e.start])
-        shown = f"byte 0x{code - 0xDC00:02X}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
-        raise TokenError(f"{what} is not valid UTF-8 ({shown} at character {e.start})") from None
+        # encode_batch releases the GIL (encode does not), so a long text never stalls the GUI.
+        return tokenizer.encode_batch([text], add_special_tokens=special)[0]
+    except Exception as e:  # tokenizers raises plain Exception
+        first = (str(e).splitlines() or [type(e).__name__])[0]
+        raise TokenError(f"the tokenizer cannot encode {shown(text)}: {first}") from None
 
 
 @dataclass(frozen=True)
@@ -156,11 +162,14 @@ class TokenizerInfo:
     @classmethod
     def from_file(cls, path: str | Path, rows: int | None = None) -> TokenizerInfo:
         path = Path(path)
+        # read it ourselves: a regular file of bounded size, and any path (from_file needs UTF-8)
+        data = read_limited(path, MAX_TOKENIZER_BYTES)
         try:
-            tok = Tokenizer.from_file(str(path))
+            tok = Tokenizer.from_str(data.decode("utf-8"))
             spec = _spec_of(tok)
         except Exception as e:  # the tokenizers library raises bare Exceptions
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            first = first if len(first) <= 160 else first[:159] + "…"
             raise ModelFormatError(f"{path.name}: cannot load tokenizer ({first})") from None
         return cls(tok, spec, rows=rows, source=str(path))
 
@@ -203,14 +212,20 @@ class TokenizerInfo:
     def pieces(self) -> list[str | None]:
         # One short id_to_token call per id lets other threads (the GUI) run in between;
         # get_vocab() would hold the GIL for the whole vocabulary at once.
-        size = max([self.rows or 0, self.vocab_size, *(i + 1 for i in self.added_ids)])
+        # Bounded by real sizes: the matrix rows, or the token count without a matrix. An id
+        # beyond them (a tokenizer declaring id 300,000,000) has no row and gets no slot.
+        size = self.rows if self.rows is not None else self.vocab_size
         to_token = self.tokenizer.id_to_token
         pieces: list[str | None] = [to_token(i) for i in range(size)]
-        if sum(p is not None for p in pieces) < self.vocab_size:  # ids beyond `size` (holes)
+        if self.rows is None and sum(p is not None for p in pieces) < self.vocab_size:
+            # ids with holes and no matrix to bound them: twice the token count at most
             vocab = self.tokenizer.get_vocab(with_added_tokens=True)
-            pieces += [None] * (max(vocab.values()) + 1 - len(pieces))
+            limit = 2 * self.vocab_size + 1024
+            top = min(limit, max(vocab.values(), default=-1) + 1)
+            pieces += [None] * (top - len(pieces))
             for piece, i in vocab.items():
-                pieces[i] = piece
+                if i < top:
+                    pieces[i] = piece
         return pieces
 
     @cached_property
@@ -257,8 +272,7 @@ class TokenizerInfo:
     # -- text ---------------------------------------------------------------------------------
     def encode(self, text: str, special: bool = False) -> list[Token]:
         _check_text(text, "text")
-        # encode_batch releases the GIL (encode does not), so a long text never stalls the GUI.
-        enc = self.tokenizer.encode_batch([text], add_special_tokens=special)[0]
+        enc = _encode(self.tokenizer, text, special)
         out = []
         for token_id, piece, (start, end), is_special in zip(
             enc.ids, enc.tokens, enc.offsets, enc.special_tokens_mask, strict=True
@@ -299,24 +313,30 @@ class TokenizerInfo:
             by_bytes = self._bytes_index.get(unmarked.encode("utf-8"))
             if by_bytes is not None:
                 return by_bytes
-        ids = self.tokenizer.encode(unmarked, add_special_tokens=False).ids
+        enc = _encode(self.tokenizer, unmarked, False)
+        ids = enc.ids
+        if len(ids) == 1 and ids[0] in self.special_ids and enc.tokens[0] != unmarked:
+            # e.g. BERT's [UNK]: the text is not in the vocabulary, not the [UNK] token
+            raise TokenError(
+                f"{shown(text)} is not in the vocabulary (it encodes to {enc.tokens[0]})"
+            )
         if len(ids) == 1:
             return ids[0]
         if not ids:
-            raise TokenError(f"{text!r} is not in the vocabulary (it encodes to no tokens)")
-        shown = ", ".join(self.label(i) for i in ids[:8])
+            raise TokenError(f"{shown(text)} is not in the vocabulary (it encodes to no tokens)")
+        pieces = ", ".join(self.label(i) for i in ids[:8])
         raise TokenError(
-            f"{text!r} is not a single token: it encodes to {len(ids)} tokens ({shown}); "
+            f"{shown(text)} is not a single token: it encodes to {len(ids)} tokens ({pieces}); "
             "use an id or a phrase query instead"
         )
 
 
 def parse_token_ref(ref: str, tokenizer: TokenizerInfo | None) -> int:
     """'#123' → 123; otherwise a token text resolved by the tokenizer."""
-    if ref.startswith("#") and ref[1:].isdigit():
-        return int(ref[1:])
+    if (token_id := parse_hash_id(ref)) is not None:
+        return token_id  # ASCII digits only: '#²' and '#١٢' are token text, not ids
     if tokenizer is None:
         raise TokenError(
-            f"cannot look up {ref!r}: this model has no tokenizer.json; use an id (#123)"
+            f"cannot look up {shown(ref)}: this model has no tokenizer.json; use an id (#123)"
         )
     return tokenizer.find(ref)

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
+from safetensors import safe_open
 
 from explorer.core.errors import ModelFormatError
+from explorer.core.filecheck import FileStamp, open_regular
 
 # Header bigger than this is not a real model header (real ones are a few MB at most).
 MAX_HEADER_BYTES = 100 * 1024 * 1024
@@ -50,7 +52,10 @@ def _size(n: int) -> str:
 
 def _short(value: object, limit: int = 60) -> str:
     """repr for an error message, cut short: a hostile header must not flood the terminal."""
-    text = repr(value)
+    return _cut(repr(value), limit)
+
+
+def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -81,9 +86,10 @@ class SafetensorsFile:
         return ModelFormatError(f"{self.path.name}: {what}")
 
     def _parse(self) -> None:
-        try:
-            file_size = self.path.stat().st_size
-            with open(self.path, "rb") as f:
+        with open_regular(self.path) as f:  # refuses FIFOs and devices before any read
+            self.stamp = FileStamp.of_fd(self.path, f.fileno())
+            file_size = self.stamp.size
+            try:
                 head = f.read(8)
                 if len(head) < 8:
                     raise self._fail(
@@ -100,13 +106,15 @@ class SafetensorsFile:
                         f"header length {_size(n)} exceeds the {_size(MAX_HEADER_BYTES)} cap"
                     )
                 raw = f.read(n)
-        except OSError as e:
-            raise ModelFormatError(f"{self.path}: cannot read ({e.strerror or e})") from None
+            except OSError as e:
+                raise self._fail(f"cannot read ({e.strerror or e})") from None
+        if len(raw) < n:
+            raise self._fail("file shrank while its header was read")
         try:
             header = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as e:
             # ValueError covers JSONDecodeError and integers too long to convert
-            raise self._fail(f"header is not valid JSON ({e})") from None
+            raise self._fail(f"header is not valid JSON ({_cut(str(e), 120)})") from None
         if not isinstance(header, dict):
             raise self._fail("header is not a JSON object")
         data_start = 8 + n
@@ -120,11 +128,40 @@ class SafetensorsFile:
             info = self._tensor_info(name, entry, data_start, data_len)
             self.tensors[name] = info
             if info.nbytes:
-                spans.append((info.begin, info.end, name))
-        spans.sort()
-        for (_, end_a, name_a), (begin_b, _, name_b) in zip(spans, spans[1:], strict=False):
-            if begin_b < end_a:
-                raise self._fail(f"tensors {_short(name_a)} and {_short(name_b)} overlap")
+                spans.append((info.begin - data_start, info.end - data_start, name))
+        self._check_coverage(sorted(spans), data_len)
+        self._check_with_reference()
+
+    def _check_coverage(self, spans: list[tuple[int, int, str]], data_len: int) -> None:
+        """Tensors must tile the data section exactly: no overlap, no gap, no trailing bytes.
+
+        The reference library refuses all three; a header length that is one byte off shows up
+        here as a gap or a trailing byte instead of rows silently read one byte out of place.
+        """
+        pos, last = 0, None
+        for begin, end, name in spans:
+            if begin < pos:
+                raise self._fail(f"tensors {_short(last)} and {_short(name)} overlap")
+            if begin > pos:
+                raise self._fail(
+                    f"{begin - pos} bytes before tensor {_short(name)} belong to no tensor "
+                    "(a gap in the data section, or a wrong header length)"
+                )
+            pos, last = end, name
+        if pos != data_len:
+            raise self._fail(
+                f"{data_len - pos} bytes after the last tensor belong to no tensor "
+                "(trailing data, or a wrong header length)"
+            )
+
+    def _check_with_reference(self) -> None:
+        """Everything else the reference `safetensors` library refuses, we refuse too."""
+        try:
+            with safe_open(self.path, framework="numpy"):
+                pass
+        except Exception as e:  # the library raises its own SafetensorError and OSError
+            first = (str(e).splitlines() or [type(e).__name__])[0]
+            raise self._fail(f"rejected by the safetensors library ({_cut(first, 160)})") from None
 
     def _tensor_info(self, name: str, entry: object, data_start: int, data_len: int) -> TensorInfo:
         what = f"tensor {_short(name)}"

@@ -1,0 +1,95 @@
+"""Argument validation for every subcommand, in one place: argparse `type=` callables built on
+the Qt-free checks of `explorer.core.limits` (the GUI calls those checks directly).
+
+A bad value becomes a one-line usage error with exit code 2, before any model is opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+from explorer.core import limits
+from explorer.core.errors import ExplorerError
+
+MAX_ID = 2**63 - 1
+
+
+def _wrap(check: Callable[[str], object]) -> Callable[[str], object]:
+    def convert(text: str) -> object:
+        try:
+            return check(text)
+        except ExplorerError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = check.__name__  # argparse names the type in some messages
+    return convert
+
+
+def _whole(text: str) -> int:
+    """ASCII digits with an optional minus sign: int() would also take '١٢', '1_0' or ' 7'."""
+    body = text[1:] if text.startswith("-") else text
+    value = limits.parse_id(body)
+    if value is None:
+        raise ExplorerError(f"invalid int value: {limits.shown_arg(text)}")
+    return -value if text.startswith("-") else value
+
+
+def int_range(low: int, high: int, name: str) -> Callable[[str], object]:
+    """A whole number from low to high (ASCII digits)."""
+
+    def whole_number(text: str) -> int:
+        value = _whole(text)
+        if not low <= value <= high:
+            raise ExplorerError(f"{name} must be between {low:,} and {high:,}, not {value}")
+        return value
+
+    return _wrap(whole_number)
+
+
+def float_range(low: float, high: float, name: str) -> Callable[[str], object]:
+    """A finite number from low to high."""
+
+    def number(text: str) -> float:
+        try:
+            value = float(text) if text.isascii() and len(text) <= 40 else float("nan")
+        except ValueError:
+            value = float("nan")
+        if not (math.isfinite(value) and low <= value <= high):
+            raise ExplorerError(
+                f"{name} must be between {low:g} and {high:g}, not {limits.shown_arg(text)}"
+            )
+        return value
+
+    return _wrap(number)
+
+
+def _text(value: str) -> str:
+    return limits.check_text(value, "the value")
+
+
+text = _wrap(_text)  # at most MAX_TEXT_CHARS characters, non-empty, valid UTF-8
+
+
+def _token_id(text: str) -> int:
+    value = _whole(text)
+    if not 0 <= value <= MAX_ID:
+        raise ExplorerError(f"token id {value} is out of range")
+    return value
+
+
+token_id = _wrap(_token_id)  # a row number: ASCII digits only; the rows are checked later
+
+
+def write_text_file(path: str | Path, content: str) -> None:
+    """Encode first, then write: a failure never leaves an empty or half-written file behind.
+
+    Text from file names that are not valid UTF-8 carries surrogate escapes; they become U+FFFD.
+    """
+    data = limits.display_text(content).encode("utf-8")
+    try:
+        Path(path).write_bytes(data)
+    except OSError as e:
+        raise ExplorerError(f"{path}: cannot write ({e.strerror or e})") from None

@@ -1,0 +1,145 @@
+"""Safe access to files we did not write: regular files only, bounded reads, change detection.
+
+Reading a memory map past the end of a file that shrank after it was mapped (a download still
+being written, a file truncated or rewritten in place) kills the process with SIGBUS; Python
+cannot catch that. So every read of a mapped matrix is preceded by `check_mapped`, which asks
+the kernel for the mapped file's current size (one fstat on the map's own descriptor, so a
+file replaced by rename is still judged by the inode that is actually mapped). Long scans call
+it between blocks. `FileStamp` notices any change by path (size, mtime, inode) for callers that
+want to offer a reopen.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+from explorer.core.errors import ModelChangedError, ModelFormatError
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+}
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """Open `path` read-only; refuse anything that is not a regular file without blocking.
+
+    O_NONBLOCK makes opening a FIFO return at once (plain open() waits for a writer forever).
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise ModelFormatError(f"{path.name}: cannot read ({e.strerror or e})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise ModelFormatError(f"{path.name}: cannot read: it is {kind}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_limited(path: str | Path, limit: int) -> bytes:
+    """The whole of a regular file of at most `limit` bytes."""
+    path = Path(path)
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise ModelFormatError(
+                f"{path.name}: is {size / 2**20:.1f} MB; the limit for this kind of file is "
+                f"{limit / 2**20:.0f} MB"
+            )
+        try:
+            data = f.read(limit + 1)
+        except OSError as e:
+            raise ModelFormatError(f"{path.name}: cannot read ({e.strerror or e})") from None
+    if len(data) > limit:  # grew while we read it
+        raise ModelFormatError(f"{path.name}: grew past {limit / 2**20:.0f} MB while being read")
+    return data
+
+
+def _changed(name: str, detail: str) -> ModelChangedError:
+    return ModelChangedError(
+        f"{name}: model file changed on disk while reading ({detail}); reopen it"
+    )
+
+
+def check_mapped(array: np.ndarray) -> None:
+    """Raise ModelChangedError if reading `array` (a np.memmap or a view of one) could fault.
+
+    Arrays that are not memory maps pass at once.
+    """
+    base: object = array
+    while base is not None and not isinstance(getattr(base, "_mmap", None), mmap.mmap):
+        base = getattr(base, "base", None)
+    if base is None:
+        return
+    mm: mmap.mmap = base._mmap  # type: ignore[attr-defined]
+    offset = int(getattr(base, "offset", 0))
+    needed = offset - offset % mmap.ALLOCATIONGRANULARITY + len(mm)
+    name = Path(str(getattr(base, "filename", None) or "model file")).name
+    try:
+        size = mm.size()  # fstat of the mapped file itself
+    except (OSError, ValueError) as e:  # ValueError: the map was closed
+        raise _changed(name, f"cannot check it: {e}") from None
+    if size < needed:
+        raise _changed(name, f"now {size:,} bytes, the tensor ends at byte {needed:,}")
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """Size, modification time and identity of a file when it was opened."""
+
+    path: Path
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+
+    @classmethod
+    def of_fd(cls, path: str | Path, fd: int) -> FileStamp:
+        st = os.fstat(fd)
+        return cls(Path(path), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+    def change(self) -> str | None:
+        """What changed since the stamp was taken (None: nothing)."""
+        try:
+            st = os.stat(self.path)
+        except OSError as e:
+            return f"it can no longer be read: {e.strerror or e}"
+        if (st.st_ino, st.st_dev) != (self.inode, self.device):
+            return "it was replaced by another file"
+        if st.st_size != self.size:
+            return f"its size went from {self.size:,} to {st.st_size:,} bytes"
+        if st.st_mtime_ns != self.mtime_ns:
+            return "it was modified"
+        return None
+
+
+def first_change(handles: Iterable[object]) -> str | None:
+    """'name: what changed' for the first opened file that changed on disk, else None.
+
+    `handles` are open format readers; each may carry a `stamp` (FileStamp) taken at open.
+    """
+    for handle in handles:
+        stamp = getattr(handle, "stamp", None)
+        if isinstance(stamp, FileStamp):
+            detail = stamp.change()
+            if detail is not None:
+                return f"{stamp.path.name}: {detail}"
+    return None
