@@ -73,6 +73,8 @@ def main() -> int:
         app.processEvents()
         snaps = win.learning.snapshots
         if snaps and snaps[-1].epoch != last and not tab.map.animating:
+            if last == -1:
+                print(f"until epoch 0 (corpus encoded): longest gap {meter.max_gap_ms:.1f} ms")
             last = snaps[-1].epoch
             if shots:
                 worst = max(worst, meter.stop())

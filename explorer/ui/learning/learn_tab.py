@@ -102,7 +102,4 @@ class LearnTab(QWidget):
         if result.comparison:
             self.table.show_comparison(result.comparison)
             self.side.setCurrentWidget(self.table)
-            self.summary.setText(
-                self.summary.text() + "<br>Done: learned neighbours beside the real model's "
-                "(shared ones in [brackets])."
-            )
+            self.summary.setText(self.summary.text() + " · done")
