@@ -1,8 +1,8 @@
 """The map of the most frequent tokens, animated from one epoch's coordinates to the next.
 
 The core already turned each epoch's map onto the previous one (Procrustes), so the animation is
-a plain interpolation; one ScatterPlotItem with two shared brushes (function / content words)
-and a few labels (the watched tokens and the most frequent ones) follow it.
+a plain interpolation; three scatter items (content words, function words, watched tokens) and a
+few labels (the watched tokens and the most frequent ones) follow it.
 """
 
 from __future__ import annotations
@@ -37,9 +37,15 @@ class LearnMap(pg.PlotWidget):
         self.setMenuEnabled(False)
         self.getPlotItem().getViewBox().setAspectLocked(True)
         self.setTitle("", color="#333", size="9pt")
-        self.scatter = pg.ScatterPlotItem(size=7, pen=None)
-        self.addItem(self.scatter)
-        self._brushes = [QBrush(QColor(c)) for c in (CONTENT, FUNCTION, WATCHED)]
+        # One item per kind with a single brush: a per-point brush list costs more per frame
+        # than the rest of the frame together.
+        self.scatters = [
+            pg.ScatterPlotItem(size=7, pen=None, brush=QBrush(QColor(c)))
+            for c in (CONTENT, FUNCTION, WATCHED)
+        ]
+        for item in self.scatters:
+            self.addItem(item)
+        self.kinds: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * 3
         self.labels: list[tuple[int, pg.TextItem]] = []
         self.start_xy = np.zeros((0, 2), dtype=np.float32)
         self.target_xy = np.zeros((0, 2), dtype=np.float32)
@@ -80,7 +86,7 @@ class LearnMap(pg.PlotWidget):
         kind = np.asarray(function_word, dtype=np.int64).copy()
         picked = [i for i, lab in enumerate(labels) if lab.strip() in watched]
         kind[picked] = 2
-        self.brushes = [self._brushes[k] for k in kind]
+        self.kinds = [np.flatnonzero(kind == k) for k in range(3)]
         font = QFont()
         font.setPointSize(8)
         self.labels = []
@@ -102,12 +108,14 @@ class LearnMap(pg.PlotWidget):
         self.xy = (self.start_xy + (self.target_xy - self.start_xy) * s).astype(np.float32)
         if not len(self.xy):
             return
-        self.scatter.setData(pos=self.xy, brush=self.brushes)
+        for item, idx in zip(self.scatters, self.kinds, strict=True):
+            item.setData(pos=self.xy[idx])
         for i, item in self.labels:
             item.setPos(float(self.xy[i, 0]), float(self.xy[i, 1]))
-        b = _bounds(self.start_xy) * (1 - s) + _bounds(self.target_xy) * s
-        x0, y0, x1, y1 = (float(v) for v in b)
-        self.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
+        if t == 0.0 or t >= 1.0:  # the view moves twice per epoch: every label follows it
+            both = np.concatenate([self.start_xy, self.target_xy]) if t == 0.0 else self.xy
+            x0, y0, x1, y1 = (float(v) for v in _bounds(both))
+            self.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
         self.frames_drawn += 1
 
     def finish_animation(self) -> None:
@@ -120,6 +128,7 @@ class LearnMap(pg.PlotWidget):
         for _, item in self.labels:
             self.removeItem(item)
         self.labels = []
-        self.scatter.clear()
+        for item in self.scatters:
+            item.clear()
         self.start_xy = self.target_xy = self.xy = np.zeros((0, 2), dtype=np.float32)
         self.setTitle("")
