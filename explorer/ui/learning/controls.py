@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSlider,
     QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -27,8 +28,11 @@ class LearnControls(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        row, row2 = QHBoxLayout(), QHBoxLayout()  # two rows: the tab fits a 1024 px window
+        col.addLayout(row)
+        col.addLayout(row2)
         self.epochs = QSpinBox(minimum=1, maximum=200, value=16, prefix="epochs ")
         self.dim = QSpinBox(minimum=2, maximum=512, value=48, prefix="dim ")
         self.start = QPushButton("Train")
@@ -39,21 +43,20 @@ class LearnControls(QWidget):
         self.stop = QPushButton("Stop")
         self.speed = QSlider(Qt.Orientation.Horizontal)
         self.speed.setRange(0, len(DELAYS) - 1)
-        self.speed.setFixedWidth(90)
+        self.speed.setFixedWidth(70)
         self.speed.setToolTip("Pause between epochs: left = as fast as it trains")
         self.speed_label = QLabel()
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
         self.bar.setTextVisible(False)
-        self.bar.setMaximumWidth(160)
+        self.bar.setMaximumWidth(80)
         self.state = QLabel()
-        for w in (self.epochs, self.dim, self.start, self.pause, self.step, self.stop):
+        for w in (self.epochs, self.dim, self.start, self.stop):
             row.addWidget(w)
-        row.addWidget(QLabel("Speed"))
-        row.addWidget(self.speed)
-        row.addWidget(self.speed_label)
-        row.addWidget(self.bar)
         row.addWidget(self.state, 1)
+        for w in (self.pause, self.step, self.speed, self.speed_label, self.bar):
+            row2.addWidget(w)
+        row2.addStretch(1)
         self.start.clicked.connect(
             lambda: self.startClicked.emit(self.epochs.value(), self.dim.value())
         )
@@ -66,7 +69,7 @@ class LearnControls(QWidget):
 
     def _speed(self, pos: int) -> None:
         delay = DELAYS[pos]
-        self.speed_label.setText("max" if delay == 0 else f"{delay:g} s/epoch")
+        self.speed_label.setText("full speed" if delay == 0 else f"{delay:g} s/epoch")
         self.delayChanged.emit(delay)
 
     def _pause_or_resume(self) -> None:

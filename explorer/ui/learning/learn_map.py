@@ -37,6 +37,7 @@ class LearnMap(pg.PlotWidget):
         self.setMenuEnabled(False)
         self.getPlotItem().getViewBox().setAspectLocked(True)
         self.setTitle("", color="#333", size="9pt")
+        self.setMinimumWidth(200)
         # One item per kind with a single brush: a per-point brush list costs more per frame
         # than the rest of the frame together.
         self.scatters = [
@@ -71,9 +72,9 @@ class LearnMap(pg.PlotWidget):
         self.target_xy = xy
         self.epoch = snap.epoch
         self.setTitle(
-            f"Epoch {snap.epoch} of {snap.epochs}: the {len(xy)} most frequent tokens "
-            f"(<span style='color:{FUNCTION}'>function words</span>, "
-            f"<span style='color:{CONTENT}'>content words</span>)"
+            f"Epoch {snap.epoch}/{snap.epochs}: {len(xy)} most frequent tokens "
+            f"(<span style='color:{FUNCTION}'>function</span>, "
+            f"<span style='color:{CONTENT}'>content</span>)"
         )
         if animate and same:
             self._clock.start()

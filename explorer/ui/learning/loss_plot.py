@@ -11,11 +11,12 @@ class LossPlot(pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setBackground("w")
-        self.setTitle("Loss (mean over each chunk of pairs)", color="#333", size="9pt")
+        self.setTitle("Loss", color="#333", size="9pt")
         self.setLabel("bottom", "epoch")
         self.showGrid(x=True, y=True, alpha=0.2)
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
+        self.setMinimumWidth(160)
         self.curve = self.plot([], [], pen=pg.mkPen("#1f77b4", width=2))
         self.points = 0
 

@@ -23,12 +23,18 @@ class TwinPanel(QWidget):
         )
         self.numbers = QLabel("The real matrix against a matrix of noise with the same scale.")
         self.numbers.setWordWrap(True)
+        self.numbers.setToolTip(
+            "overlap: share of a reference group (animals, colours, …) among each member's 10 "
+            "nearest tokens; std and 5–95 %: cosines of 20,000 random pairs of rows; trust: "
+            "trustworthiness of a PCA map of 500 random tokens"
+        )
         self.plot = pg.PlotWidget()
         self.plot.setBackground("w")
-        self.plot.setTitle("Cosine of random pairs of rows", color="#333", size="9pt")
+        self.plot.setTitle("Cosines of random row pairs", color="#333", size="9pt")
         self.plot.addLegend(offset=(5, 5))
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.setLabel("bottom", "cosine")
         self.plot.setXRange(-0.6, 0.6)
         self.curves = {
@@ -47,14 +53,11 @@ class TwinPanel(QWidget):
     def show_contrast(self, sources) -> None:
         """`sources`: SourceContrast for the real matrix and for the twin."""
         self.button.setEnabled(True)
-        rows = [
-            "<tr><th></th><th>group overlap@10</th><th>cosine std</th><th>5–95 %</th>"
-            "<th>map trust</th></tr>"
-        ]
+        rows = ["<tr><th></th><th>overlap</th><th>std</th><th>5–95 %</th><th>trust</th></tr>"]
         for s in sources:
-            sp = s.spread
+            sp, colour, short = s.spread, COLOURS.get(s.name, "#000"), s.name.split()[-1]
             rows.append(
-                f"<tr><td style='color:{COLOURS.get(s.name, '#000')}'><b>{s.name}</b></td>"
+                f"<tr><td style='color:{colour}'><b>{short}</b></td>"
                 f"<td align=right>{s.group_overlap:.3f}</td><td align=right>{sp.std:.3f}</td>"
                 f"<td align=right>{sp.p05:+.2f} {sp.p95:+.2f}</td>"
                 f"<td align=right>{s.trustworthiness:.3f}</td></tr>"
