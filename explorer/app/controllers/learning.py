@@ -29,7 +29,7 @@ from explorer.core.learning.trainer import (
     make_trainer,
     train,
 )
-from explorer.core.learning.twin import RandomTwin
+from explorer.core.learning.twin import RandomTwin, RowSource
 from explorer.core.model import EmbeddingModel
 
 _POLL_S = 0.05  # how often a paused job looks at the gate again
@@ -123,10 +123,11 @@ def twin_contrast(model: EmbeddingModel, seed: int, ctx: JobContext) -> list[Sou
     twin = RandomTwin.of(model, seed=seed)
     groups = contrast.reference_groups(model.tokenizer) if model.tokenizer else {}
     rng = np.random.default_rng(seed)
-    ids = np.sort(rng.choice(model.rows, min(500, model.rows), replace=False))
+    ids = np.sort(rng.choice(model.rows, min(500, model.rows), replace=False)).tolist()
     cat = model.tokenizer.find("cat") if model.tokenizer else None
     out = []
-    for n, (name, src) in enumerate((("Real", model), ("Random twin", twin))):
+    sources: tuple[tuple[str, RowSource], ...] = (("Real", model), ("Random twin", twin))
+    for n, (name, src) in enumerate(sources):
         ctx.progress(n / 2, f"Measuring the {name.lower()}")
         ov = contrast.group_overlap(src, groups, cancelled=ctx.cancelled) if groups else np.nan
         spread = contrast.cosine_spread(src, seed=seed)

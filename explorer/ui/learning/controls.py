@@ -51,10 +51,12 @@ class LearnControls(QWidget):
         self.bar.setTextVisible(False)
         self.bar.setMaximumWidth(80)
         self.state = QLabel()
-        for w in (self.epochs, self.dim, self.start, self.stop):
+        first: list[QWidget] = [self.epochs, self.dim, self.start, self.stop]
+        for w in first:
             row.addWidget(w)
         row.addWidget(self.state, 1)
-        for w in (self.pause, self.step, self.speed, self.speed_label, self.bar):
+        second: list[QWidget] = [self.pause, self.step, self.speed, self.speed_label, self.bar]
+        for w in second:
             row2.addWidget(w)
         row2.addStretch(1)
         self.start.clicked.connect(
