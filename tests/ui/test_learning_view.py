@@ -109,7 +109,8 @@ def test_real_and_random_twin_are_measured_side_by_side(qtbot, tmp_path):
     real, twin = got.args[0]
     assert (real.name, twin.name) == ("Real", "Random twin")
     assert real.spread.counts.sum() == twin.spread.counts.sum() == 20_000
-    assert len(twin.cat_neighbors) == 8 and "Random twin" in tab.twin.numbers.text()
+    assert len(twin.cat_neighbors) == 8 and "(random twin)" in tab.twin.numbers.text()
+    assert "&lt;unused" in tab.twin.numbers.text()  # token labels are escaped, not markup
     x, y = tab.twin.curves["Random twin"].getData()
     assert y is not None and len(y) == len(twin.spread.counts)
     assert np.isfinite(real.trustworthiness) and np.isfinite(twin.trustworthiness)

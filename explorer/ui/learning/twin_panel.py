@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
@@ -66,7 +68,7 @@ class TwinPanel(QWidget):
             self.curves[s.name].setData(np.asarray(sp.edges), density)
         cats = "".join(
             f"<br>neighbours of <i>cat</i> ({s.name.lower()}): "
-            + ", ".join(p.strip() for p in s.cat_neighbors[:6])
+            + html.escape(", ".join(p.strip() for p in s.cat_neighbors[:6]))
             for s in sources
             if s.cat_neighbors
         )
