@@ -74,6 +74,8 @@ class Lane(StrEnum):
     HEAD_TOKEN = "head-token"  # one token's neighbours in E and U, direct path
     KINDS = "kinds"  # the kind of every token (colour by kind in the map)
     SESSION = "session"  # reading a session file and checking its model
+    LEARN = "learn"  # training a table live (the Learn tab)
+    CONTRAST = "contrast"  # real matrix vs its random twin, in numbers
 
 
 BACKGROUND_LANES = frozenset({Lane.WARM_UP})  # neither busy nor shown in the status bar

@@ -27,12 +27,14 @@ from explorer.app.controllers import (
     RowsController,
     VocabularyController,
 )
+from explorer.app.controllers.learning import LearningController
 from explorer.app.controllers.neighbors import Neighbors
 from explorer.app.jobs import error_message
 from explorer.app.state import AppState
 from explorer.core.model import EmbeddingModel
 from explorer.core.resources import demo_model_dir
 from explorer.ui.analysis.tabs import AnalysisTabs
+from explorer.ui.learning.learn_tab import LearnTab
 from explorer.ui.map_pane import MapPane
 from explorer.ui.model_panel import ModelPanel
 from explorer.ui.neighbors_pane import NeighborsPane
@@ -94,6 +96,10 @@ class MainWindow(QMainWindow):
         self.centre.addTab(self.map_pane, "Map")  # its controls wrap: never wider than the tab
         self.centre.setTabToolTip(0, "Values, bits and plots of the selected tokens (Ctrl+1)")
         self.centre.setTabToolTip(1, "A UMAP map of a neighbourhood of tokens (Ctrl+2)")
+        self.learning = LearningController(self.state)
+        self.learn_tab = LearnTab(self.learning)
+        self.centre.addTab(self.learn_tab, "Learn")
+        self.centre.setTabToolTip(2, "Watch a table learn from random numbers; the random twin")
         self.setCentralWidget(self.centre)
         if warm_up:
             self.map.warm_up()

@@ -1,0 +1,1 @@
+"""The Learn tab: a table trained live (loss, neighbours, animated map) and the random twin."""

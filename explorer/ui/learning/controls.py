@@ -1,0 +1,93 @@
+"""The row of buttons that drives a training run: start, pause/resume, step, stop, speed."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+# Slider position → pause between epochs (s): fastest first.
+DELAYS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+class LearnControls(QWidget):
+    startClicked = Signal(int, int)  # epochs, dim
+    pauseClicked = Signal()
+    resumeClicked = Signal()
+    stepClicked = Signal()
+    stopClicked = Signal()
+    delayChanged = Signal(float)  # seconds between epochs
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        row, row2 = QHBoxLayout(), QHBoxLayout()  # two rows: the tab fits a 1024 px window
+        col.addLayout(row)
+        col.addLayout(row2)
+        self.epochs = QSpinBox(minimum=1, maximum=200, value=16, prefix="epochs ")
+        self.dim = QSpinBox(minimum=2, maximum=512, value=48, prefix="dim ")
+        self.start = QPushButton("Train")
+        self.start.setToolTip("Train a fresh table from random numbers on the bundled corpus")
+        self.pause = QPushButton("Pause")
+        self.step = QPushButton("Step")
+        self.step.setToolTip("While paused: train exactly one more epoch")
+        self.stop = QPushButton("Stop")
+        self.speed = QSlider(Qt.Orientation.Horizontal)
+        self.speed.setRange(0, len(DELAYS) - 1)
+        self.speed.setFixedWidth(70)
+        self.speed.setToolTip("Pause between epochs: left = as fast as it trains")
+        self.speed_label = QLabel()
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(False)
+        self.bar.setMaximumWidth(80)
+        self.state = QLabel()
+        first: list[QWidget] = [self.epochs, self.dim, self.start, self.stop]
+        for w in first:
+            row.addWidget(w)
+        row.addWidget(self.state, 1)
+        second: list[QWidget] = [self.pause, self.step, self.speed, self.speed_label, self.bar]
+        for w in second:
+            row2.addWidget(w)
+        row2.addStretch(1)
+        self.start.clicked.connect(
+            lambda: self.startClicked.emit(self.epochs.value(), self.dim.value())
+        )
+        self.pause.clicked.connect(self._pause_or_resume)
+        self.step.clicked.connect(self.stepClicked)
+        self.stop.clicked.connect(self.stopClicked)
+        self.speed.valueChanged.connect(self._speed)
+        self._speed(0)
+        self.set_status("idle")
+
+    def _speed(self, pos: int) -> None:
+        delay = DELAYS[pos]
+        self.speed_label.setText("full speed" if delay == 0 else f"{delay:g} s/epoch")
+        self.delayChanged.emit(delay)
+
+    def _pause_or_resume(self) -> None:
+        (self.resumeClicked if self.pause.text() == "Resume" else self.pauseClicked).emit()
+
+    def set_status(self, status: str) -> None:
+        """One of the controller's states: idle, running, paused, done."""
+        active = status in ("running", "paused")
+        self.pause.setText("Resume" if status == "paused" else "Pause")
+        self.pause.setEnabled(active)
+        self.step.setEnabled(status == "paused")
+        self.stop.setEnabled(active)
+        self.start.setText("Train again" if status == "done" else "Train")
+        for w in (self.start, self.epochs, self.dim):
+            w.setEnabled(not active)
+        self.state.setText({"running": "training…", "paused": "paused"}.get(status, ""))
+
+    def set_progress(self, fraction: float) -> None:
+        self.bar.setValue(int(max(0.0, min(1.0, fraction)) * 1000))

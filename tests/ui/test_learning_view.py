@@ -1,0 +1,116 @@
+"""The Learn tab: a tiny table trained live in a background job, with pause, step and stop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ui.helpers import WORDS, make_model
+
+from explorer.app import jobs
+from explorer.app.controllers.learning import LearningController
+from explorer.app.state import AppState
+from explorer.ui.learning.learn_tab import LearnTab
+
+QUIET_MS = 400  # how long "nothing happens" is watched for
+
+
+def tiny_corpus(path, paragraphs: int = 300, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    words = WORDS[:11]
+    text = "\n\n".join(" ".join(rng.choice(words, size=8)) for _ in range(paragraphs))
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def tab(qtbot, tiny_model, tmp_path):
+    path, _ = tiny_model
+    state = AppState()
+    controller = LearningController(
+        state, corpus_file=tiny_corpus(tmp_path / "corpus.txt"), watch=("cat", "the")
+    )
+    view = LearnTab(controller)
+    qtbot.addWidget(view)
+    view.resize(1024, 700)
+    view.show()
+    with qtbot.waitSignal(state.modelChanged, timeout=30000):
+        state.open(path)
+    yield view
+    controller.stop()
+    controller.lane.wait(30000)
+
+
+def start(view, epochs: int, delay: float = 0.0) -> None:
+    view.controller.set_delay(delay)
+    view.start(epochs, 6, min_count=2, map_tokens=8, k=3, chunk_pairs=500)
+
+
+def test_epochs_arrive_with_a_growing_loss_curve_and_end_in_a_comparison(qtbot, tab):
+    seen: list[tuple[int, int]] = []
+    tab.controller.epochReady.connect(lambda s: seen.append((s.epoch, tab.loss.points)))
+    with qtbot.waitSignal(tab.controller.trainingDone, timeout=60000) as done:
+        start(tab, epochs=3)
+    assert [e for e, _ in seen] == [0, 1, 2, 3]
+    points = [p for _, p in seen]
+    assert points[0] == 0 and all(b > a for a, b in zip(points, points[1:], strict=False))
+    assert tab.controller.status == "done"
+    assert len(tab.map.target_xy) == 8 and tab.map.epoch == 3
+    assert set(tab.table.rows) == set() or "cat" in tab.table.label.text()
+    comparison = done.args[0].comparison
+    assert [c.token.strip() for c in comparison] == ["cat", "the"]
+    assert "learned" in tab.table.label.text() and "real" in tab.table.label.text()
+    assert not tab.controls.stop.isEnabled() and tab.controls.start.isEnabled()
+
+
+def test_pause_stops_epochs_and_step_advances_exactly_one(qtbot, tab):
+    c = tab.controller
+    # a pause between epochs gives the view time to press Pause after epoch 1 arrives
+    c.epochReady.connect(lambda s: c.pause() if s.epoch == 1 else None)
+    start(tab, epochs=40, delay=0.5)
+    qtbot.waitUntil(lambda: c.status == "paused", timeout=60000)
+    qtbot.wait(QUIET_MS)
+    assert [s.epoch for s in c.snapshots] == [0, 1]
+    assert tab.controls.step.isEnabled() and tab.controls.pause.text() == "Resume"
+
+    tab.controls.step.click()
+    qtbot.waitUntil(lambda: len(c.snapshots) == 3, timeout=60000)
+    qtbot.wait(QUIET_MS)
+    assert [s.epoch for s in c.snapshots] == [0, 1, 2]
+    assert tab.loss.points == len(c.snapshots[-1].loss_curve)
+
+    c.set_delay(0.0)
+    with qtbot.waitSignal(c.trainingDone, timeout=60000):
+        tab.controls.pause.click()  # now reads "Resume"
+    assert [s.epoch for s in c.snapshots] == list(range(41))
+    qtbot.waitUntil(lambda: jobs.running_workers() == 0, timeout=30000)
+
+
+def test_stop_ends_a_paused_run_and_leaves_no_worker(qtbot, tab):
+    c = tab.controller
+    c.epochReady.connect(lambda s: c.pause() if s.epoch == 0 else None)
+    start(tab, epochs=40, delay=0.3)
+    qtbot.waitUntil(lambda: c.status == "paused", timeout=60000)
+    tab.controls.stop.click()
+    assert c.status == "idle" and not tab.controls.stop.isEnabled()
+    qtbot.waitUntil(lambda: jobs.running_workers() == 0, timeout=30000)
+    assert len(c.snapshots) <= 2
+
+
+def test_real_and_random_twin_are_measured_side_by_side(qtbot, tmp_path):
+    path, _ = make_model(tmp_path / "wide", rows=64, dim=16)
+    state = AppState()
+    tab = LearnTab(LearningController(state))
+    qtbot.addWidget(tab)
+    with qtbot.waitSignal(state.modelChanged, timeout=30000):
+        state.open(path)
+    tab.controller.contrastFailed.connect(lambda e: pytest.fail(str(e)))
+    with qtbot.waitSignal(tab.controller.contrastReady, timeout=60000) as got:
+        tab.twin.button.click()
+    real, twin = got.args[0]
+    assert (real.name, twin.name) == ("Real", "Random twin")
+    assert real.spread.counts.sum() == twin.spread.counts.sum() == 20_000
+    assert len(twin.cat_neighbors) == 8 and "(random twin)" in tab.twin.numbers.text()
+    assert "&lt;unused" in tab.twin.numbers.text()  # token labels are escaped, not markup
+    x, y = tab.twin.curves["Random twin"].getData()
+    assert y is not None and len(y) == len(twin.spread.counts)
+    assert np.isfinite(real.trustworthiness) and np.isfinite(twin.trustworthiness)
