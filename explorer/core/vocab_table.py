@@ -189,6 +189,12 @@ class VocabTokenizer:
     def piece(self, token_id: int) -> str | None:
         return self.table.piece(token_id) if self.has_id(token_id) else None
 
+    @cached_property
+    def pieces(self) -> list[str | None]:
+        """Every id's piece (None where the tokenizer has none); grows with the vocabulary, so
+        read it in a job, as the statistics pass does."""
+        return [self.piece(i) for i in range(len(self.table))]
+
     def token_bytes(self, token_id: int) -> bytes:
         return self.table.token_bytes(token_id) if self.has_id(token_id) else b""
 

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication, QCompleter, QLine
 from explorer.app.controllers.vocabulary import VocabularyController
 from explorer.app.state import AppState
 from explorer.core.errors import ExplorerError
-from explorer.core.tokens import parse_token_ref
+from explorer.core.token_text import parse_token_ref
 from explorer.core.vocab_index import Match
 
 SEP = "\u2003 #"  # between label and id in a suggestion

@@ -8,6 +8,7 @@ waits for the trainer.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +83,20 @@ class LearnResult:
     comparison: list[Comparison]
 
 
+def with_real_tokenizer(model: EmbeddingModel) -> EmbeddingModel:
+    """The model with the Rust tokenizer loaded in this process (worker thread), for training,
+    which encodes a whole corpus. The window's own tokenizer lives in the tokenizer service; only
+    the Learn tab pays this load, and only when it trains."""
+    from explorer.core.tokens import TokenizerInfo
+
+    if model.tokenizer is None or isinstance(model.tokenizer, TokenizerInfo):
+        return model
+    from explorer.core.model import open_model
+
+    opened = open_model(model.path, tensor=model.tensor)
+    return dataclasses.replace(model, tokenizer=opened.tokenizer)
+
+
 def run_training(
     model: EmbeddingModel,
     params: LearnParams,
@@ -93,7 +108,7 @@ def run_training(
     """Worker thread: encode the corpus, then train epoch by epoch, delivering each snapshot.
     `source` is the corpus file (None: the bundled one) and the watched words."""
     ctx.progress(-1.0, "Encoding the corpus")
-    trainer = make_trainer(model, params, source[0], source[1])
+    trainer = make_trainer(with_real_tokenizer(model), params, source[0], source[1])
     epochs = params.epochs
     state = {"epoch": 0}
 
@@ -121,7 +136,8 @@ class SourceContrast:
 def twin_contrast(model: EmbeddingModel, seed: int, ctx: JobContext) -> list[SourceContrast]:
     """Worker thread: the real matrix and its random twin, measured the same way."""
     twin = RandomTwin.of(model, seed=seed)
-    groups = contrast.reference_groups(model.tokenizer) if model.tokenizer else {}
+    real = with_real_tokenizer(model)
+    groups = contrast.reference_groups(real.tokenizer) if real.tokenizer else {}
     rng = np.random.default_rng(seed)
     ids = np.sort(rng.choice(model.rows, min(500, model.rows), replace=False)).tolist()
     cat = model.tokenizer.find("cat") if model.tokenizer else None

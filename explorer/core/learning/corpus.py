@@ -6,12 +6,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.core.errors import ExplorerError
 from explorer.core.resources import resources_dir
-from explorer.core.tokens import TokenizerInfo
+
+if TYPE_CHECKING:  # the window's process never loads the Rust tokenizer just by importing this
+    from explorer.core.tokens import TokenizerInfo
 
 MIN_COUNT = 5
 
