@@ -198,6 +198,10 @@ class VocabTokenizer:
     def token_bytes(self, token_id: int) -> bytes:
         return self.table.token_bytes(token_id) if self.has_id(token_id) else b""
 
+    def piece_bytes(self, token_id: int, piece: str) -> bytes:
+        """The exact bytes of a token (as TokenizerInfo.piece_bytes; `piece` is its piece)."""
+        return self.token_bytes(token_id)
+
     def label(self, token_id: int) -> str:
         if not self.has_id(token_id):
             return f"<unused {token_id}>"
