@@ -10,7 +10,7 @@ from explorer.core.errors import ExplorerError, TokenError, shown
 
 # Text typed or passed as an argument (phrases, expressions, token text, id lists, titles).
 # 100,000 characters tokenize in well under a second and a few tens of MB; 5 MB took 7.5 GB.
-MAX_TEXT_CHARS = 100_000
+MAX_TEXT_CHARS = 1_000_000  # a 40k-token paste is ~300k characters; 1 MB of text stays bounded
 # JSON side files (config.json, *.index.json) are a few KB to a few MB in real models.
 MAX_JSON_BYTES = 64 << 20
 # tokenizer.json: the largest real ones (256k-token vocabularies) are 30–40 MB.

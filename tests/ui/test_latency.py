@@ -45,7 +45,7 @@ def test_gui_thread_stays_responsive_on_a_256mb_model(qtbot, tmp_path):
     lines = [" ".join(f"w{i}" for i in words[j : j + 12]) for j in range(0, len(words), 12)]
     window.token_pane.set_text("\n".join(lines))
     qtbot.waitUntil(
-        lambda: len(window.state.tokens) == len(words) and not window.pending, timeout=30000
+        lambda: len(window.state.tokens) == len(words) and not window.pending, timeout=120000
     )
     assert [t.id for t in window.state.tokens[:3]] == [int(i) + 3 for i in words[:3]]
 
