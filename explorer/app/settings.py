@@ -1,4 +1,5 @@
-"""Remembered things (QSettings): recent models. Window geometry is saved by the window itself."""
+"""Remembered things (QSettings): recent models, the text of the text pane. Window geometry is
+saved by the window itself."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from PySide6.QtCore import QSettings
 
 RECENT_KEY = "recent/models"
 MAX_RECENT = 10
+TEXT_KEY = "text/last"
+MAX_SAVED_TEXT = 100_000  # characters; a longer paste is not kept between launches
 
 
 def recent_models(settings: QSettings) -> list[str]:
@@ -39,3 +42,15 @@ def remove_recent(settings: QSettings, path: str) -> list[str]:
 def clear_recent(settings: QSettings) -> None:
     settings.setValue(RECENT_KEY, [])
     settings.sync()
+
+
+def last_text(settings: QSettings) -> str | None:
+    """The text pane's text when the window last closed; None if it was never saved."""
+    value = settings.value(TEXT_KEY)
+    return value if isinstance(value, str) else None
+
+
+def save_text(settings: QSettings, text: str) -> None:
+    if len(text) <= MAX_SAVED_TEXT:
+        settings.setValue(TEXT_KEY, text)
+        settings.sync()

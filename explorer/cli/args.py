@@ -93,3 +93,18 @@ def write_text_file(path: str | Path, content: str) -> None:
         Path(path).write_bytes(data)
     except OSError as e:
         raise ExplorerError(f"{path}: cannot write ({e.strerror or e})") from None
+
+
+def _window_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ExplorerError(
+            f"size {limits.shown_arg(text)}: expected WIDTHxHEIGHT, e.g. 1280x800"
+        ) from None
+    if not (320 <= w <= 8000 and 240 <= h <= 8000):
+        raise ExplorerError(f"size {text}: width 320–8000 and height 240–8000 pixels")
+    return w, h
+
+
+window_size = _wrap(_window_size)  # WIDTHxHEIGHT in pixels

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from explorer.cli import args as args_
 from explorer.cli.common import fail
 
 NO_DISPLAY = (
@@ -30,6 +31,23 @@ def register(sub) -> None:
         help="save a PNG of the whole window once every job is done, then exit "
         "(works without a display)",
     )
+    p.add_argument(
+        "--size",
+        metavar="WxH",
+        type=args_.window_size,
+        help="window size for --screenshot (default 1280x800)",
+    )
+    p.add_argument(
+        "--tab",
+        metavar="NAME",
+        help="centre tab for --screenshot: embedding, map, learn, explain, head, statistics",
+    )
+    p.add_argument(
+        "--map",
+        choices=("running", "done"),
+        help="for --screenshot: press Map (around --select) and save the window while UMAP "
+        "runs or once the map is done",
+    )
     p.add_argument("--text", help="text to put in the tokenizer pane")
     p.add_argument("--select", metavar="TOKEN", help="token to select (text or #id)")
     p.add_argument(
@@ -49,6 +67,8 @@ def has_display() -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.screenshot and (args.size or args.tab or args.map):
+        return fail("--size, --tab and --map go with --screenshot FILE.png")
     if not args.screenshot and not has_display():  # a screenshot goes offscreen by itself
         return fail(NO_DISPLAY)
     from explorer.ui.launch import launch  # noqa: PLC0415 - keep Qt out of headless commands

@@ -9,9 +9,7 @@ from pathlib import Path
 
 from explorer.core.resources import demo_model_dir
 
-SCREENSHOT_SIZE = (1280, 800)
 FIRST_RUN_TEXT = "The cat sat on the mat"
-SCREENSHOT_TIMEOUT_MS = 120_000
 QUIT_WAIT_MS = 250  # on close, how long cancelled jobs get to stop before the process ends
 
 
@@ -41,6 +39,19 @@ def initial_path(args: argparse.Namespace, settings) -> str | None:
             return path
     demo = demo_model_dir()
     return str(demo) if demo.is_dir() else None
+
+
+def initial_text(args: argparse.Namespace, settings) -> str | None:
+    """--text, else the text the window had when it last closed; on the very first run a
+    sentence to click at once. Screenshots show only what the command line asks for."""
+    if args.text:
+        return args.text
+    if args.screenshot:
+        return None
+    from explorer.app.settings import last_text
+
+    saved = last_text(settings)
+    return FIRST_RUN_TEXT if saved is None else saved
 
 
 def _quiet_offscreen(mode, context, message: str) -> None:
@@ -80,7 +91,7 @@ def launch(args: argparse.Namespace) -> int:
     from PySide6.QtWidgets import QApplication
 
     from explorer.app import tuning
-    from explorer.app.settings import recent_models
+    from explorer.app.settings import save_text
     from explorer.app.state import AppState, open_job
     from explorer.core.errors import ExplorerError
     from explorer.ui.main_window import MainWindow
@@ -107,10 +118,9 @@ def launch(args: argparse.Namespace) -> int:
     window = MainWindow(state, settings, persist=not args.screenshot, warm_up=not args.screenshot)
     if state.model is None and path is not None:
         window.open_path(path, args.tensor)
-    if args.text:
-        window.token_pane.set_text(args.text)
-    elif not args.path and not args.screenshot and not recent_models(settings):
-        window.token_pane.set_text(FIRST_RUN_TEXT)  # first run: something to click at once
+    text = initial_text(args, settings)
+    if text is not None:
+        window.token_pane.set_text(text)
     if args.select:
         if state.model is not None:
             errors: list[str] = []
@@ -129,31 +139,14 @@ def launch(args: argparse.Namespace) -> int:
     if session:
         window.sessions.controller.open(Path(session).expanduser())
     if args.screenshot:
-        return _screenshot(app, window, args.screenshot)
+        from explorer.ui.screenshot import DEFAULT_SIZE, Shot, take
+
+        size = getattr(args, "size", None) or DEFAULT_SIZE
+        shot = Shot(args.screenshot, size, getattr(args, "tab", None), getattr(args, "map", None))
+        error = take(app, window, shot)
+        return fail(error) if error else 0
     window.quit_wait_ms = QUIT_WAIT_MS
     window.show()
-    return app.exec()
-
-
-def _screenshot(app, window, out: str) -> int:
-    """Show the window, wait until no job runs and no result is undelivered, save a PNG."""
-    from PySide6.QtCore import QElapsedTimer, QThread
-
-    window.resize(*SCREENSHOT_SIZE)
-    window.show()
-    clock = QElapsedTimer()
-    clock.start()
-    quiet = 0  # consecutive idle passes: results may start follow-up jobs
-    while quiet < 3 and clock.elapsed() < SCREENSHOT_TIMEOUT_MS:
-        app.processEvents()
-        if window.pending:
-            quiet = 0
-            QThread.msleep(5)
-        else:
-            quiet += 1
-    image = window.grab()
-    ok = image.save(out)
-    window.close()
-    if not ok:
-        return fail(f"{out}: cannot write the PNG")
-    return 0
+    code = app.exec()
+    save_text(settings, state.text)
+    return code

@@ -46,6 +46,7 @@ from explorer.ui.token_search import TokenSearch
 from explorer.ui.viewer import EmbeddingViewer
 
 LEFT_WIDTH = 400  # px of the left dock column in the default layout
+SHORT_WINDOW = 680  # px: below this height the text and neighbours docks are tabbed together
 TITLE = "Embedding Explorer"
 MODEL_FILTER = "Models (*.safetensors *.json);;All files (*)"
 
@@ -397,6 +398,11 @@ class MainWindow(QMainWindow):
         """Dock sizes that read well at 1280 × 800."""
         left = [d for d in (self.model_dock, self.text_dock, self.neighbors_dock) if d is not None]
         width = min(LEFT_WIDTH, max(300, self.width() // 3))  # narrow windows: the docks give way
+        if self.height() < SHORT_WINDOW and self.neighbors_dock is not None:
+            # three docks stacked leave each too little height: text and neighbours share one
+            self.tabifyDockWidget(self.text_dock, self.neighbors_dock)
+            self.text_dock.raise_()
+            left.remove(self.neighbors_dock)
         self.resizeDocks([self.model_dock], [width], Qt.Orientation.Horizontal)
         panel = self.model_panel  # + 24 px: the dock's title bar; wrapped lines at this width
         model_h = max(panel.sizeHint().height(), panel.heightForWidth(width - 12)) + 24

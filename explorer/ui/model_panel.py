@@ -36,18 +36,22 @@ def describe(model: EmbeddingModel) -> dict[str, tuple[str, str]]:
         )
     return {
         "Path": (str(model.path), "\n".join(str(f) for f in files)),
-        "Format": (f"{model.format} · {len(files)} file{'s' if len(files) != 1 else ''}", ""),
+        "Format": (
+            f"{model.format} · {len(files)} file{'s' if len(files) != 1 else ''} · "
+            f"{human_size(model.file_size)}",
+            f"{model.file_size:,} bytes",
+        ),
         "Tensor": (model.tensor, "The input embedding matrix"),
         "Shape": (f"{model.rows:,} × {model.dim:,}", "rows (token ids) × d_model"),
         "Dtype": (model.dtype, "Stored element type; values are shown exactly"),
-        "File size": (human_size(model.file_size), f"{model.file_size:,} bytes"),
         "Output head": tied,
         "Tokenizer": tok,
     }
 
 
 class ModelPanel(QWidget):
-    FIELDS = ("Path", "Format", "Tensor", "Shape", "Dtype", "File size", "Output head", "Tokenizer")
+    FIELDS = ("Path", "Format", "Tensor", "Shape", "Dtype", "Output head", "Tokenizer")
+    ELIDED = ("Path", "Tensor")  # long names are cut in the middle (the tooltip has them whole)
 
     def __init__(self, state: AppState, parent: QWidget | None = None):
         super().__init__(parent)
@@ -76,25 +80,28 @@ class ModelPanel(QWidget):
             self.show_model(state.model)
 
     def show_model(self, model: EmbeddingModel) -> None:
+        self._full: dict[str, str] = {}
         for name, (text, tip) in describe(model).items():
             label = self.values[name]
             label.setToolTip(tip or text)
-            if name == "Path":
-                label.setText(self._elide_path(text))
+            if name in self.ELIDED:
+                self._full[name] = text
+                label.setText(self._elided(name))
                 label.setToolTip(text + ("\n" + tip if tip and tip != text else ""))
             else:
                 label.setText(text)
         self._model_text = self.values["Path"].text()
 
-    def _elide_path(self, path: str) -> str:
-        fm = self.values["Path"].fontMetrics()
-        width = max(self.values["Path"].width(), 220)
-        return fm.elidedText(path, Qt.TextElideMode.ElideMiddle, width)
+    def _elided(self, name: str) -> str:
+        label = self.values[name]
+        width = max(label.width(), 120)
+        return label.fontMetrics().elidedText(self._full[name], Qt.TextElideMode.ElideMiddle, width)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if self.state.model is not None:
-            self.values["Path"].setText(self._elide_path(str(self.state.model.path)))
+        if self.state.model is not None and getattr(self, "_full", None):
+            for name in self.ELIDED:
+                self.values[name].setText(self._elided(name))
 
     def _loading(self, path: str) -> None:
         if self.state.model is None:

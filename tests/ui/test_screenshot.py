@@ -8,7 +8,7 @@ import sys
 
 from PySide6.QtGui import QImage
 
-from explorer.ui.launch import SCREENSHOT_SIZE
+from explorer.ui.screenshot import DEFAULT_SIZE as SCREENSHOT_SIZE
 
 
 def run_gui(*args: str, tmp_path) -> subprocess.CompletedProcess:
@@ -46,6 +46,30 @@ def test_screenshot_of_the_demo_with_text_and_selection(tmp_path):
     small = image.scaled(160, 100)
     colours = {small.pixel(x, y) for x in range(small.width()) for y in range(small.height())}
     assert len(colours) > 50
+
+
+def test_screenshot_at_a_chosen_size_of_a_finished_map(tmp_path):
+    out = tmp_path / "map.png"
+    proc = run_gui(
+        *("--screenshot", str(out), "--size", "1024x700", "--select", "cat"),
+        *("--map", "done"),
+        tmp_path=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1024, 700)
+
+
+def test_screenshot_of_another_tab_and_bad_tab_or_size(tmp_path):
+    out = tmp_path / "stats.png"
+    proc = run_gui("--screenshot", str(out), "--tab", "Statistics", tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert not QImage(str(out)).isNull()
+    for bad, words in ((("--tab", "nope"), "no such tab"), (("--size", "12x9"), "320")):
+        proc = run_gui("--screenshot", str(tmp_path / "x.png"), *bad, tmp_path=tmp_path)
+        assert proc.returncode == 2
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0], lines
 
 
 def test_screenshot_with_a_bad_path_fails_with_one_line(tmp_path):
@@ -91,3 +115,26 @@ def test_font_database_chatter_is_filtered(qapp):
     QLoggingCategory.setFilterRules(QUIET_LOG_RULES)  # what launch() sets at start-up
     assert not QLoggingCategory("qt.text.font.db").isWarningEnabled()
     assert QLoggingCategory("qt.widgets").isWarningEnabled()
+
+
+def test_the_text_pane_keeps_its_text_between_launches(qapp, tmp_path):
+    import argparse
+
+    from PySide6.QtCore import QSettings
+
+    from explorer.app.settings import MAX_SAVED_TEXT, save_text
+    from explorer.ui.launch import FIRST_RUN_TEXT, initial_text
+
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    plain = argparse.Namespace(text=None, screenshot=None)
+    assert initial_text(plain, settings) == FIRST_RUN_TEXT  # first launch: something to click
+    save_text(settings, "king - man + woman")  # what the window held when it closed
+    assert initial_text(plain, settings) == "king - man + woman"  # second launch: the same
+    save_text(settings, "")  # cleared on purpose: stays cleared
+    assert initial_text(plain, settings) == ""
+    save_text(settings, "x" * (MAX_SAVED_TEXT + 1))  # too long to keep: the last one stays
+    assert initial_text(plain, settings) == ""
+    given = argparse.Namespace(text="a b", screenshot=None)
+    assert initial_text(given, settings) == "a b"
+    shot = argparse.Namespace(text=None, screenshot="x.png")
+    assert initial_text(shot, settings) is None

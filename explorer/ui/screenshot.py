@@ -1,0 +1,100 @@
+"""`gui --screenshot`: show the window at a chosen size and tab, let every job finish (or stop
+in the middle of a map), save a PNG of the whole window."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QElapsedTimer, QThread
+from PySide6.QtWidgets import QApplication
+
+from explorer.ui.main_window import MainWindow
+
+DEFAULT_SIZE = (1280, 800)
+TIMEOUT_MS = 120_000
+MAP_STAGES = ("running", "done")  # a map while UMAP runs (preview shown), or finished
+
+
+@dataclass(frozen=True)
+class Shot:
+    out: str
+    size: tuple[int, int] = DEFAULT_SIZE
+    tab: str | None = None  # a centre tab's name, e.g. "map", "statistics"
+    map_stage: str | None = None  # one of MAP_STAGES: press Map first
+
+
+def tab_names(window: MainWindow) -> list[str]:
+    centre = window.centre
+    return [centre.tabText(i).replace("&", "").lower() for i in range(centre.count())]
+
+
+def _settle(app: QApplication, window: MainWindow, clock: QElapsedTimer, until=None) -> bool:
+    """Run the event loop until nothing is pending (or `until()` is true); False on time-out."""
+    quiet = 0  # consecutive idle passes: results may start follow-up jobs
+    while clock.elapsed() < TIMEOUT_MS:
+        app.processEvents()
+        if until is not None:
+            if until():
+                return True
+            QThread.msleep(5)
+        elif window.pending:
+            quiet = 0
+            QThread.msleep(5)
+        else:
+            quiet += 1
+            if quiet >= 3:
+                return True
+    return False
+
+
+def take(app: QApplication, window: MainWindow, shot: Shot) -> str | None:
+    """Save the PNG; None when done, else why not (one line)."""
+    window.resize(*shot.size)
+    window.show()
+    clock = QElapsedTimer()
+    clock.start()
+    tab = shot.tab or ("map" if shot.map_stage else None)
+    if tab is not None:
+        names = tab_names(window)
+        if tab.lower() not in names:
+            window.close()
+            return f"--tab {tab!r}: no such tab (one of: {', '.join(names)})"
+        window.centre.setCurrentIndex(names.index(tab.lower()))
+    _settle(app, window, clock)
+    if shot.map_stage is not None:
+        error = _press_map(app, window, clock, shot.map_stage)
+        if error:
+            window.close()
+            return error
+    else:
+        _settle(app, window, clock)
+    ok = window.grab().save(shot.out)
+    window.jobs.cancel_all()
+    window.close()
+    return None if ok else f"{shot.out}: cannot write the PNG"
+
+
+def _press_map(app: QApplication, window: MainWindow, clock: QElapsedTimer, stage: str) -> str:
+    pane = window.map_pane
+    shown: list[bool] = []
+    pane.mapShown.connect(shown.append)
+    failed: list[str] = []
+    pane.controller.failed.connect(lambda e: failed.append(str(e)))
+    pane.request_map()
+    if not pane.controller.running and not shown:
+        return f"cannot map: {pane.title.text()}"
+    if stage == "running":  # the preview is shown, UMAP's epochs are counting
+        reached = _settle(
+            app,
+            window,
+            clock,
+            until=lambda: (
+                bool(failed) or (shown == [False] and "epoch" in pane.progress.toolTip().lower())
+            ),
+        )
+        if not reached or not shown:
+            return "the map finished or failed before its UMAP epochs could be seen"
+    else:
+        _settle(app, window, clock, until=lambda: bool(failed) or True in shown)
+        _settle(app, window, clock)
+    return f"the map failed: {failed[0]}" if failed else ""
