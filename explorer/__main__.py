@@ -1,3 +1,3 @@
-from explorer.cli import main
+from explorer.cli import entry
 
-raise SystemExit(main())
+entry()

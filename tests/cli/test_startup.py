@@ -120,3 +120,17 @@ def test_used_rows_from_one_vocabulary_call_matches_the_model(tmp_path):
         assert fast.info() == slow.info()
         fast.close()
         slow.close()
+
+
+def test_quick_exit_keeps_the_whole_output_and_the_exit_code(tmp_path):
+    """`info`/`vector` end with os._exit: stdout must be flushed and errors must still be 2."""
+    env = {**os.environ, "HOME": str(tmp_path)}
+    run = [sys.executable, "-m", "explorer"]
+    proc = subprocess.run([*run, "vector", "--id", "3710", "--json"], capture_output=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)["values"]) == 384
+    proc = subprocess.run([*run, "vector", "--id", "99999999"], capture_output=True, env=env)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    with open("/dev/full", "w") as full:  # a full disk behind stdout is not a success
+        proc = subprocess.run([*run, "info", "--json"], stdout=full, stderr=subprocess.PIPE)
+    assert proc.returncode == 2, proc.stderr
