@@ -40,7 +40,8 @@ def register(sub) -> None:
     p.add_argument(
         "--tab",
         metavar="NAME",
-        help="centre tab for --screenshot: embedding, map, learn, explain, head, statistics",
+        help="tab for --screenshot: embedding, map, learn, explain, head, statistics, or the "
+        "Embedding tab's overview, values (values and bits), cosine",
     )
     p.add_argument(
         "--map",

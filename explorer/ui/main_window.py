@@ -40,6 +40,7 @@ from explorer.ui.model_panel import ModelPanel
 from explorer.ui.neighbors_pane import NeighborsPane
 from explorer.ui.presentation import Presenter
 from explorer.ui.session_menu import SessionMenus
+from explorer.ui import stores_menu
 from explorer.ui.status import make_status_bar
 from explorer.ui.token_pane import TokenPane
 from explorer.ui.token_search import TokenSearch
@@ -116,6 +117,7 @@ class MainWindow(QMainWindow):
         self._add_neighbors()
 
         self._make_actions()
+        self.stores_menu = stores_menu.install(self)  # File › Models on this computer
         self.analysis = AnalysisTabs(self)  # Explain, Head, Statistics tabs and their controllers
         self.sessions = SessionMenus(self, self.file_menu, self.quit_action)
         self._make_toolbar()

@@ -3,6 +3,7 @@ in the middle of a map), save a PNG of the whole window."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from PySide6.QtCore import QElapsedTimer, QThread
@@ -26,6 +27,21 @@ class Shot:
 def tab_names(window: MainWindow) -> list[str]:
     centre = window.centre
     return [centre.tabText(i).replace("&", "").lower() for i in range(centre.count())]
+
+
+VIEWER_TABS = ["overview", "values", "cosine"]  # the Embedding tab's own tabs
+
+
+def _show_tab(window: MainWindow, tab: str) -> bool:
+    names = tab_names(window)
+    if tab in names:
+        window.centre.setCurrentIndex(names.index(tab))
+        return True
+    if tab in VIEWER_TABS:
+        window.centre.setCurrentIndex(names.index("embedding"))
+        window.viewer.tabs.setCurrentIndex(VIEWER_TABS.index(tab))
+        return True
+    return False
 
 
 def _settle(app: QApplication, window: MainWindow, clock: QElapsedTimer, until=None) -> bool:
@@ -54,12 +70,10 @@ def take(app: QApplication, window: MainWindow, shot: Shot) -> str | None:
     clock = QElapsedTimer()
     clock.start()
     tab = shot.tab or ("map" if shot.map_stage else None)
-    if tab is not None:
-        names = tab_names(window)
-        if tab.lower() not in names:
-            window.close()
-            return f"--tab {tab!r}: no such tab (one of: {', '.join(names)})"
-        window.centre.setCurrentIndex(names.index(tab.lower()))
+    if tab is not None and not _show_tab(window, tab.lower()):
+        window.close()
+        names = tab_names(window) + VIEWER_TABS
+        return f"--tab {tab!r}: no such tab (one of: {', '.join(names)})"
     _settle(app, window, clock)
     if shot.map_stage is not None:
         error = _press_map(app, window, clock, shot.map_stage)
@@ -68,6 +82,11 @@ def take(app: QApplication, window: MainWindow, shot: Shot) -> str | None:
             return error
     else:
         _settle(app, window, clock)
+    if (window.width(), window.height()) != shot.size:  # the content asked for more room
+        sys.stderr.write(
+            f"note: the window is {window.width()}x{window.height()}, not "
+            f"{shot.size[0]}x{shot.size[1]}: its content does not fit the size asked for\n"
+        )
     ok = window.grab().save(shot.out)
     window.jobs.cancel_all()
     window.close()

@@ -120,10 +120,10 @@ class TokenPane(QWidget):
         chars = len(self.state.text)
         n = len(tokens)
         if n:
-            self.counts.setText(
-                f"{n:,} token{'s' if n != 1 else ''} · {chars:,} characters · "
-                f"{chars / n:.2f} characters/token"
-            )
+            parts = (f"{n:,} token{'s' if n != 1 else ''}", f"{chars:,} characters")
+            ratio = f"{chars / n:.2f} characters per token"
+            # a narrow dock wraps between the parts, never inside one
+            self.counts.setText(" · ".join(p.replace(" ", "\u00a0") for p in (*parts, ratio)))
         else:
             self.counts.setText("")
 

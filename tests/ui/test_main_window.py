@@ -52,7 +52,7 @@ def test_typing_updates_chips(qtbot, window):
     chips = window.token_pane.chips
     assert [t.text for t in chips.tokens] == ["the", "cat", "sat"]
     assert "3 tokens" in window.token_pane.counts.text()
-    assert "3.67 characters/token" in window.token_pane.counts.text()
+    assert "3.67\u00a0characters\u00a0per\u00a0token" in window.token_pane.counts.text()
     # more typing replaces the chips; the debounce sends only the final text
     tokens = type_text(qtbot, window, " on the mat")
     assert [t.id for t in tokens] == [3, 4, 5, 6, 3, 7]

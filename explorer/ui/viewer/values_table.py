@@ -278,6 +278,8 @@ class ValuesTable(QWidget):
         self.model = ValuesModel(self)
         self.caption = QLabel()
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
+        self.caption.setWordWrap(True)  # a long caption (quantised rows) never widens the window
+        self.caption.setMinimumWidth(120)
         self.goto = QSpinBox()
         self.goto.setPrefix("index ")
         self.goto.setToolTip("Scroll to a position in the row")
@@ -330,8 +332,11 @@ class ValuesTable(QWidget):
         quant = self.model.quant
         bits = "" if self.model.has_bits else f" — no bit layout for {row.dtype}"
         if quant is not None:
-            bits = f" in blocks of {quant.block_size}: scale × quant" + (
-                " + min" if quant.minimum is not None else ""
+            bits = (
+                f" in blocks of {quant.block_size} ({quant.block_bytes} bytes, "
+                f"{quant.bits_per_value:g} bits a value): value = scale × quant"
+                + (" + min" if quant.minimum is not None else "")
+                + ", in steps of the block's scale"
             )
         self.caption.setText(
             f"{row_name(row.label, row.id)}  ·  {n} values stored as {row.dtype}{bits}"
