@@ -49,7 +49,7 @@ from explorer.ui.viewer import EmbeddingViewer
 LEFT_WIDTH = 400  # px of the left dock column in the default layout
 SHORT_WINDOW = 680  # px: below this height the text and neighbours docks are tabbed together
 TITLE = "Embedding Explorer"
-MODEL_FILTER = "Models (*.safetensors *.json);;All files (*)"
+MODEL_FILTER = "Models (*.safetensors *.gguf *.json);;All files (*)"
 
 
 def dropped_path(urls: list[QUrl]) -> str | None:
@@ -141,7 +141,7 @@ class MainWindow(QMainWindow):
             self.rows.refresh()
         else:
             self.viewer.clear(
-                "Open a model: File › Open, or drop a folder or a .safetensors file here"
+                "Open a model: File › Open, or drop a folder, a .safetensors or a .gguf file here"
             )
 
     # -- building ------------------------------------------------------------------------------
@@ -205,7 +205,7 @@ class MainWindow(QMainWindow):
         self.open_file_action = QAction("Open model &file…", self)
         self.open_file_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
         self.open_file_action.setToolTip(
-            "Open a .safetensors file or a .safetensors.index.json (Ctrl+Shift+O)"
+            "Open a .safetensors or .gguf file, or a .safetensors.index.json (Ctrl+Shift+O)"
         )
         self.open_file_action.triggered.connect(self.open_file_dialog)
         file_menu.addAction(self.open_file_action)

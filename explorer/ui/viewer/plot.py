@@ -1,4 +1,5 @@
-"""Line plot of the d_model values of one row, or several rows overlaid with a legend."""
+"""Line plot of the d_model values of one row, or several rows overlaid (the summary table
+above, with each row's colour swatch, is their legend)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from PySide6.QtWidgets import QWidget
 
 from explorer.core.rows import RowData
 from explorer.ui.viewer.picking import IndexPicking
-from explorer.ui.viewer.style import is_dark, muted_text, row_name, series_color, style_plot
+from explorer.ui.viewer.style import is_dark, muted_text, series_color, style_plot
 
 
 class ValuesPlot(IndexPicking, pg.PlotWidget):
@@ -37,8 +38,6 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
         self.peak = pg.ScatterPlotItem(size=9, symbol="o")
         for it in (self.zero, self.cursor, self.peak):
             item.addItem(it, ignoreBounds=True)
-        self.legend = item.addLegend(offset=(-8, 8), labelTextSize="9pt")
-        self.legend.hide()
         self.setToolTip(
             "Values of the row by position; drag to pan, wheel to zoom, double-click a "
             "point to show it in the values table"
@@ -57,8 +56,7 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
             self.curves.append(curve)
         for curve, row in zip(self.curves, rows, strict=True):
             curve.setData(np.arange(row.values.shape[0]), row.values)
-        self._set_legend()
-        self._restyle()
+        self._restyle()  # no legend over the data: the summary table above is the legend
         peak = rows[0].stats.argmax_abs if len(rows) == 1 else -1
         if peak >= 0 and np.isfinite(rows[0].values[peak]):
             self.peak.setData([peak], [float(rows[0].values[peak])])
@@ -69,13 +67,6 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
 
     def clear_rows(self) -> None:
         self.set_rows([])
-
-    def _set_legend(self) -> None:
-        self.legend.clear()
-        self.legend.setVisible(len(self.rows) > 1)
-        if len(self.rows) > 1:
-            for curve, row in zip(self.curves, self.rows, strict=True):
-                self.legend.addItem(curve, row_name(row.label, row.id))
 
     # -- palette ------------------------------------------------------------------------------
     def _restyle(self) -> None:
@@ -92,11 +83,6 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
         text = self.palette().color(QPalette.ColorRole.Text)
         self.peak.setPen(pg.mkPen(text, width=1.5))
         self.peak.setBrush(pg.mkBrush(None))
-        bg = QColor(base)
-        bg.setAlpha(210)
-        self.legend.setBrush(pg.mkBrush(bg))
-        self.legend.setPen(pg.mkPen(faint))
-        self.legend.setLabelTextColor(text)
 
     # -- mouse --------------------------------------------------------------------------------
     def _index_at(self, pos: QPointF) -> int:
