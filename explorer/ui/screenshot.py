@@ -6,8 +6,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from PySide6.QtCore import QElapsedTimer, QThread
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QThread
 
 from explorer.ui.main_window import MainWindow
 
@@ -44,7 +43,7 @@ def _show_tab(window: MainWindow, tab: str) -> bool:
     return False
 
 
-def _settle(app: QApplication, window: MainWindow, clock: QElapsedTimer, until=None) -> bool:
+def _settle(app: QCoreApplication, window: MainWindow, clock: QElapsedTimer, until=None) -> bool:
     """Run the event loop until nothing is pending (or `until()` is true); False on time-out."""
     quiet = 0  # consecutive idle passes: results may start follow-up jobs
     while clock.elapsed() < TIMEOUT_MS:
@@ -63,7 +62,7 @@ def _settle(app: QApplication, window: MainWindow, clock: QElapsedTimer, until=N
     return False
 
 
-def take(app: QApplication, window: MainWindow, shot: Shot) -> str | None:
+def take(app: QCoreApplication, window: MainWindow, shot: Shot) -> str | None:
     """Save the PNG; None when done, else why not (one line)."""
     window.resize(*shot.size)
     window.show()
@@ -93,7 +92,7 @@ def take(app: QApplication, window: MainWindow, shot: Shot) -> str | None:
     return None if ok else f"{shot.out}: cannot write the PNG"
 
 
-def _press_map(app: QApplication, window: MainWindow, clock: QElapsedTimer, stage: str) -> str:
+def _press_map(app: QCoreApplication, window: MainWindow, clock: QElapsedTimer, stage: str) -> str:
     pane = window.map_pane
     shown: list[bool] = []
     pane.mapShown.connect(shown.append)
