@@ -114,11 +114,15 @@ def entry() -> None:
     """The `embedding-explorer` command and `python -m explorer`."""
     code = main()
     if len(sys.argv) > 1 and sys.argv[1] in QUICK_EXIT:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                if stream is not None:
-                    stream.flush()
-            except (OSError, ValueError):  # e.g. a full disk behind stdout: not a success
-                code = code or 2
+        try:
+            if sys.stdout is not None:
+                sys.stdout.flush()
+        except (OSError, ValueError) as e:  # e.g. a full disk behind stdout: not a success
+            code = code or common.fail(f"cannot write to standard output ({e})")
+        try:
+            if sys.stderr is not None:
+                sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
         os._exit(code)
     raise SystemExit(code)

@@ -131,6 +131,11 @@ def test_quick_exit_keeps_the_whole_output_and_the_exit_code(tmp_path):
     assert len(json.loads(proc.stdout)["values"]) == 384
     proc = subprocess.run([*run, "vector", "--id", "99999999"], capture_output=True, env=env)
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    buffered = {k: v for k, v in env.items() if k != "PYTHONUNBUFFERED"}  # fails at the flush
     with open("/dev/full", "w") as full:  # a full disk behind stdout is not a success
-        proc = subprocess.run([*run, "info", "--json"], stdout=full, stderr=subprocess.PIPE)
+        proc = subprocess.run(
+            [*run, "info", "--json"], stdout=full, stderr=subprocess.PIPE, env=buffered
+        )
     assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and "cannot write to standard output" in lines[0], lines
