@@ -120,10 +120,11 @@ class TokenPane(QWidget):
         chars = len(self.state.text)
         n = len(tokens)
         if n:
-            parts = (f"{n:,} token{'s' if n != 1 else ''}", f"{chars:,} characters")
-            ratio = f"{chars / n:.2f} characters per token"
-            # a narrow dock wraps between the parts, never inside one
-            self.counts.setText(" · ".join(p.replace(" ", "\u00a0") for p in (*parts, ratio)))
+            ratio = f"{chars / n:.2f} characters per token".replace(" ", "\u00a0")
+            # a narrow dock wraps before the ratio, never inside it
+            self.counts.setText(
+                f"{n:,} token{'s' if n != 1 else ''} · {chars:,} characters · {ratio}"
+            )
         else:
             self.counts.setText("")
 
