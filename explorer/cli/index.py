@@ -30,7 +30,7 @@ def _progress(fraction: float) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.core.neighbors import NeighborSearcher  # noqa: PLC0415 - compiles kernels
+    from explorer.core.neighbors import NeighborSearcher  # compiles kernels
 
     model = load_model(args, tokenizer=False)
     searcher = NeighborSearcher(model)

@@ -47,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in FORMATS:
         raise ExplorerError(f"{out.name}: unknown output type; use one of {', '.join(FORMATS)}")
-    from explorer.core.analysis import stats_export  # noqa: PLC0415 - numpy/numba work
-    from explorer.core.analysis.stats import compute_stats  # noqa: PLC0415
+    from explorer.core.analysis import stats_export  # numpy/numba work
+    from explorer.core.analysis.stats import compute_stats
 
     model = load_model(args)
     result = compute_stats(model, progress=_progress, use_cache=not args.no_cache)
@@ -64,14 +64,14 @@ def run(args: argparse.Namespace) -> int:
             )
             out.write_text(text, encoding="utf-8")
         else:
-            from explorer.core.analysis.stats_figure import stats_svg  # noqa: PLC0415
+            from explorer.core.analysis.stats_figure import stats_svg
 
             subtitle = f"{model.path.name} · {model.tensor} · {model.dtype}"
             svg = stats_svg(result, subtitle)
             if suffix == ".svg":
                 out.write_text(svg, encoding="utf-8")
             else:
-                from explorer.ui.map_export import svg_to_png  # noqa: PLC0415 - Qt for PNG only
+                from explorer.ui.map_export import svg_to_png  # Qt for PNG only
 
                 svg_to_png(svg, out)
     if args.json:
