@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.core.errors import Cancelled, TokenError
+from explorer.core.context import CancelCheck
+from explorer.core.errors import TokenError
 from explorer.core.limits import parse_id
 from explorer.core.model import EmbeddingModel
 from explorer.core.token_text import parse_token_ref
@@ -21,8 +22,6 @@ from explorer.core.token_text import parse_token_ref
 DEFAULT_N = 500
 MAX_AROUND = 20_000
 MAX_SAMPLE = 50_000
-
-CancelCheck = Callable[[], bool] | None
 
 
 @dataclass(frozen=True)
@@ -214,8 +213,3 @@ PLACEHOLDER = re.compile(r"^[\[<]unused\d+[\]>]$")  # [unused12], <unused3>
 
 def _plain(model: EmbeddingModel, token_id: int, special: set[int]) -> bool:
     return token_id not in special and not PLACEHOLDER.match(model.label(token_id))
-
-
-def check_cancel(cancelled: CancelCheck) -> None:
-    if cancelled is not None and cancelled():
-        raise Cancelled()

@@ -200,6 +200,13 @@ class TokenizerInfo:
             index.setdefault(k, v)
         return index
 
+    def prepare(self) -> TokenizerInfo:
+        """Build the tables behind ``labels`` and ``find`` now (worker thread: they grow with the
+        vocabulary), as VocabTokenizer.prepare does."""
+        self.labels  # noqa: B018 - cached_property
+        self._bytes_index  # noqa: B018
+        return self
+
     def present_mask(self, rows: int) -> np.ndarray:
         """bool [rows]: True where the tokenizer has a token for the row (ids may have holes)."""
         import numpy as np  # `tokenize` and `info` never need numpy

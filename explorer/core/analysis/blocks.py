@@ -6,9 +6,9 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from explorer.core.errors import Cancelled
+from explorer.core.context import CancelCheck, check_cancelled
 
-Cancel = Callable[[], bool] | None
+Cancel = CancelCheck  # the analysis modules' name for it
 Progress = Callable[[float], None] | None
 Decode = Callable[[int, int], np.ndarray]  # rows [start, stop) → float32/float64 [n, dim]
 
@@ -17,8 +17,7 @@ DECODED_BLOCK_BYTES = 16 << 20
 
 
 def check(cancelled: Cancel, what: str = "analysis") -> None:
-    if cancelled is not None and cancelled():
-        raise Cancelled(f"{what} cancelled")
+    check_cancelled(cancelled, what)
 
 
 def rows_per_block(dim: int, bytes_per_value: int = 4) -> int:

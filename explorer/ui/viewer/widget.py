@@ -183,13 +183,6 @@ class EmbeddingViewer(QWidget):
     def current_row(self) -> RowData | None:
         return self.rows[self.current] if 0 <= self.current < len(self.rows) else None
 
-    def set_current(self, position: int) -> None:
-        """Show row `position` of a multi-selection in the heatmap and the table."""
-        if 0 <= position < len(self.rows) and position != self.current:
-            self.current = position
-            self.table.select(position)
-            self._show_current()
-
     def limit(self) -> float:
         """Heatmap half-range: the shared one, else the largest |value| of the rows shown."""
         if self.shared_limit is not None:
