@@ -1,5 +1,5 @@
-"""The static checks CI relies on: mypy (`--check-untyped-defs`) and ruff, with the settings in
-pyproject.toml. Each is skipped only when its tool is not installed (both are in the test extra)."""
+"""The static checks CI relies on: mypy (`--check-untyped-defs`), ruff and vulture, set up in
+pyproject.toml. Each is skipped only when its tool is not installed (all are in the test extra)."""
 
 from __future__ import annotations
 
@@ -46,3 +46,10 @@ def test_ruff_is_clean():
     assert lint.returncode == 0, lint.stdout[-4000:] + lint.stderr[-2000:]
     fmt = _run("ruff", "format", "--check", ".")
     assert fmt.returncode == 0, fmt.stdout[-4000:] + fmt.stderr[-2000:]
+
+
+@_needs("vulture")
+def test_no_dead_code():
+    """vulture over explorer/, tests/ and bench/ ([tool.vulture]: known false positives named)."""
+    done = _run("vulture")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
