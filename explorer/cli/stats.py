@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from explorer.cli.common import add_model_options, load_model, print_json
+from explorer.cli.common import Progress, add_model_options, load_model, print_json
 from explorer.core.errors import ExplorerError
 
 FORMATS = (".csv", ".png", ".svg")
@@ -37,12 +37,6 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _progress(done: float) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write(f"\rreading the matrix: {100 * done:3.0f}%")
-        sys.stderr.flush()
-
-
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in FORMATS:
@@ -51,9 +45,9 @@ def run(args: argparse.Namespace) -> int:
     from explorer.core.analysis.stats import compute_stats
 
     model = load_model(args)
-    result = compute_stats(model, progress=_progress, use_cache=not args.no_cache)
-    if sys.stderr.isatty():
-        sys.stderr.write("\r" + " " * 30 + "\r")
+    progress = Progress("reading the matrix", step=0.01)
+    result = compute_stats(model, progress=progress, use_cache=not args.no_cache)
+    progress.end(clear=True)
     if out is not None:
         suffix = out.suffix.lower()
         if suffix == ".csv":
