@@ -17,6 +17,7 @@ from explorer.core.context import CancelCheck
 from explorer.core.errors import TokenError
 from explorer.core.limits import parse_id
 from explorer.core.model import EmbeddingModel
+from explorer.core.ranking import top_k
 from explorer.core.token_text import parse_token_ref
 
 DEFAULT_N = 500
@@ -72,10 +73,7 @@ def _top(scores: np.ndarray, n: int, must: Sequence[int] = ()) -> np.ndarray:
     rest_n = max(0, n - len(must))
     if rest_n == 0:
         return np.asarray(must[:n], dtype=np.int64)
-    part = np.argpartition(-s, min(rest_n, len(s) - 1))[:rest_n]
-    part = part[np.isfinite(s[part])]
-    part = part[np.argsort(-s[part], kind="stable")]
-    return np.concatenate([np.asarray(must, dtype=np.int64), part.astype(np.int64)])
+    return np.concatenate([np.asarray(must, dtype=np.int64), top_k(s, rest_n)])
 
 
 def _check_n(n: int, limit: int, what: str) -> int:

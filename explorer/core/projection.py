@@ -27,6 +27,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.layout import configure_numba_cache, numba_cache_dir
 from explorer.core.limits import MAX_EPOCHS, MAX_SEED, check_int
 from explorer.core.pca import pca_2d, principal_components
+from explorer.core.ranking import top_k_rows
 from explorer.core.refine import REFINE_K, REFINE_MAX, refine_neighbours
 
 __all__ = [
@@ -125,12 +126,6 @@ def prepare(vectors: np.ndarray) -> np.ndarray:
     return x
 
 
-def _top_k(sims: np.ndarray, k: int) -> np.ndarray:
-    part = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-    order = np.argsort(-np.take_along_axis(sims, part, axis=1), axis=1, kind="stable")
-    return np.take_along_axis(part, order, axis=1)
-
-
 def knn_cosine(
     x: np.ndarray,
     k: int,
@@ -156,7 +151,7 @@ def knn_cosine(
         rows = np.arange(start, stop)
         sims = x[start:stop] @ x.T
         sims[rows - start, rows] = np.inf  # itself first, even among duplicates
-        top = _top_k(sims, k)
+        top = top_k_rows(sims, k)
         indices[start:stop] = top
         dists[start:stop] = np.clip(1.0 - np.take_along_axis(sims, top, axis=1), 0.0, 2.0)
         if progress is not None:
