@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer.core import heads
+from explorer.core.context import CancelCheck
 from explorer.core.errors import ModelFormatError, TokenError
 from explorer.core.filecheck import check_mapped, first_change
 from explorer.core.formats.safetensors import FLOAT_DTYPES, SafetensorsFile
@@ -54,14 +55,14 @@ class EmbeddingModel:
     def tokenizer_source(self) -> str | None:
         return self.tokenizer.source if self.tokenizer is not None else None
 
-    def check_head(self, cancel=None) -> HeadEvidence:
+    def check_head(self, cancelled: CancelCheck = None) -> HeadEvidence:
         """Compare every row of a stored head that matched in the sampled rows (in blocks).
 
         Costs one read of both matrices; run it off the GUI thread. Sets `head` and `tied`.
         """
         if self.head.complete or self._head_matrix is None or self.output_tensor is None:
             return self.head
-        same = heads.compare_blocks(self.matrix, self._head_matrix, cancel)
+        same = heads.compare_blocks(self.matrix, self._head_matrix, cancelled)
         tie_flag = config_value(self.config, "tie_word_embeddings")
         self.head = heads.with_head(self.tensor, self.output_tensor, same, tie_flag, True)
         self.tied = self.head.tied
