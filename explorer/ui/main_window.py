@@ -33,6 +33,7 @@ from explorer.app.jobs import error_message
 from explorer.app.state import AppState
 from explorer.core.model import EmbeddingModel
 from explorer.core.resources import demo_model_dir
+from explorer.ui import stores_menu
 from explorer.ui.analysis.tabs import AnalysisTabs
 from explorer.ui.learning.learn_tab import LearnTab
 from explorer.ui.map_pane import MapPane
@@ -40,7 +41,6 @@ from explorer.ui.model_panel import ModelPanel
 from explorer.ui.neighbors_pane import NeighborsPane
 from explorer.ui.presentation import Presenter
 from explorer.ui.session_menu import SessionMenus
-from explorer.ui import stores_menu
 from explorer.ui.status import make_status_bar
 from explorer.ui.token_pane import TokenPane
 from explorer.ui.token_search import TokenSearch
