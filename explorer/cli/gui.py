@@ -9,6 +9,8 @@ import sys
 from explorer.cli import args as args_
 from explorer.cli.common import fail
 
+MAP_STAGES = ("running", "done")  # a map while UMAP runs (preview shown), or finished
+
 NO_DISPLAY = (
     "no display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set); "
     "run with QT_QPA_PLATFORM=offscreen, or save a picture of the window with "
@@ -45,7 +47,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--map",
-        choices=("running", "done"),
+        choices=MAP_STAGES,
         help="for --screenshot: press Map (around --select) and save the window while UMAP "
         "runs or once the map is done",
     )

@@ -12,7 +12,6 @@ from explorer.ui.main_window import MainWindow
 
 DEFAULT_SIZE = (1280, 800)
 TIMEOUT_MS = 120_000
-MAP_STAGES = ("running", "done")  # a map while UMAP runs (preview shown), or finished
 
 
 @dataclass(frozen=True)
@@ -20,7 +19,7 @@ class Shot:
     out: str
     size: tuple[int, int] = DEFAULT_SIZE
     tab: str | None = None  # a centre tab's name, e.g. "map", "statistics"
-    map_stage: str | None = None  # one of MAP_STAGES: press Map first
+    map_stage: str | None = None  # "running" or "done" (cli/gui.py MAP_STAGES): press Map
 
 
 def tab_names(window: MainWindow) -> list[str]:
