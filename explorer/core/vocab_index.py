@@ -7,12 +7,14 @@ is a binary search plus a short scan, independent of the vocabulary size.
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 # Marks that start a word piece; "cat" should find "␣cat", "Ġcat", "▁cat" and "##cat" too.
 _LEADING = ("␣", "▁", "Ġ", "##")
 SCAN_LIMIT = 400  # candidates looked at per query before ranking
+RUN = 4096  # keys sorted by one call of sorted(): a C sort holds the GIL (the window waits)
 
 
 def search_key(label: str) -> str:
@@ -32,9 +34,16 @@ class Match:
 class VocabIndex:
     def __init__(self, labels: Sequence[str]):
         self.labels = labels
-        order = sorted(range(len(labels)), key=lambda i: (search_key(labels[i]), i))
-        self._keys = [search_key(labels[i]) for i in order]
-        self._ids = order
+        keys = [search_key(label) for label in labels]
+        # short sorted runs merged in Python: one sort of 250k keys would hold the GIL for
+        # a third of a second, and the window built on a worker would freeze that long
+        runs = [
+            sorted(zip(keys[s : s + RUN], range(s, min(s + RUN, len(keys))), strict=True))
+            for s in range(0, len(keys), RUN)
+        ]
+        merged = list(heapq.merge(*runs))  # a generator in Python: the GIL changes hands
+        self._keys = [key for key, _ in merged]
+        self._ids = [i for _, i in merged]
 
     def __len__(self) -> int:
         return len(self._ids)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
@@ -32,7 +34,8 @@ class TokenChips(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.tokens: list[Token] = []
+        self.tokens: Sequence[Token] = []
+        self._shown: list[Token] = []  # the first MAX_CHIPS tokens, the ones laid out
         self.selected: set[int] = set()
         self._rects: list[QRect] = []
         self._height = 0
@@ -44,8 +47,9 @@ class TokenChips(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
 
     # -- public ----------------------------------------------------------------------------
-    def set_tokens(self, tokens: list[Token]) -> None:
-        self.tokens = list(tokens)
+    def set_tokens(self, tokens: Sequence[Token]) -> None:
+        self.tokens = tokens  # may be a long lazy sequence: only the shown ones are read
+        self._shown = list(tokens[:MAX_CHIPS])
         self._more = (
             f"… and {len(self.tokens) - MAX_CHIPS:,} more tokens"
             if len(self.tokens) > MAX_CHIPS
@@ -84,7 +88,7 @@ class TokenChips(QWidget):
         line_h = fm.height() + 2 * PAD_Y
         x = y = 0
         rects = []
-        for tok in self.tokens[:MAX_CHIPS]:
+        for tok in self._shown:
             w = fm.horizontalAdvance(tok.text or "∅") + 2 * PAD_X
             w = min(w, width)
             if x > 0 and x + w > width:
@@ -126,7 +130,7 @@ class TokenChips(QWidget):
         fm = QFontMetrics(self._font())
         clip = event.rect()
         painter.setFont(self._font())
-        for i, (tok, rect) in enumerate(zip(self.tokens, self._rects, strict=False)):
+        for i, (tok, rect) in enumerate(zip(self._shown, self._rects, strict=False)):
             if not rect.intersects(clip):
                 continue
             selected = tok.id in self.selected
@@ -207,7 +211,7 @@ class TokenChips(QWidget):
             add = bool(
                 mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
             )
-            self.tokenClicked.emit(self.tokens[i].id, add)
+            self.tokenClicked.emit(self._shown[i].id, add)
         event.accept()
 
     def event(self, e) -> bool:
@@ -215,7 +219,7 @@ class TokenChips(QWidget):
             i = self.chip_at(e.pos())
             if i >= 0:
                 QToolTip.showText(
-                    e.globalPos(), token_tooltip(self.tokens[i]), self, self._rects[i]
+                    e.globalPos(), token_tooltip(self._shown[i]), self, self._rects[i]
                 )
             else:
                 QToolTip.hideText()
