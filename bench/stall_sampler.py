@@ -14,6 +14,10 @@ follows) the call; the other threads' frames show which worker held the GIL inst
 Also runs a script under it (the script's own ``QApplication`` is used once it exists)::
 
     python bench/stall_sampler.py [--threshold 30] [--top 8] SCRIPT [ARGS...]
+
+or as a pytest plugin around every test's call (the report goes to the captured stdout)::
+
+    STALL_MS=30 PYTHONPATH=$PWD:bench python -m pytest -s -p stall_sampler tests/ui/test_map.py
 """
 
 from __future__ import annotations
@@ -135,6 +139,21 @@ def _idle(where: str) -> bool:
     return any(
         w in where for w in ("threading.py", "queue.py", "selectors.py", ":0 ", "subprocess.py")
     ) and ("wait" in where or "select" in where or "_communicate" in where or "get" in where)
+
+
+if "pytest" in sys.modules:  # loaded as a plugin (-p stall_sampler)
+    import pytest
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(item):
+        sampler = StallSampler(float(os.environ.get("STALL_MS", "30")))
+        sampler.start()
+        try:
+            yield
+        finally:
+            sampler.stop()
+            print(f"\n{item.nodeid}")
+            sampler.report()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,6 +36,7 @@ class TokenChips(QWidget):
         super().__init__(parent)
         self.tokens: Sequence[Token] = []
         self._shown: list[Token] = []  # the first MAX_CHIPS tokens, the ones laid out
+        self._widths: dict[str, int] = {}  # text width per chip text (a text repeats its tokens)
         self.selected: set[int] = set()
         self._rects: list[QRect] = []
         self._height = 0
@@ -88,8 +89,13 @@ class TokenChips(QWidget):
         line_h = fm.height() + 2 * PAD_Y
         x = y = 0
         rects = []
+        if len(self._widths) > 50_000:  # many texts later: start again
+            self._widths.clear()
+        widths = self._widths
         for tok in self._shown:
-            w = fm.horizontalAdvance(tok.text or "∅") + 2 * PAD_X
+            w = widths.get(tok.text)
+            if w is None:
+                w = widths[tok.text] = fm.horizontalAdvance(tok.text or "∅") + 2 * PAD_X
             w = min(w, width)
             if x > 0 and x + w > width:
                 x, y = 0, y + line_h + LINE_GAP
@@ -110,6 +116,12 @@ class TokenChips(QWidget):
 
     def heightForWidth(self, width: int) -> int:
         return max(self._height, 10)
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.FontChange:
+            self._widths.clear()
+            self._relayout()
+        super().changeEvent(event)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
