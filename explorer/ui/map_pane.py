@@ -289,7 +289,7 @@ class MapPane(QWidget):
         self.title.setText(data.nb.title[:1].upper() + data.nb.title[1:] + stage)
         self.export_button.setEnabled(True)
         self._chosen_changed([])
-        view.update_labels_now()  # now, while no worker competes for the GIL (UMAP comes next)
+        # labels follow in later turns of the event loop (set_coords starts their timer)
         self.mapShown.emit(data.final)
 
     def _sync_colour_combo(self) -> None:

@@ -48,6 +48,9 @@ def continuous_brushes() -> list[QBrush]:
     return _CONTINUOUS
 
 
+LABELS_PER_TURN = 30  # label items changed per turn of the event loop (~0.4 ms each)
+
+
 class MapView(QWidget):
     tokenClicked = Signal(object)  # token id (int), plain click
     tokenCtrlClicked = Signal(object)  # token id, Ctrl+click (add to selection)
@@ -109,6 +112,8 @@ class MapView(QWidget):
         self._labels = LabelPool(self.plot)
         self._label_timer = QTimer(self, singleShot=True, interval=60)
         self._label_timer.timeout.connect(self.update_labels)
+        self._apply_timer = QTimer(self, singleShot=True, interval=0)  # the rest, next turn
+        self._apply_timer.timeout.connect(self._apply_labels)
         self.viewbox.sigRangeChanged.connect(lambda *_: self._label_timer.start(60))
         self.viewbox.sigResized.connect(lambda *_: self._label_timer.start(60))
         self.viewbox.boxSelected.connect(self._box_selected)
@@ -204,6 +209,7 @@ class MapView(QWidget):
         """Place the labels at once instead of after the pending short delay."""
         self._label_timer.stop()
         self.update_labels()
+        self._labels.apply()
 
     def set_colour_mode(self, mode: str) -> None:
         if mode not in COLOUR_MODES:
@@ -334,12 +340,17 @@ class MapView(QWidget):
     @property
     def labels_pending(self) -> bool:
         """The view moved and the labels will be placed again shortly."""
-        return self._label_timer.isActive()
+        return self._label_timer.isActive() or self._labels.pending
 
     def update_labels(self) -> None:
         self._labels.update(
             self.viewbox, self.ids, self.labels, self.coords, self._order_arr, self.highlight_ids
         )
+        self._apply_labels()
+
+    def _apply_labels(self) -> None:
+        if self._labels.apply(LABELS_PER_TURN):
+            self._apply_timer.start()
 
     # -- mouse -----------------------------------------------------------------------------------
     def nearest(self, scene_pos, radius_px: float = 8.0) -> int | None:

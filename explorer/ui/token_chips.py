@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
@@ -39,6 +40,7 @@ class TokenChips(QWidget):
         self._widths: dict[str, int] = {}  # text width per chip text (a text repeats its tokens)
         self.selected: set[int] = set()
         self._rects: list[QRect] = []
+        self._bottoms: list[int] = []
         self._height = 0
         self._laid_out_width = -1
         self._more = ""
@@ -102,6 +104,7 @@ class TokenChips(QWidget):
             rects.append(QRect(x, y, w, line_h))
             x += w + GAP
         self._rects = rects
+        self._bottoms = [r.bottom() for r in rects]  # never decreasing
         self._height = (y + line_h if rects else 0) + (line_h + LINE_GAP if self._more else 0)
         self._laid_out_width = self.width()
         self.setMinimumHeight(self._height)
@@ -142,7 +145,12 @@ class TokenChips(QWidget):
         fm = QFontMetrics(self._font())
         clip = event.rect()
         painter.setFont(self._font())
-        for i, (tok, rect) in enumerate(zip(self._shown, self._rects, strict=False)):
+        # rows of chips go down the widget: start at the first one that reaches the clip
+        first = bisect.bisect_left(self._bottoms, clip.top())
+        for i in range(first, len(self._rects)):
+            tok, rect = self._shown[i], self._rects[i]
+            if rect.top() > clip.bottom():
+                break
             if not rect.intersects(clip):
                 continue
             selected = tok.id in self.selected
