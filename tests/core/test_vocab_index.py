@@ -1,0 +1,31 @@
+"""Prefix search over every label: built from short sorted runs merged, it orders the labels
+exactly as one sort would (so search answers do not depend on where the runs split)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.core import vocab_index
+from explorer.core.vocab_index import VocabIndex, search_key
+
+
+def _labels(n: int) -> list[str]:
+    rng = np.random.default_rng(5)
+    alphabet = list("abcAB␣▁Ġ#é猫 ")
+    return ["".join(rng.choice(alphabet, size=int(rng.integers(1, 5)))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("run", [1, 3, 16, 4096])
+def test_runs_merge_into_the_order_of_one_sort(monkeypatch, run):
+    labels = _labels(700)  # many duplicate keys: ties go to the lower id
+    monkeypatch.setattr(vocab_index, "RUN", run)
+    index = VocabIndex(labels)
+    order = sorted(range(len(labels)), key=lambda i: (search_key(labels[i]), i))
+    assert index._ids == order
+    assert index._keys == [search_key(labels[i]) for i in order]
+    for query in ("a", "ab", "B", "猫", "é", "zz"):
+        key = search_key(query)
+        want = {i for i in range(len(labels)) if search_key(labels[i]).startswith(key)}
+        assert len(want) <= vocab_index.SCAN_LIMIT
+        assert {m.id for m in index.search(query, limit=1000)} == want
