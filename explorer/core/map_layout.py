@@ -154,6 +154,15 @@ def clusters_of(
     return km.labels_.astype(np.int64), tuple(names)
 
 
+def preload() -> None:
+    """Import what a map needs: scikit-learn's k-means and the layout kernels' module. Imports
+    hold the GIL for long stretches (loading shared libraries), so the window does this while
+    it is being built, before it is shown, rather than on a worker while the user works."""
+    import sklearn.cluster  # noqa: F401
+
+    from explorer.core import layout  # noqa: F401
+
+
 def warm_up(ctx: JobContext) -> Generator[Progress, None, bool]:
     """Compile umap-learn's numba code with a tiny fit, as projection.warm_up does, but as a
     cancellable job (the window runs it on a background lane at start)."""

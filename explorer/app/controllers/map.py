@@ -62,6 +62,7 @@ class MapController(FeatureController):
         """Compile umap-learn in the background, once per process (idempotent)."""
         if _warmed or self.warm_lane.busy:
             return
+        map_layout.preload()  # on this (GUI) thread: the window calls this before it is shown
         self.warm_lane.submit(map_layout.warm_up, label="Compiling UMAP", on_result=_set_warmed)
 
     def model_changed(self, model: EmbeddingModel) -> None:
