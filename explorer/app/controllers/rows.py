@@ -6,18 +6,11 @@ from PySide6.QtCore import QObject, Signal
 
 from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import Lane
-from explorer.app.read_ahead import read_ahead
 from explorer.app.state import AppState
 from explorer.core.model import EmbeddingModel
 from explorer.core.rows import RowData, load_rows
 
 MAX_VIEW_ROWS = 16  # rows overlaid in the viewer; a larger selection shows its first ones
-
-
-def read_rows(model: EmbeddingModel, ids: list[int]) -> list[RowData]:
-    """Worker thread: the rows, read from disk with the GIL released first (read_ahead)."""
-    read_ahead(model.matrix, ids)
-    return load_rows(model, ids)
 
 
 class RowsController(FeatureController):
@@ -50,7 +43,7 @@ class RowsController(FeatureController):
                 f"{len(ids)} tokens selected; the viewer shows the first {MAX_VIEW_ROWS}"
             )
         self.lane.submit(
-            read_rows,
+            load_rows,
             model,
             shown,
             label=f"Reading {len(shown)} row{'s' * (len(shown) > 1)}",

@@ -1,9 +1,11 @@
 """Read a memory-mapped model's rows into the page cache without holding the GIL.
 
-A worker thread that copies rows out of a memory map takes its page faults while holding the
-GIL: on a cold file (or a disk busy with the index builder) each fault waits for the disk, and
-the window waits with it. ``os.pread`` of the same bytes waits for the disk with the GIL
-released; the copy that follows then finds the pages in memory.
+A thread that copies rows out of a memory map (numpy fancy indexing) takes its page faults while
+holding the GIL: on a cold file (or a disk busy with the index builder) each fault waits for the
+disk, and in the window every other thread, the GUI thread included, waits with it.
+``os.pread`` of the same bytes waits for the disk with the GIL released; the copy that follows
+then finds the pages in memory. Used where the window reads a few cold rows (lookups, the colour
+range, a map's rows), not in the neighbour search's re-rank of rows that are usually warm.
 """
 
 from __future__ import annotations

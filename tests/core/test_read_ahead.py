@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-from ui.helpers import write_bf16_model
+from core.fixtures import write_model
 
-from explorer.app.read_ahead import _mapped_file, read_ahead
 from explorer.core.model import open_model
+from explorer.core.read_ahead import _mapped_file, read_ahead
 
 
 def test_read_ahead_reads_the_bytes_of_the_rows_asked_for(tmp_path):
-    model = open_model(write_bf16_model(tmp_path / "m", 300, 24))
+    write_model(tmp_path / "m", rows=300, dim=24, dtype="BF16")
+    model = open_model(tmp_path / "m")
     filename, first = _mapped_file(model.matrix)
     raw = (tmp_path / "m" / "model.safetensors").read_bytes()
     assert filename.endswith("model.safetensors")
