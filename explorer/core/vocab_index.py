@@ -35,15 +35,13 @@ class VocabIndex:
     def __init__(self, labels: Sequence[str]):
         self.labels = labels
         keys = [search_key(label) for label in labels]
-        # short sorted runs merged in Python: one sort of 250k keys would hold the GIL for
-        # a third of a second, and the window built on a worker would freeze that long
-        runs = [
-            sorted(zip(keys[s : s + RUN], range(s, min(s + RUN, len(keys))), strict=True))
-            for s in range(0, len(keys), RUN)
-        ]
-        merged = list(heapq.merge(*runs))  # a generator in Python: the GIL changes hands
-        self._keys = [key for key, _ in merged]
-        self._ids = [i for _, i in merged]
+        # Short sorted runs merged in Python: one sort of 250k keys would hold the GIL for a
+        # third of a second (the window, built on a worker, would freeze that long). Sorting ids
+        # by key (stable: ties keep id order) makes no tuples, so no garbage-collector passes.
+        at = keys.__getitem__
+        runs = [sorted(range(s, min(s + RUN, len(keys))), key=at) for s in range(0, len(keys), RUN)]
+        self._ids = list(heapq.merge(*runs, key=at))  # a Python generator: the GIL changes hands
+        self._keys = [keys[i] for i in self._ids]
 
     def __len__(self) -> int:
         return len(self._ids)
