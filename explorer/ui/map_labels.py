@@ -16,13 +16,15 @@ from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QFont, QFontMetrics, QFontMetricsF
 
 from explorer.core import figure
 
 MAX_LABELS = 120
 MAX_TRIES = 800  # labels tried per pass: bounds the work whatever the zoom
 LABEL_PX = 13
+LABELS_PER_TURN = 30  # label items changed per turn of the event loop (~0.4 ms each)
 TEXT = "#1a1a1a"
 HIGHLIGHT = "#d62728"
 
@@ -39,6 +41,8 @@ class LabelPool:
         self.font = QFont()
         self._slots: list[_Slot] = []
         self._steps: deque[Callable[[], None]] = deque()  # queued changes to the items
+        self._next_turn = QTimer(singleShot=True, interval=0)  # the rest of them, one turn later
+        self._next_turn.timeout.connect(self._apply_a_turn)
         self.set_pixel_size(LABEL_PX)
         for _ in range(MAX_LABELS):
             item = pg.TextItem(color=TEXT, anchor=(0, 0), fill=pg.mkBrush(255, 255, 255, 160))
@@ -136,6 +140,11 @@ class LabelPool:
             steps.append(partial(_show, slot.item, text, colour, pos))
         steps.extend(slot.item.hide for slot in free if slot.item.isVisible())
         self._steps = steps
+        self._apply_a_turn()
+
+    def _apply_a_turn(self) -> None:
+        if self.apply(LABELS_PER_TURN):
+            self._next_turn.start()
 
     def _width(self, labels: list[str], k: int) -> float:
         w = self._widths.get(k)
@@ -173,3 +182,11 @@ def _show(item: pg.TextItem, text: str | None, colour: str | None, pos: tuple[fl
         item.setColor(colour)
     item.setPos(*pos)
     item.show()
+
+
+def drawable(text: str, font: QFont) -> str:
+    """`text` with every character the font cannot draw written as U+XXXX (no tofu boxes)."""
+    metrics = QFontMetrics(font)
+    return "".join(
+        ch if ch.isspace() or metrics.inFontUcs4(ord(ch)) else f"U+{ord(ch):04X}" for ch in text
+    )

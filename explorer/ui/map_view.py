@@ -1,9 +1,9 @@
 """The interactive map: one scatter item, hover, click-to-select, box and lasso selection, labels.
 
 Everything here runs on the GUI thread and is proportional to the points on the map (≤ 50,000),
-never to the vocabulary. Colours come from a small palette of shared brushes (one brush object
-per point is 25× slower to build); labels are a capped pool of TextItems placed greedily where
-they do not overlap, recomputed (debounced) when the view range changes.
+never to the vocabulary. Colours come from a small palette of shared brushes (map_brushes.py);
+labels are a capped pool of TextItems placed greedily where they do not overlap, recomputed
+(debounced) when the view range changes.
 """
 
 from __future__ import annotations
@@ -11,44 +11,19 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from explorer.core import figure, geometry
 from explorer.ui.kind_colours import kind_palette, legend_entries
-from explorer.ui.map_labels import LabelPool
+from explorer.ui.map_brushes import PALETTE_STEPS, brushes, continuous_brushes
+from explorer.ui.map_labels import LabelPool, drawable
 from explorer.ui.map_viewbox import MapViewBox
 
-PALETTE_STEPS = 16
 CHOSEN_RING = "#111111"  # box/lasso-chosen points: a colour no cluster or colour scale uses
 
 
-def drawable(text: str, font: QFont) -> str:
-    """`text` with every character the font cannot draw written as U+XXXX (no tofu boxes)."""
-    metrics = QFontMetrics(font)
-    return "".join(
-        ch if ch.isspace() or metrics.inFontUcs4(ord(ch)) else f"U+{ord(ch):04X}" for ch in text
-    )
-
-
 COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
-
-
-def _brushes(rgb: np.ndarray, alpha: int = 220) -> list[QBrush]:
-    return [QBrush(QColor(int(r), int(g), int(b), alpha)) for r, g, b in rgb]
-
-
-_CONTINUOUS = None  # built lazily: QBrush needs a QGuiApplication
-
-
-def continuous_brushes() -> list[QBrush]:
-    global _CONTINUOUS
-    if _CONTINUOUS is None:
-        _CONTINUOUS = _brushes(figure.viridis(np.linspace(0, 1, PALETTE_STEPS)))
-    return _CONTINUOUS
-
-
-LABELS_PER_TURN = 30  # label items changed per turn of the event loop (~0.4 ms each)
 
 
 class MapView(QWidget):
@@ -112,8 +87,6 @@ class MapView(QWidget):
         self._labels = LabelPool(self.plot)
         self._label_timer = QTimer(self, singleShot=True, interval=60)
         self._label_timer.timeout.connect(self.update_labels)
-        self._apply_timer = QTimer(self, singleShot=True, interval=0)  # the rest, next turn
-        self._apply_timer.timeout.connect(self._apply_labels)
         self.viewbox.sigRangeChanged.connect(lambda *_: self._label_timer.start(60))
         self.viewbox.sigResized.connect(lambda *_: self._label_timer.start(60))
         self.viewbox.boxSelected.connect(self._box_selected)
@@ -209,7 +182,6 @@ class MapView(QWidget):
         """Place the labels at once instead of after the pending short delay."""
         self._label_timer.stop()
         self.update_labels()
-        self._labels.apply()
 
     def set_colour_mode(self, mode: str) -> None:
         if mode not in COLOUR_MODES:
@@ -276,10 +248,10 @@ class MapView(QWidget):
         if v is None:
             return pg.mkBrush(*figure.DEFAULT_POINT, 210)
         if self.colour_mode == "kind" and self.kinds is not None:
-            palette = _brushes(kind_palette(self.kinds[1]))
+            palette = brushes(kind_palette(self.kinds[1]))
             return [palette[int(c)] for c in v[:n]]
         if self.colour_mode == "cluster":
-            palette = _brushes(np.array(figure.CATEGORICAL))
+            palette = brushes(np.array(figure.CATEGORICAL))
             return [palette[int(c) % len(palette)] for c in v[:n]]
         palette = continuous_brushes()
         t = np.clip((np.nan_to_num(v, nan=lo) - lo) / (hi - lo), 0, 1)
@@ -346,11 +318,6 @@ class MapView(QWidget):
         self._labels.update(
             self.viewbox, self.ids, self.labels, self.coords, self._order_arr, self.highlight_ids
         )
-        self._apply_labels()
-
-    def _apply_labels(self) -> None:
-        if self._labels.apply(LABELS_PER_TURN):
-            self._apply_timer.start()
 
     # -- mouse -----------------------------------------------------------------------------------
     def nearest(self, scene_pos, radius_px: float = 8.0) -> int | None:

@@ -1,5 +1,5 @@
-"""Prefix search over every label: built from short sorted runs merged, it orders the labels
-exactly as one sort would (so search answers do not depend on where the runs split)."""
+"""Prefix search over token labels: '#id' goes through the one '#id' parser; built from short
+sorted runs merged, the index orders the labels exactly as one sort would."""
 
 from __future__ import annotations
 
@@ -8,6 +8,24 @@ import pytest
 
 from explorer.core import vocab_index
 from explorer.core.vocab_index import VocabIndex, search_key
+
+LABELS = ["the", "cat", "cats", "Ġcat", "²", "#²", "dog"]
+
+
+def test_hash_id_finds_the_row():
+    index = VocabIndex(LABELS)
+    assert [(m.id, m.label) for m in index.search("#2")] == [(2, "cats")]
+    assert index.search("#7") == []  # beyond the vocabulary
+    assert index.search("#" + "9" * 40) == []  # more digits than any id
+
+
+def test_non_ascii_digits_are_text_not_ids():
+    # '²'.isdigit() is True but int('²') fails: '#²' is token text, as in the query language
+    assert [m.id for m in VocabIndex(LABELS).search("#²")] == [5]
+
+
+def test_prefix_search_puts_exact_matches_first():
+    assert [m.id for m in VocabIndex(LABELS).search("cat")][:1] == [1]
 
 
 def _labels(n: int) -> list[str]:
