@@ -41,7 +41,8 @@ class LabelPool:
         self.font = QFont()
         self._slots: list[_Slot] = []
         self._steps: deque[Callable[[], None]] = deque()  # queued changes to the items
-        self._next_turn = QTimer(singleShot=True, interval=0)  # the rest of them, one turn later
+        # the rest of them, a turn later; owned by the plot, so it dies with the items
+        self._next_turn = QTimer(plot, singleShot=True, interval=0)
         self._next_turn.timeout.connect(self._apply_a_turn)
         self.set_pixel_size(LABEL_PX)
         for _ in range(MAX_LABELS):
