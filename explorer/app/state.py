@@ -19,7 +19,7 @@ for how a new one plugs in), and views follow the controllers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -30,11 +30,14 @@ from explorer.app.jobs import JobContext, Jobs, Lane, error_message
 from explorer.app.tokenizer_service import Opened, TokenizerService, open_with_tokenizer
 from explorer.core.errors import ExplorerError, TokenError
 from explorer.core.model import EmbeddingModel, open_model
+from explorer.core.read_ahead import read_ahead
 from explorer.core.token_text import Token, parse_token_ref
+from explorer.core.vocab_table import TokenList
 
 LEVEL_SAMPLE = 2048  # rows sampled to fix the heatmap colour range of a model…
 LEVEL_VALUES = 1 << 20  # …but at most this many values (numpy's quantile holds the GIL)
 LEVEL_QUANTILE = 0.999
+TOKENS_MADE_AHEAD = 4096  # tokens of a long text made on the worker (the pane shows ≤ 3000)
 
 
 def open_for_window(path: str | Path, tensor: str | None = None) -> EmbeddingModel:
@@ -61,6 +64,7 @@ def shared_level(model: EmbeddingModel, sample: int = LEVEL_SAMPLE, seed: int = 
     if n == 0:
         return 1.0
     ids = np.sort(np.random.default_rng(seed).choice(model.rows, size=n, replace=False))
+    read_ahead(model.matrix, ids.tolist())  # cold rows read without the GIL
     values = np.abs(model.vectors(ids).astype(np.float32, copy=False))
     values = values[np.isfinite(values)]
     if values.size == 0:
@@ -69,11 +73,13 @@ def shared_level(model: EmbeddingModel, sample: int = LEVEL_SAMPLE, seed: int = 
     return limit if limit > 0 else float(values.max() or 1.0)
 
 
-def tokenize(model: EmbeddingModel, text: str, special: bool) -> list[Token]:
-    """Tokens of `text` (worker thread); empty text or a model without tokenizer gives []."""
+def tokenize(model: EmbeddingModel, text: str, special: bool) -> Sequence[Token]:
+    """Tokens of `text` (worker thread); empty text or a model without tokenizer gives [].
+    With the tokenizer service they come as a lazy ``TokenList`` whose first ones are made here."""
     if not text or model.tokenizer is None:
         return []
-    return model.tokenizer.encode(text, special=special)
+    tokens = model.tokenizer.encode(text, special=special)
+    return tokens.prefetch(TOKENS_MADE_AHEAD) if isinstance(tokens, TokenList) else tokens
 
 
 class AppState(QObject):
@@ -94,7 +100,7 @@ class AppState(QObject):
         self.model: EmbeddingModel | None = None
         self.selection: list[int] = []
         self.text = ""
-        self.tokens: list[Token] = []
+        self.tokens: Sequence[Token] = []  # a list, or a lazy TokenList (has .ids)
         self.special = False
         self.levels: float | None = None
         self.loading: str | None = None  # path being opened, if any
@@ -190,7 +196,7 @@ class AppState(QObject):
             on_result=self._tokens_ready,
         )
 
-    def _tokens_ready(self, tokens: list[Token]) -> None:
+    def _tokens_ready(self, tokens: Sequence[Token]) -> None:
         self.tokens = tokens
         self.tokensChanged.emit(tokens)
 

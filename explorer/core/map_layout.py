@@ -17,6 +17,7 @@ import numpy as np
 from explorer.core import neighbourhood, projection
 from explorer.core.context import JobContext
 from explorer.core.model import EmbeddingModel
+from explorer.core.read_ahead import read_ahead
 
 SOURCES = ("around", "text", "list", "sample")
 MAX_CLUSTERS = 8
@@ -87,6 +88,7 @@ def choose_and_preview(
     yield ("Choosing tokens", 0.02)
     nb = choose(model, req, ctx)
     yield ("Reading rows", 0.55)
+    read_ahead(model.matrix, nb.ids.tolist())  # cold rows read without the GIL
     vectors = model.vectors(nb.ids)
     norms = np.linalg.norm(np.nan_to_num(vectors.astype(np.float64)), axis=1)
     yield ("PCA preview", 0.7)
@@ -152,6 +154,15 @@ def clusters_of(
         typical = readable[:2] or [labels[order[0]]]
         names.append(f"{', '.join(typical)} ({len(members)})")
     return km.labels_.astype(np.int64), tuple(names)
+
+
+def preload() -> None:
+    """Import what a map needs: scikit-learn's k-means and the layout kernels' module. Imports
+    hold the GIL for long stretches (loading shared libraries), so the window does this while
+    it is being built, before it is shown, rather than on a worker while the user works."""
+    import sklearn.cluster  # noqa: F401
+
+    from explorer.core import layout  # noqa: F401
 
 
 def warm_up(ctx: JobContext) -> Generator[Progress, None, bool]:

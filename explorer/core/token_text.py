@@ -84,7 +84,7 @@ def not_single_token(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a long text makes thousands
 class Token:
     id: int
     piece: str

@@ -7,6 +7,7 @@ is a binary search plus a short scan, independent of the vocabulary size.
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from explorer.core.limits import parse_hash_id
 # Marks that start a word piece; "cat" should find "␣cat", "Ġcat", "▁cat" and "##cat" too.
 _LEADING = ("␣", "▁", "Ġ", "##")
 SCAN_LIMIT = 400  # candidates looked at per query before ranking
+RUN = 4096  # keys sorted by one call of sorted(): a C sort holds the GIL (the window waits)
 
 
 def search_key(label: str) -> str:
@@ -35,9 +37,14 @@ class Match:
 class VocabIndex:
     def __init__(self, labels: Sequence[str]):
         self.labels = labels
-        order = sorted(range(len(labels)), key=lambda i: (search_key(labels[i]), i))
-        self._keys = [search_key(labels[i]) for i in order]
-        self._ids = order
+        keys = [search_key(label) for label in labels]
+        # Short sorted runs merged in Python: one sort of 250k keys would hold the GIL for a
+        # third of a second (the window, built on a worker, would freeze that long). Sorting ids
+        # by key (stable: ties keep id order) makes no tuples, so no garbage-collector passes.
+        at = keys.__getitem__
+        runs = [sorted(range(s, min(s + RUN, len(keys))), key=at) for s in range(0, len(keys), RUN)]
+        self._ids = list(heapq.merge(*runs, key=at))  # a Python generator: the GIL changes hands
+        self._keys = [keys[i] for i in self._ids]
 
     def __len__(self) -> int:
         return len(self._ids)

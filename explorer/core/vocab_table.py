@@ -131,9 +131,14 @@ class VocabTable:
         return self.data[at[i] : at[i + 1]]
 
 
-def _first_wins(keys: list[bytes], ids: list[int]) -> dict[bytes, int]:
-    """{key: the first id with it}, built by dict() in C rather than a Python loop."""
-    return dict(zip(reversed(keys), reversed(ids), strict=True))
+def _first_wins(keys: list[bytes], ids: list[int], run: int = 8192) -> dict[bytes, int]:
+    """{key: the first id with it}, built by dict.update in C a run at a time: one call over
+    250k keys would hold the GIL (and freeze the window) for tens of milliseconds."""
+    index: dict[bytes, int] = {}
+    for end in range(len(keys), 0, -run):  # last run first: earlier ids overwrite later ones
+        start = max(0, end - run)
+        index.update(zip(reversed(keys[start:end]), reversed(ids[start:end]), strict=True))
+    return index
 
 
 class _Labels(Sequence[str]):
@@ -259,22 +264,80 @@ class VocabTokenizer:
         raise not_single_token(text, unmarked, ids, pieces, self.special_ids, self.label)
 
     # -- text ---------------------------------------------------------------------------------
-    def encode(self, text: str, special: bool = False) -> list[Token]:
+    def encode(self, text: str, special: bool = False) -> TokenList:
         check_text(text, "text")
-        ids, offsets, specials = self.encode_ids(text, special)
-        out = []
-        for token_id, (start, end), is_special in zip(
-            ids.tolist(), offsets.tolist(), specials.tolist(), strict=True
-        ):
-            out.append(
-                Token(
-                    id=token_id,
-                    piece=self.table.piece(token_id),
-                    text=self.label(token_id),
-                    bytes=self.table.token_bytes(token_id),
-                    start=start,
-                    end=end,
-                    special=bool(is_special),
-                )
-            )
-        return out
+        return TokenList(self, *self.encode_ids(text, special))
+
+
+class TokenList(Sequence[Token]):
+    """The tokens of a text as arrays; a ``Token`` is made when one is read, so a 40k-token
+    paste costs three arrays rather than 40k objects (and no garbage-collector passes)."""
+
+    def __init__(self, tok: VocabTokenizer, ids: np.ndarray, offsets: np.ndarray, special):
+        self.tok = tok
+        self.ids = ids  # int64 [n]
+        self.offsets = offsets  # int64 [n, 2]: character offsets into the text
+        self.special = np.asarray(special, dtype=bool)
+        self._ids: list[int] = ids.tolist()  # per-token reads: Python ints are faster
+        self._made: list[Token] = []  # the first tokens, made ahead by ``prefetch``
+        self.distinct: np.ndarray | None = None  # see text_token_ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def prefetch(self, n: int) -> TokenList:
+        """Make the first `n` tokens now (a worker thread), so that showing them costs nothing
+        on the GUI thread."""
+        self._made = [self._token(k) for k in range(min(n, len(self)))]
+        return self
+
+    def _token(self, k: int) -> Token:
+        if k < len(self._made):
+            return self._made[k]
+        token_id, table = self._ids[k], self.tok.table
+        start, end = self.offsets[k].tolist()
+        return Token(
+            id=token_id,
+            piece=table.piece(token_id),
+            text=self.tok.label(token_id),
+            bytes=table.token_bytes(token_id),
+            start=start,
+            end=end,
+            special=bool(self.special[k]),
+        )
+
+    @overload
+    def __getitem__(self, k: int) -> Token: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[Token]: ...
+    def __getitem__(self, k: int | slice) -> Token | list[Token]:
+        if isinstance(k, slice):
+            return [self._token(j) for j in range(*k.indices(len(self)))]
+        if not -len(self) <= k < len(self):
+            raise IndexError(k)
+        return self._token(k % len(self))
+
+    def __iter__(self) -> Iterator[Token]:
+        return (self._token(j) for j in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking: like a list, unhashable
+
+
+def text_token_ids(tokens: Sequence[Token]) -> np.ndarray:
+    """The distinct ids of a text's non-special tokens, sorted (int64; kept by a TokenList)."""
+    if isinstance(tokens, TokenList):
+        if tokens.distinct is None:
+            tokens.distinct = np.unique(tokens.ids[~tokens.special])
+        return tokens.distinct
+    return np.unique(np.fromiter((t.id for t in tokens if not t.special), dtype=np.int64))
+
+
+def text_ids_among(tokens: Sequence[Token], ids: np.ndarray) -> np.ndarray:
+    """Those of the text's token ids (distinct, non-special) that are among `ids`."""
+    mine = text_token_ids(tokens)
+    return mine[np.isin(mine, ids)]

@@ -1,7 +1,6 @@
-"""The map pane: what to map, how, and the map itself. The MapController computes the maps
-(explorer/app/controllers/map.py); this pane builds requests and shows results: a PCA preview
-at once, then the UMAP layout aligned to it. Clicking a point selects that token everywhere;
-Shift+drag chooses points with a box, Alt+drag (or the Lasso button) with a freehand lasso.
+"""The map pane: what to map, how, and the map (a PCA preview, then UMAP; the MapController in
+explorer/app/controllers/map.py computes them). A click selects that token everywhere; Shift+drag
+chooses points with a box, Alt+drag (or the Lasso button) with a freehand lasso.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from PySide6.QtWidgets import (
 from explorer.app.controllers.map import MapController
 from explorer.app.jobs import error_message
 from explorer.app.state import AppState
-from explorer.core import neighbourhood, projection
+from explorer.core import neighbourhood, projection, vocab_table
 from explorer.core.errors import ExplorerError, TokenError
 from explorer.core.map_layout import MapData, MapRequest
 from explorer.ui import map_export
@@ -283,14 +282,14 @@ class MapPane(QWidget):
                 norms=data.norms,
                 clusters=data.clusters,
                 cluster_names=data.cluster_names,
-                highlight=self._highlight_ids(),
+                highlight=self._highlight_ids(data.nb.ids),
             )
         self._sync_colour_combo()
         stage = "" if data.final else RUNNING
         self.title.setText(data.nb.title[:1].upper() + data.nb.title[1:] + stage)
         self.export_button.setEnabled(True)
         self._chosen_changed([])
-        view.update_labels_now()  # now, while no worker competes for the GIL (UMAP comes next)
+        # labels follow in later turns of the event loop (set_coords starts their timer)
         self.mapShown.emit(data.final)
 
     def _sync_colour_combo(self) -> None:
@@ -332,8 +331,9 @@ class MapPane(QWidget):
             self.title.setText(self.title.text().removesuffix(RUNNING) + CANCELLED)
 
     # -- following the rest of the window --------------------------------------------------------
-    def _highlight_ids(self) -> list[int]:
-        return list(self.state.selection) + [t.id for t in self.state.tokens if not t.special]
+    def _highlight_ids(self, shown=None) -> list[int]:  # a long paste: matched in numpy
+        shown = self.view.ids if shown is None else shown
+        return self.state.selection + vocab_table.text_ids_among(self.state.tokens, shown).tolist()
 
     def _follow_selection(self, ids) -> None:
         self.view.set_highlight(self._highlight_ids())

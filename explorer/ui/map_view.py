@@ -312,7 +312,7 @@ class MapView(QWidget):
     @property
     def labels_pending(self) -> bool:
         """The view moved and the labels will be placed again shortly."""
-        return self._label_timer.isActive()
+        return self._label_timer.isActive() or self._labels.pending
 
     def update_labels(self) -> None:
         self._labels.update(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
+
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
@@ -32,9 +35,12 @@ class TokenChips(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.tokens: list[Token] = []
+        self.tokens: Sequence[Token] = []
+        self._shown: list[Token] = []  # the first MAX_CHIPS tokens, the ones laid out
+        self._widths: dict[str, int] = {}  # text width per chip text (a text repeats its tokens)
         self.selected: set[int] = set()
         self._rects: list[QRect] = []
+        self._bottoms: list[int] = []
         self._height = 0
         self._laid_out_width = -1
         self._more = ""
@@ -44,8 +50,9 @@ class TokenChips(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
 
     # -- public ----------------------------------------------------------------------------
-    def set_tokens(self, tokens: list[Token]) -> None:
-        self.tokens = list(tokens)
+    def set_tokens(self, tokens: Sequence[Token]) -> None:
+        self.tokens = tokens  # may be a long lazy sequence: only the shown ones are read
+        self._shown = list(tokens[:MAX_CHIPS])
         self._more = (
             f"… and {len(self.tokens) - MAX_CHIPS:,} more tokens"
             if len(self.tokens) > MAX_CHIPS
@@ -84,14 +91,20 @@ class TokenChips(QWidget):
         line_h = fm.height() + 2 * PAD_Y
         x = y = 0
         rects = []
-        for tok in self.tokens[:MAX_CHIPS]:
-            w = fm.horizontalAdvance(tok.text or "∅") + 2 * PAD_X
+        if len(self._widths) > 50_000:  # many texts later: start again
+            self._widths.clear()
+        widths = self._widths
+        for tok in self._shown:
+            w = widths.get(tok.text)
+            if w is None:
+                w = widths[tok.text] = fm.horizontalAdvance(tok.text or "∅") + 2 * PAD_X
             w = min(w, width)
             if x > 0 and x + w > width:
                 x, y = 0, y + line_h + LINE_GAP
             rects.append(QRect(x, y, w, line_h))
             x += w + GAP
         self._rects = rects
+        self._bottoms = [r.bottom() for r in rects]  # never decreasing
         self._height = (y + line_h if rects else 0) + (line_h + LINE_GAP if self._more else 0)
         self._laid_out_width = self.width()
         self.setMinimumHeight(self._height)
@@ -106,6 +119,12 @@ class TokenChips(QWidget):
 
     def heightForWidth(self, width: int) -> int:
         return max(self._height, 10)
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.FontChange:
+            self._widths.clear()
+            self._relayout()
+        super().changeEvent(event)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -126,7 +145,12 @@ class TokenChips(QWidget):
         fm = QFontMetrics(self._font())
         clip = event.rect()
         painter.setFont(self._font())
-        for i, (tok, rect) in enumerate(zip(self.tokens, self._rects, strict=False)):
+        # rows of chips go down the widget: start at the first one that reaches the clip
+        first = bisect.bisect_left(self._bottoms, clip.top())
+        for i in range(first, len(self._rects)):
+            tok, rect = self._shown[i], self._rects[i]
+            if rect.top() > clip.bottom():
+                break
             if not rect.intersects(clip):
                 continue
             selected = tok.id in self.selected
@@ -207,7 +231,7 @@ class TokenChips(QWidget):
             add = bool(
                 mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
             )
-            self.tokenClicked.emit(self.tokens[i].id, add)
+            self.tokenClicked.emit(self._shown[i].id, add)
         event.accept()
 
     def event(self, e) -> bool:
@@ -215,7 +239,7 @@ class TokenChips(QWidget):
             i = self.chip_at(e.pos())
             if i >= 0:
                 QToolTip.showText(
-                    e.globalPos(), token_tooltip(self.tokens[i]), self, self._rects[i]
+                    e.globalPos(), token_tooltip(self._shown[i]), self, self._rects[i]
                 )
             else:
                 QToolTip.hideText()

@@ -77,3 +77,35 @@ def test_labels_are_a_lazy_sequence(info):
     assert tok.labels[2:5] == [info.label(i) for i in range(2, 5)]
     with pytest.raises(IndexError):
         tok.labels[n]
+
+
+def test_first_wins_in_short_runs_keeps_the_first_id_of_each_key():
+    from explorer.core.vocab_table import _first_wins
+
+    rng = np.random.default_rng(3)
+    keys = [bytes([int(k)]) for k in rng.integers(0, 40, size=500)]
+    ids = list(range(500))
+    want: dict[bytes, int] = {}
+    for k, i in zip(keys, ids, strict=True):
+        want.setdefault(k, i)
+    for run in (1, 7, 64, 10_000):
+        assert _first_wins(keys, ids, run=run) == want
+
+
+def test_a_long_text_comes_as_a_lazy_token_list(info):
+    from explorer.core.vocab_table import TokenList, text_ids_among, text_token_ids
+
+    tok = _crossed(info, len(info.pieces))
+    text = " ".join(TEXTS) * 40
+    tokens = tok.encode(text, special=True)
+    assert isinstance(tokens, TokenList)
+    want = info.encode(text, special=True)
+    assert tokens == want and len(tokens) == len(want)
+    assert tokens[-1] == want[-1] and tokens[3:9] == want[3:9]
+    assert tokens.prefetch(5)[4] == want[4] and tokens[5] == want[5]
+    with pytest.raises(IndexError):
+        tokens[len(want)]
+    plain = sorted({t.id for t in want if not t.special})
+    assert text_token_ids(tokens).tolist() == plain == text_token_ids(want).tolist()
+    among = np.asarray(plain[::2] + [10**9])
+    assert text_ids_among(tokens, among).tolist() == plain[::2]

@@ -24,6 +24,16 @@ TEXT = "The cat sat on the mat. naïve 🐱"
 WINDOW_SCRIPT = textwrap.dedent(
     """
     import json, sys, time
+
+    class Refuse:  # every attempt to import the Rust tokenizer here is recorded and fails
+        tried = []
+
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] == "tokenizers":
+                Refuse.tried.append(name)
+                raise ImportError("the window's process must not import " + name)
+
+    sys.meta_path.insert(0, Refuse())
     from PySide6.QtCore import QSettings
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
@@ -48,7 +58,15 @@ WINDOW_SCRIPT = textwrap.dedent(
     QTest.keyClicks(window.token_pane.editor, typed)  # typing (QTest types ASCII only)…
     window.token_pane.editor.insertPlainText(pasted)  # …and a paste
     wait(lambda: window.state.text == typed + pasted and window.state.tokens and not window.pending)
+    window.neighbors.search_text("the cat")  # a phrase query encodes too
+    wait(lambda: window.neighbors.latest is not None and not window.pending)
+    phrase = [window.neighbors.latest.description, len(window.neighbors.latest.result.ids)]
     found = window.state.select_ref("the")
+    window.map_pane.n.setValue(30)  # a map of the neighbourhood, coloured by kind
+    window.map_pane.colour.setCurrentIndex(window.map_pane.colour.findData("kind"))
+    window.map_pane.request_map()
+    wait(lambda: window.map_pane.data is not None and window.map_pane.data.final)
+    wait(lambda: not window.pending)
     out = {
         "ids": [t.id for t in window.state.tokens],
         "labels": [t.text for t in window.state.tokens],
@@ -56,6 +74,10 @@ WINDOW_SCRIPT = textwrap.dedent(
         "suggestions": [m.id for m in window.vocabulary.suggestions("th")],
         "service_running": window.state.tokenizer_service.running,
         "imported": sorted(m for m in sys.modules if m.split(".")[0] == "tokenizers"),
+        "tried": Refuse.tried,
+        "core_tokens": "explorer.core.tokens" in sys.modules,  # the module that wraps it
+        "phrase": phrase,
+        "mapped": len(window.map_pane.data.nb.ids),
     }
     service = window.state.tokenizer_service
     window.close()
@@ -87,7 +109,9 @@ def test_the_window_process_never_imports_the_rust_tokenizer(bpe_model, tmp_path
     )
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout.strip().splitlines()[-1])
-    assert out["imported"] == []  # neither imported nor constructed in the window's process
+    # neither imported nor constructed in the window's process, nor even tried
+    assert out["imported"] == [] and out["tried"] == [] and not out["core_tokens"]
+    assert out["mapped"] == 30 and out["phrase"][1] > 0, out["phrase"]
     reference = open_model(bpe_model).tokenizer
     assert reference is not None
     assert out["ids"] == [t.id for t in reference.encode(TEXT)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
+from explorer.app import tuning
 from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import Lane
 from explorer.app.state import AppState
@@ -62,6 +63,10 @@ class MapController(FeatureController):
         """Compile umap-learn in the background, once per process (idempotent)."""
         if _warmed or self.warm_lane.busy:
             return
+        map_layout.preload()  # on this (GUI) thread: the window calls this before it is shown
+        # what the imports made lives as long as the process: out of the cyclic GC's full passes,
+        # which the compiling worker would otherwise run over it, holding the GIL for long
+        tuning.freeze_long_lived()
         self.warm_lane.submit(map_layout.warm_up, label="Compiling UMAP", on_result=_set_warmed)
 
     def model_changed(self, model: EmbeddingModel) -> None:

@@ -56,7 +56,9 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
             self.curves.append(curve)
         for curve, row in zip(self.curves, rows, strict=True):
             curve.setData(np.arange(row.values.shape[0]), row.values)
-        self._restyle()  # no legend over the data: the summary table above is the legend
+        # no legend over the data (the summary table above is the legend), and no axis restyle:
+        # restyling the axes per click costs the GUI thread
+        self._style_curves()
         peak = rows[0].stats.argmax_abs if len(rows) == 1 else -1
         if peak >= 0 and np.isfinite(rows[0].values[peak]):
             self.peak.setData([peak], [float(rows[0].values[peak])])
@@ -69,17 +71,20 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
         self.set_rows([])
 
     # -- palette ------------------------------------------------------------------------------
-    def _restyle(self) -> None:
+    def _style_curves(self) -> None:
         dark = is_dark(self)
+        for n, curve in enumerate(self.curves):
+            color = series_color(n, dark)
+            curve.setPen(pg.mkPen(color, width=1))  # cosmetic 1 px lines draw ~3× faster
+
+    def _restyle(self) -> None:
         base = self.palette().color(QPalette.ColorRole.Base)
         self.setBackground(base)
         style_plot(self.getPlotItem(), self)
         faint = QColor(muted_text(self))
         self.zero.setPen(pg.mkPen(faint, width=1, style=Qt.PenStyle.DashLine))
         self.cursor.setPen(pg.mkPen(faint, width=1))
-        for n, curve in enumerate(self.curves):
-            color = series_color(n, dark)
-            curve.setPen(pg.mkPen(color, width=1))  # cosmetic 1 px lines draw ~3× faster
+        self._style_curves()
         text = self.palette().color(QPalette.ColorRole.Text)
         self.peak.setPen(pg.mkPen(text, width=1.5))
         self.peak.setBrush(pg.mkBrush(None))
