@@ -15,8 +15,10 @@ matrices (slowly decaying spectra) keeps too little of the variance to find true
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, types
+from numba import get_num_threads, njit, prange, types
 from numba.extending import intrinsic
+
+from explorer.core.search_exact import KERNEL_LOCK
 
 
 @intrinsic
@@ -31,16 +33,25 @@ def _popcount(typingctx, x):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _fwht(v):  # pragma: no cover - compiled
-    """In-place orthonormal-up-to-scale Walsh–Hadamard transform (len(v) a power of two)."""
+    """In-place orthonormal-up-to-scale Walsh–Hadamard transform (len(v) a power of two ≥ 4).
+
+    The first two butterfly stages run fused in registers; the later ones work on two
+    contiguous halves, which vectorise (4-5× faster than one generic loop for 4096 values).
+    """
     n = v.shape[0]
-    h = 1
+    for i in range(0, n, 4):
+        a0, a1, a2, a3 = v[i], v[i + 1], v[i + 2], v[i + 3]
+        b0, b1, b2, b3 = a0 + a1, a0 - a1, a2 + a3, a2 - a3
+        v[i], v[i + 1], v[i + 2], v[i + 3] = b0 + b2, b1 + b3, b0 - b2, b1 - b3
+    h = 4
     while h < n:
         for i in range(0, n, 2 * h):
-            for j in range(i, i + h):
-                x = v[j]
-                y = v[j + h]
-                v[j] = x + y
-                v[j + h] = x - y
+            x = v[i : i + h]
+            y = v[i + h : i + 2 * h]
+            for j in range(h):
+                p, q = x[j], y[j]
+                x[j] = p + q
+                y[j] = p - q
         h *= 2
 
 
@@ -55,9 +66,9 @@ def _encode_row(row, signs, buf, out):  # pragma: no cover - compiled
         _fwht(buf)
         for k in range(words):
             word = np.uint64(0)
-            for b in range(64):
-                if buf[k * 64 + b] > 0:
-                    word |= np.uint64(1) << np.uint64(b)
+            seg = buf[k * 64 : (k + 1) * 64]
+            for b in range(64):  # branch-free
+                word |= np.uint64(seg[b] > 0) << np.uint64(b)
             out[r * words + k] = word
 
 
@@ -117,6 +128,17 @@ def _scan_all(codes, q, table, a, wn, scale, penalty, aq, wq, out):  # pragma: n
         out[i] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def _scan_all_par(codes, q, table, a, wn, scale, penalty, aq, wq, out, parts):  # pragma: no cover
+    n, nw = codes.shape
+    for p in prange(parts):
+        for i in range(p * n // parts, (p + 1) * n // parts):
+            h = 0
+            for k in range(nw):
+                h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
+            out[i] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
+
+
 @njit(cache=True, nogil=True)
 def _scan_ids(codes, ids, q, table, a, wn, scale, penalty, aq, wq, out):  # pragma: no cover
     nw = codes.shape[1]
@@ -126,6 +148,14 @@ def _scan_ids(codes, ids, q, table, a, wn, scale, penalty, aq, wq, out):  # prag
         for k in range(nw):
             h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
         out[t] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _scan_ids_par(codes, ids, q, table, a, wn, scale, penalty, aq, wq, out, parts):  # pragma: no cover
+    n = ids.shape[0]
+    for p in prange(parts):
+        lo, hi = p * n // parts, (p + 1) * n // parts
+        _scan_ids(codes, ids[lo:hi], q, table, a, wn, scale, penalty, aq, wq, out[lo:hi])
 
 
 def rotation_signs(dim: int, bits: int, seed: int) -> np.ndarray:
@@ -169,14 +199,36 @@ def angle_table(bits: int) -> np.ndarray:
     return np.cos(np.pi * np.arange(bits + 1) / bits).astype(np.float32)
 
 
-def scan_all(codes, q, table, a, wn, scale, penalty, aq: float, wq: float) -> np.ndarray:
+def _parts(n: int) -> int:
+    # Many small parts: a thread slowed by another process does not hold up the whole scan.
+    return max(1, min(n // 1024, 16 * get_num_threads()))
+
+
+def scan_all(
+    codes, q, table, a, wn, scale, penalty, aq: float, wq: float, parallel: bool = True
+) -> np.ndarray:
+    """Estimated score of every row (parallel over rows for a large vocabulary)."""
     out = np.empty(codes.shape[0], dtype=np.float32)
-    _scan_all(codes, q, table, a, wn, scale, penalty, np.float32(aq), np.float32(wq), out)
+    args = (codes, q, table, a, wn, scale, penalty, np.float32(aq), np.float32(wq), out)
+    parts = _parts(codes.shape[0]) if parallel else 1
+    if parts > 1:
+        with KERNEL_LOCK:
+            _scan_all_par(*args, parts)
+    else:
+        _scan_all(*args)
     return out
 
 
-def scan_ids(codes, ids, q, table, a, wn, scale, penalty, aq: float, wq: float) -> np.ndarray:
+def scan_ids(
+    codes, ids, q, table, a, wn, scale, penalty, aq: float, wq: float, parallel: bool = True
+) -> np.ndarray:
     out = np.empty(len(ids), dtype=np.float32)
     ids = np.ascontiguousarray(ids, dtype=np.int64)
-    _scan_ids(codes, ids, q, table, a, wn, scale, penalty, np.float32(aq), np.float32(wq), out)
+    args = (codes, ids, q, table, a, wn, scale, penalty, np.float32(aq), np.float32(wq), out)
+    parts = _parts(len(ids) // 8) if parallel else 1  # a full code is ~8× a head's work
+    if parts > 1:
+        with KERNEL_LOCK:
+            _scan_ids_par(*args, parts)
+    else:
+        _scan_ids(*args)
     return out

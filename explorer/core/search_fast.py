@@ -99,10 +99,11 @@ class SignIndex:
         est[exclude] = -np.inf
         return top_unordered(est, c1)
 
-    def stage2(self, code, aq, wq, ids, scale, penalty) -> np.ndarray:
+    def stage2(self, code, aq, wq, ids, scale, penalty, parallel: bool = True) -> np.ndarray:
         w = self.codes.shape[1]
         return search_codes.scan_ids(
-            self.codes, ids, code, self._tables[w], self.a, self.wn, scale, penalty, aq, wq
+            self.codes, ids, code, self._tables[w], self.a, self.wn, scale, penalty, aq, wq,
+            parallel,
         )
 
 

@@ -44,12 +44,13 @@ def _hits(index, code, aq, wq, scale, penalty, qid, true, c1s, c2s) -> np.ndarra
         est1 = np.zeros(index.rows, np.float32) + penalty
     else:
         est1 = search_codes.scan_all(
-            index.head, code[:hw], index._tables[hw], index.a, index.wn, scale, penalty, aq, wq
+            index.head, code[:hw], index._tables[hw], index.a, index.wn, scale, penalty, aq, wq,
+            parallel=False,
         )
     est1[qid] = -np.inf
     order = top_unordered(est1, c1s[-1])
     order = order[np.argsort(-est1[order], kind="stable")]
-    est2 = index.stage2(code, aq, wq, order, scale, penalty)
+    est2 = index.stage2(code, aq, wq, order, scale, penalty, parallel=False)
     hits = np.zeros((len(c1s), len(c2s)), np.int64)
     found = np.flatnonzero(np.isin(order, true))  # `true` may hold rows tied with the 10th
     for p in found.tolist():
