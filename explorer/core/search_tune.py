@@ -10,15 +10,18 @@ those c1 rows < c2); stage three scores exactly and cannot lose it.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from numba import get_num_threads
 
 from explorer.core import search_codes
 from explorer.core.ranking import top_unordered
 from explorer.core.search_fast import TARGET_RECALL, IndexStats, SignIndex
 
-C2_STEPS = (100, 200, 400, 800, 1600, 3200, 6400)
-C1_FRACTIONS = (1 / 128, 1 / 64, 1 / 32, 1 / 16, 1 / 8)
+# Steps of √2: the cheapest setting that reaches the target is at most ~1.4× too wide.
+C2_STEPS = tuple(int(round(100 * 2 ** (i / 2))) for i in range(13))  # 100 … 6400
+C1_FRACTIONS = tuple(2 ** (-7 + i / 2) for i in range(9))  # 1/128 … 1/8 of the rows
 MIN_C1 = 2000
 CALIBRATE = 100
 CHOOSE_AT = 0.998  # on the calibration queries ...
@@ -44,7 +47,15 @@ def _hits(index, code, aq, wq, scale, penalty, qid, true, c1s, c2s) -> np.ndarra
         est1 = np.zeros(index.rows, np.float32) + penalty
     else:
         est1 = search_codes.scan_all(
-            index.head, code[:hw], index._tables[hw], index.a, index.wn, scale, penalty, aq, wq,
+            index.head,
+            code[:hw],
+            index._tables[hw],
+            index.a,
+            index.wn,
+            scale,
+            penalty,
+            aq,
+            wq,
             parallel=False,
         )
     est1[qid] = -np.inf
@@ -77,17 +88,27 @@ def tune(
         cal = np.zeros((len(c1s), len(c2s)), np.int64)
         meas = np.zeros_like(cal)
         n_cal = n_meas = 0
-        for i in range(len(qids)):
-            check()
+
+        def hits(i: int, scale=scale, sets=sets) -> np.ndarray:
             code, aq, wq = index.query_code(qrows[i])
-            h = _hits(index, code, aq, wq, scale, penalty, int(qids[i]), sets[i], c1s, c2s)
-            want = min(10, len(sets[i]))
-            if i < CALIBRATE:
-                cal, n_cal = cal + h, n_cal + want
-            else:
-                meas, n_meas = meas + h, n_meas + want
-            if i % 20 == 0:
-                yield 0.87 + 0.13 * (m_no + i / len(qids)) / 2
+            return _hits(index, code, aq, wq, scale, penalty, int(qids[i]), sets[i], c1s, c2s)
+
+        # The scans release the GIL: one query per core.
+        pool = ThreadPoolExecutor(max_workers=max(1, get_num_threads()))
+        try:
+            results = pool.map(hits, range(len(qids)))
+            for i in range(len(qids)):
+                check()
+                h = next(results)
+                want = min(10, len(sets[i]))
+                if i < CALIBRATE:
+                    cal, n_cal = cal + h, n_cal + want
+                else:
+                    meas, n_meas = meas + h, n_meas + want
+                if i % 20 == 0:
+                    yield 0.87 + 0.13 * (m_no + i / len(qids)) / 2
+        finally:
+            pool.shutdown(cancel_futures=True)
         r_cal = cal / max(1, n_cal)
         r_meas = meas / max(1, n_meas) if n_meas else r_cal
         options = sorted(
