@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import get_num_threads
 
-from explorer.core import search_codes
 from explorer.core.ranking import top_unordered
 from explorer.core.search_fast import TARGET_RECALL, IndexStats, SignIndex
 
@@ -35,33 +34,22 @@ def grid(rows: int) -> tuple[list[int], list[int]]:
 
 
 def cost(index: SignIndex, c1: int, c2: int) -> float:
-    """Rough bytes touched per query: stage-two codes of c1 rows, exact rows of c2."""
+    """Rough cost per query: stage two reads c1 codes (five popcounts a word: ×2), stage
+    three reads c2 stored rows."""
     dim = index.u.shape[0]
-    return c1 * (8 * index.codes.shape[1] + 32) + c2 * (2 * dim + 256)
+    return c1 * (16 * index.codes.shape[1] + 32) + c2 * (2 * dim + 256)
 
 
-def _hits(index, code, aq, wq, scale, penalty, qid, true, c1s, c2s) -> np.ndarray:
+def _hits(index, qc, scale, penalty, qid, true, c1s, c2s) -> np.ndarray:
     """[len(c1s), len(c2s)] count of true neighbours each setting finds for one query."""
-    hw = index.head.shape[1]
     if c1s[-1] >= index.rows:
         est1 = np.zeros(index.rows, np.float32) + penalty
     else:
-        est1 = search_codes.scan_all(
-            index.head,
-            code[:hw],
-            index._tables[hw],
-            index.a,
-            index.wn,
-            scale,
-            penalty,
-            aq,
-            wq,
-            parallel=False,
-        )
+        est1 = index.head_scores(qc, scale, penalty, parallel=False)
     est1[qid] = -np.inf
     order = top_unordered(est1, c1s[-1])
     order = order[np.argsort(-est1[order], kind="stable")]
-    est2 = index.stage2(code, aq, wq, order, scale, penalty, parallel=False)
+    est2 = index.stage2(qc, order, scale, penalty, parallel=False)
     hits = np.zeros((len(c1s), len(c2s)), np.int64)
     found = np.flatnonzero(np.isin(order, true))  # `true` may hold rows tied with the 10th
     for p in found.tolist():
@@ -90,8 +78,8 @@ def tune(
         n_cal = n_meas = 0
 
         def hits(i: int, scale=scale, sets=sets) -> np.ndarray:
-            code, aq, wq = index.query_code(qrows[i])
-            return _hits(index, code, aq, wq, scale, penalty, int(qids[i]), sets[i], c1s, c2s)
+            qc = index.query_code(qrows[i])
+            return _hits(index, qc, scale, penalty, int(qids[i]), sets[i], c1s, c2s)
 
         # The scans release the GIL: one query per core.
         pool = ThreadPoolExecutor(max_workers=max(1, get_num_threads()))

@@ -96,3 +96,39 @@ def test_gathered_bf16_dots_match_numpy(count):
     got = search_exact.dots_for_ids(matrix, ids, q)[0]
     want = matrix[ids].astype(np.float64) @ q[0].astype(np.float64)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_query_code_matches_row_codes_and_estimates_the_cosine():
+    rng = np.random.default_rng(5)
+    dim = 300
+    u = np.zeros(dim, np.float32)
+    u[0] = 1
+    signs = search_codes.rotation_signs(dim, 2048, seed=2)  # four rotations of 512
+    q = rng.standard_normal(dim).astype(np.float32)
+    qc = search_codes.query_code(q, u, signs)
+    a, wn, w = search_codes.split(q[None], u)
+    np.testing.assert_array_equal(qc.code, search_codes.encode(w, signs)[0])
+    assert qc.aq == pytest.approx(float(a[0])) and qc.wq == pytest.approx(float(wn[0]))
+    # rows at known angles to the query's w part: the asymmetric estimate follows the cosine
+    wq = w[0] / np.linalg.norm(w[0])
+    cos = np.linspace(-0.9, 0.95, 40)
+    other = rng.standard_normal((40, dim)).astype(np.float32)
+    other[:, 0] = 0
+    other -= (other @ wq)[:, None] * wq
+    other /= np.linalg.norm(other, axis=1, keepdims=True)
+    rows = cos[:, None] * wq + np.sqrt(1 - cos**2)[:, None] * other
+    ra, rwn, rw = search_codes.split(rows.astype(np.float32), u)
+    codes = search_codes.encode(rw, signs)
+    ones = np.ones(40, np.float32)
+    est = search_codes.scan_ids_q(
+        codes,
+        np.arange(40),
+        qc,
+        np.zeros(40, np.float32),
+        ones,
+        ones,
+        np.zeros(40, np.float32),
+        parallel=False,
+    )
+    assert np.abs(est / qc.wq - cos).max() < 0.12
+    assert np.corrcoef(est, cos)[0, 1] > 0.99
