@@ -1,11 +1,12 @@
 """Fast approximate search: sign codes of every row (search_codes), then exact re-ranking.
 
 A query runs three stages: a Hamming scan of a short head of every row's code keeps `c1`
-rows, the full codes of those keep `c2`, and the c2 rows are scored exactly from the matrix,
-so every score shown is exact and only the candidate list is approximate.  `c1` and `c2` are
-chosen per metric at build time by measuring recall@10 against exact search
-(search_build); the measured figures are stored with the index and shown with every answer.
-The index lives in the user cache folder, keyed to the file.
+rows; the full codes of those, scored against the query's own rotated coordinates (4-bit bit
+planes, an asymmetric estimate about twice as precise as a Hamming distance), keep `c2`; the
+c2 rows are scored exactly from the matrix, so every score shown is exact and only the
+candidate list is approximate.  `c1` and `c2` are chosen per metric at build time by measuring
+recall@10 against exact search (search_build); the measured figures are stored with the index
+and shown with every answer.  The index lives in the user cache folder, keyed to the file.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 from explorer.core import cache, search_codes
 from explorer.core.ranking import top_unordered
 
-INDEX_VERSION = 2
+INDEX_VERSION = 3  # 3: stage two is asymmetric, so stored settings of 2 do not apply
 KIND = "neighbors-index"
 TARGET_RECALL = 0.99
 
