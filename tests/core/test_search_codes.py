@@ -117,7 +117,7 @@ def test_query_code_matches_row_codes_and_estimates_the_cosine():
     other -= (other @ wq)[:, None] * wq
     other /= np.linalg.norm(other, axis=1, keepdims=True)
     rows = cos[:, None] * wq + np.sqrt(1 - cos**2)[:, None] * other
-    ra, rwn, rw = search_codes.split(rows.astype(np.float32), u)
+    _, _, rw = search_codes.split(rows.astype(np.float32), u)
     codes = search_codes.encode(rw, signs)
     ones = np.ones(40, np.float32)
     est = search_codes.scan_ids_q(
