@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file", type=Path, help="reuse this synthetic matrix file (kept)")
     ap.add_argument("--compare", action="store_true", help="candidate estimators side by side")
     args = ap.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # figures survive an interrupted run
     print(f"{os.cpu_count()} cores, numpy {np.__version__}; {load()} (shared machine)")
     if args.compare:
         from neighbor_compare import compare

@@ -14,9 +14,14 @@ matrices (slowly decaying spectra) keeps too little of the variance to find true
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
-from numba import njit, prange, types
+from numba import get_num_threads, njit, prange, types
 from numba.extending import intrinsic
+
+from explorer.core.ranking import top_unordered
+from explorer.core.search_exact import KERNEL_LOCK
 
 
 @intrinsic
@@ -31,16 +36,25 @@ def _popcount(typingctx, x):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _fwht(v):  # pragma: no cover - compiled
-    """In-place orthonormal-up-to-scale Walsh–Hadamard transform (len(v) a power of two)."""
+    """In-place orthonormal-up-to-scale Walsh–Hadamard transform (len(v) a power of two ≥ 4).
+
+    The first two butterfly stages run fused in registers; the later ones work on two
+    contiguous halves, which vectorise (4-5× faster than one generic loop for 4096 values).
+    """
     n = v.shape[0]
-    h = 1
+    for i in range(0, n, 4):
+        a0, a1, a2, a3 = v[i], v[i + 1], v[i + 2], v[i + 3]
+        b0, b1, b2, b3 = a0 + a1, a0 - a1, a2 + a3, a2 - a3
+        v[i], v[i + 1], v[i + 2], v[i + 3] = b0 + b2, b1 + b3, b0 - b2, b1 - b3
+    h = 4
     while h < n:
         for i in range(0, n, 2 * h):
-            for j in range(i, i + h):
-                x = v[j]
-                y = v[j + h]
-                v[j] = x + y
-                v[j + h] = x - y
+            x = v[i : i + h]
+            y = v[i + h : i + 2 * h]
+            for j in range(h):
+                p, q = x[j], y[j]
+                x[j] = p + q
+                y[j] = p - q
         h *= 2
 
 
@@ -55,9 +69,9 @@ def _encode_row(row, signs, buf, out):  # pragma: no cover - compiled
         _fwht(buf)
         for k in range(words):
             word = np.uint64(0)
-            for b in range(64):
-                if buf[k * 64 + b] > 0:
-                    word |= np.uint64(1) << np.uint64(b)
+            seg = buf[k * 64 : (k + 1) * 64]
+            for b in range(64):  # branch-free
+                word |= np.uint64(seg[b] > 0) << np.uint64(b)
             out[r * words + k] = word
 
 
@@ -117,6 +131,17 @@ def _scan_all(codes, q, table, a, wn, scale, penalty, aq, wq, out):  # pragma: n
         out[i] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def _scan_all_par(codes, q, table, a, wn, scale, penalty, aq, wq, out, parts):  # pragma: no cover
+    n, nw = codes.shape
+    for p in prange(parts):
+        for i in range(p * n // parts, (p + 1) * n // parts):
+            h = 0
+            for k in range(nw):
+                h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
+            out[i] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
+
+
 @njit(cache=True, nogil=True)
 def _scan_ids(codes, ids, q, table, a, wn, scale, penalty, aq, wq, out):  # pragma: no cover
     nw = codes.shape[1]
@@ -126,6 +151,53 @@ def _scan_ids(codes, ids, q, table, a, wn, scale, penalty, aq, wq, out):  # prag
         for k in range(nw):
             h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
         out[t] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
+
+
+@njit(cache=True, nogil=True)
+def _scan_ids_q(codes, ids, planes, lin, a, wn, scale, penalty, aq, wq, out):  # pragma: no cover
+    """Asymmetric estimate: the query's rotated coordinates (4-bit, as bit planes) against each
+    row's sign bits; cos(w_q, w_x) ≈ lin[0] + lin[1]·ones + lin[2]·Σ_b 2^b·|plane_b ∧ code|."""
+    nw = codes.shape[1]
+    for t in range(ids.shape[0]):
+        i = ids[t]
+        ones = 0
+        d0 = d1 = d2 = d3 = 0
+        for k in range(nw):
+            c = codes[i, k]
+            ones += _popcount(c)  # type: ignore[call-arg]
+            d0 += _popcount(c & planes[0, k])  # type: ignore[call-arg]
+            d1 += _popcount(c & planes[1, k])  # type: ignore[call-arg]
+            d2 += _popcount(c & planes[2, k])  # type: ignore[call-arg]
+            d3 += _popcount(c & planes[3, k])  # type: ignore[call-arg]
+        cw = lin[0] + lin[1] * ones + lin[2] * (d0 + 2 * d1 + 4 * d2 + 8 * d3)
+        out[t] = (aq * a[i] + wq * wn[i] * cw) * scale[i] + penalty[i]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _scan_ids_q_par(codes, ids, planes, lin, a, wn, scale, penalty, aq, wq, out, parts):
+    n = ids.shape[0]
+    for p in prange(parts):  # pragma: no cover - compiled
+        lo, hi = p * n // parts, (p + 1) * n // parts
+        _scan_ids_q(codes, ids[lo:hi], planes, lin, a, wn, scale, penalty, aq, wq, out[lo:hi])
+
+
+@njit(cache=True, nogil=True)
+def _rotate(w, signs, out):  # pragma: no cover - compiled
+    """The query's rotated coordinates, every block [R, D] (the values its code is the sign of)."""
+    dim = w.shape[0]
+    for r in range(signs.shape[0]):
+        buf = out[r]
+        for j in range(signs.shape[1]):
+            buf[j] = w[j] * signs[r, j] if j < dim else np.float32(0.0)
+        _fwht(buf)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _scan_ids_par(codes, ids, q, table, a, wn, scale, penalty, aq, wq, out, parts):
+    n = ids.shape[0]
+    for p in prange(parts):
+        lo, hi = p * n // parts, (p + 1) * n // parts
+        _scan_ids(codes, ids[lo:hi], q, table, a, wn, scale, penalty, aq, wq, out[lo:hi])
 
 
 def rotation_signs(dim: int, bits: int, seed: int) -> np.ndarray:
@@ -169,14 +241,109 @@ def angle_table(bits: int) -> np.ndarray:
     return np.cos(np.pi * np.arange(bits + 1) / bits).astype(np.float32)
 
 
-def scan_all(codes, q, table, a, wn, scale, penalty, aq: float, wq: float) -> np.ndarray:
+def _parts(n: int) -> int:
+    # Many small parts: a thread slowed by another process does not hold up the whole scan.
+    return max(1, min(n // 1024, 16 * get_num_threads()))
+
+
+def scan_all(
+    codes, q, table, a, wn, scale, penalty, aq: float, wq: float, parallel: bool = True
+) -> np.ndarray:
+    """Estimated score of every row (parallel over rows for a large vocabulary)."""
     out = np.empty(codes.shape[0], dtype=np.float32)
-    _scan_all(codes, q, table, a, wn, scale, penalty, np.float32(aq), np.float32(wq), out)
+    args = (codes, q, table, a, wn, scale, penalty, np.float32(aq), np.float32(wq), out)
+    parts = _parts(codes.shape[0]) if parallel else 1
+    if parts > 1:
+        with KERNEL_LOCK:
+            _scan_all_par(*args, parts)
+    else:
+        _scan_all(*args)
     return out
 
 
-def scan_ids(codes, ids, q, table, a, wn, scale, penalty, aq: float, wq: float) -> np.ndarray:
+def scan_ids(
+    codes, ids, q, table, a, wn, scale, penalty, aq: float, wq: float, parallel: bool = True
+) -> np.ndarray:
     out = np.empty(len(ids), dtype=np.float32)
     ids = np.ascontiguousarray(ids, dtype=np.int64)
-    _scan_ids(codes, ids, q, table, a, wn, scale, penalty, np.float32(aq), np.float32(wq), out)
+    args = (codes, ids, q, table, a, wn, scale, penalty, np.float32(aq), np.float32(wq), out)
+    parts = _parts(len(ids) // 8) if parallel else 1  # a full code is ~8× a head's work
+    if parts > 1:
+        with KERNEL_LOCK:
+            _scan_ids_par(*args, parts)
+    else:
+        _scan_ids(*args)
+    return out
+
+
+def top_candidates(est: np.ndarray, count: int) -> np.ndarray:
+    """Positions of the `count` largest finite values of est, unordered.
+
+    A partial sort of a whole vocabulary per query costs more than the scan that made it; a
+    threshold read off every 16th value, then one comparison pass, finds the same set.
+    """
+    n = len(est)
+    if count >= n // 8 or count < 64:
+        return top_unordered(est, count)
+    sample = est[::16]
+    rank = max(0, len(sample) - int(1.25 * count / 16))  # a little low: enough pass the cut
+    cut = np.partition(sample, rank)[rank]
+    ids = np.flatnonzero(est >= cut)
+    if len(ids) < count or not np.isfinite(cut):
+        return top_unordered(est, count)
+    return ids[np.argpartition(-est[ids], count - 1)[:count]]
+
+
+@dataclass
+class QueryCode:
+    """A query as the scans see it: its code, its split (a, |w|), and for the asymmetric
+    estimate its rotated coordinates as 4-bit bit planes with the affine map back to cos."""
+
+    code: np.ndarray  # uint64 [words]
+    aq: float
+    wq: float
+    planes: np.ndarray  # uint64 [4, words]
+    lin: np.ndarray  # float32 [3]
+
+
+def query_code(q: np.ndarray, u: np.ndarray, signs: np.ndarray) -> QueryCode:
+    a, wn, w = split(q[None, :], u)
+    n_rot, big = signs.shape
+    rot = np.empty((n_rot, big), np.float32)
+    _rotate(w[0], signs, rot)
+    flat = rot.reshape(-1)
+    code = np.packbits(flat > 0, bitorder="little").view(np.uint64)
+    # Each block of a unit w has norm sqrt(D); scaled to unit, a row's sign vector s (±1) gives
+    # E<q, s> = n·sqrt(2/(πD))·cos(w_q, w_x) over n coordinates (RaBitQ without the per-row
+    # factor, which changed recall by < 0.001 on real and synthetic rows).
+    qn = flat / np.float32(max(float(wn[0]), 1e-30) * np.sqrt(big))
+    lo, hi = float(qn.min()), float(qn.max())
+    step = (hi - lo) / 15 if hi > lo else 1.0
+    qu = np.rint((qn - lo) / step).astype(np.uint8)
+    bits = (qu[None, :] >> np.arange(4, dtype=np.uint8)[:, None]) & 1
+    planes = np.packbits(bits, axis=1, bitorder="little").view(np.uint64)
+    n = flat.size
+    norm = n * np.sqrt(2 / (np.pi * big))
+    # <q, s> = Σ (lo + step·qu)(2b − 1) = 2·lo·ones + 2·step·Σ qu·b − (n·lo + step·Σ qu)
+    lin = np.array(
+        [-(n * lo + step * float(qu.sum(dtype=np.int64))) / norm, 2 * lo / norm, 2 * step / norm],
+        np.float32,
+    )
+    return QueryCode(code, float(a[0]), float(wn[0]), np.ascontiguousarray(planes), lin)
+
+
+def scan_ids_q(
+    codes, ids, qc: QueryCode, a, wn, scale, penalty, parallel: bool = True
+) -> np.ndarray:
+    """Asymmetric estimated score of the rows `ids` (stage two: a few thousand rows)."""
+    out = np.empty(len(ids), dtype=np.float32)
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    args = (codes, ids, qc.planes, qc.lin, a, wn, scale, penalty)
+    tail = (np.float32(qc.aq), np.float32(qc.wq), out)
+    parts = _parts(len(ids) // 4) if parallel else 1
+    if parts > 1:
+        with KERNEL_LOCK:
+            _scan_ids_q_par(*args, *tail, parts)
+    else:
+        _scan_ids_q(*args, *tail)
     return out

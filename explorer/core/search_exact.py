@@ -115,6 +115,15 @@ def _gather_bf16(matrix, ids, queries, dots):  # pragma: no cover - compiled
             dots[q, i] = acc
 
 
+@njit(parallel=True, fastmath=True, cache=True, nogil=True)
+def _gather_bf16_par(matrix, ids, queries, dots, parts):  # pragma: no cover - compiled
+    """_gather_bf16 split over threads: the fast path re-ranks up to a few thousand rows."""
+    n = ids.shape[0]
+    for p in prange(parts):
+        lo, hi = p * n // parts, (p + 1) * n // parts
+        _gather_bf16(matrix, ids[lo:hi], queries, dots[:, lo:hi])
+
+
 def _parts(n: int) -> int:
     # Many small parts: a thread slowed by another process does not hold up the whole block.
     return max(1, min(n, 32 * get_num_threads()))
@@ -206,7 +215,12 @@ def dots_for_ids(matrix: np.ndarray, ids: np.ndarray, queries: np.ndarray) -> np
     check_mapped(matrix)
     if matrix.dtype == _BF16 and len(ids) >= 64:
         dots = np.empty((q32.shape[0], len(ids)), dtype=np.float32)
-        _gather_bf16(matrix.view(np.uint16), ids, q32, dots)
+        parts = min(len(ids) // 128, 8 * get_num_threads())
+        if parts > 1:
+            with KERNEL_LOCK:
+                _gather_bf16_par(matrix.view(np.uint16), ids, q32, dots, parts)
+        else:
+            _gather_bf16(matrix.view(np.uint16), ids, q32, dots)
         return dots
     rows = _decode(np.asarray(matrix[np.sort(ids)]))
     order = np.argsort(np.argsort(ids, kind="stable"), kind="stable")

@@ -10,15 +10,17 @@ those c1 rows < c2); stage three scores exactly and cannot lose it.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from numba import get_num_threads
 
-from explorer.core import search_codes
 from explorer.core.ranking import top_unordered
 from explorer.core.search_fast import TARGET_RECALL, IndexStats, SignIndex
 
-C2_STEPS = (100, 200, 400, 800, 1600, 3200, 6400)
-C1_FRACTIONS = (1 / 128, 1 / 64, 1 / 32, 1 / 16, 1 / 8)
+# Steps of √2: the cheapest setting that reaches the target is at most ~1.4× too wide.
+C2_STEPS = tuple(int(round(100 * 2 ** (i / 2))) for i in range(13))  # 100 … 6400
+C1_FRACTIONS = tuple(2 ** (-7 + i / 2) for i in range(9))  # 1/128 … 1/8 of the rows
 MIN_C1 = 2000
 CALIBRATE = 100
 CHOOSE_AT = 0.998  # on the calibration queries ...
@@ -32,24 +34,22 @@ def grid(rows: int) -> tuple[list[int], list[int]]:
 
 
 def cost(index: SignIndex, c1: int, c2: int) -> float:
-    """Rough bytes touched per query: stage-two codes of c1 rows, exact rows of c2."""
+    """Rough cost per query: stage two reads c1 codes (five popcounts a word: ×2), stage
+    three reads c2 stored rows."""
     dim = index.u.shape[0]
-    return c1 * (8 * index.codes.shape[1] + 32) + c2 * (2 * dim + 256)
+    return c1 * (16 * index.codes.shape[1] + 32) + c2 * (2 * dim + 256)
 
 
-def _hits(index, code, aq, wq, scale, penalty, qid, true, c1s, c2s) -> np.ndarray:
+def _hits(index, qc, scale, penalty, qid, true, c1s, c2s) -> np.ndarray:
     """[len(c1s), len(c2s)] count of true neighbours each setting finds for one query."""
-    hw = index.head.shape[1]
     if c1s[-1] >= index.rows:
         est1 = np.zeros(index.rows, np.float32) + penalty
     else:
-        est1 = search_codes.scan_all(
-            index.head, code[:hw], index._tables[hw], index.a, index.wn, scale, penalty, aq, wq
-        )
+        est1 = index.head_scores(qc, scale, penalty, parallel=False)
     est1[qid] = -np.inf
     order = top_unordered(est1, c1s[-1])
     order = order[np.argsort(-est1[order], kind="stable")]
-    est2 = index.stage2(code, aq, wq, order, scale, penalty)
+    est2 = index.stage2(qc, order, scale, penalty, parallel=False)
     hits = np.zeros((len(c1s), len(c2s)), np.int64)
     found = np.flatnonzero(np.isin(order, true))  # `true` may hold rows tied with the 10th
     for p in found.tolist():
@@ -76,17 +76,27 @@ def tune(
         cal = np.zeros((len(c1s), len(c2s)), np.int64)
         meas = np.zeros_like(cal)
         n_cal = n_meas = 0
-        for i in range(len(qids)):
-            check()
-            code, aq, wq = index.query_code(qrows[i])
-            h = _hits(index, code, aq, wq, scale, penalty, int(qids[i]), sets[i], c1s, c2s)
-            want = min(10, len(sets[i]))
-            if i < CALIBRATE:
-                cal, n_cal = cal + h, n_cal + want
-            else:
-                meas, n_meas = meas + h, n_meas + want
-            if i % 20 == 0:
-                yield 0.87 + 0.13 * (m_no + i / len(qids)) / 2
+
+        def hits(i: int, scale=scale, sets=sets) -> np.ndarray:
+            qc = index.query_code(qrows[i])
+            return _hits(index, qc, scale, penalty, int(qids[i]), sets[i], c1s, c2s)
+
+        # The scans release the GIL: one query per core.
+        pool = ThreadPoolExecutor(max_workers=max(1, get_num_threads()))
+        try:
+            results = pool.map(hits, range(len(qids)))
+            for i in range(len(qids)):
+                check()
+                h = next(results)
+                want = min(10, len(sets[i]))
+                if i < CALIBRATE:
+                    cal, n_cal = cal + h, n_cal + want
+                else:
+                    meas, n_meas = meas + h, n_meas + want
+                if i % 20 == 0:
+                    yield 0.87 + 0.13 * (m_no + i / len(qids)) / 2
+        finally:
+            pool.shutdown(cancel_futures=True)
         r_cal = cal / max(1, n_cal)
         r_meas = meas / max(1, n_meas) if n_meas else r_cal
         options = sorted(
