@@ -65,15 +65,18 @@ def test_second_layout_is_the_procrustes_fit_onto_the_first(pair, monkeypatch):
     )
     maps = compare_maps.aligned_maps(a, b, t, align, n=30, params=PCA)
     ra, rb = raw
-    np.testing.assert_allclose(maps.coords_a, ra)
     # scipy: the rotation R minimising |(B - mean) R - (A - mean)|, then the best uniform scale
     a0, b0 = ra - ra.mean(axis=0), rb - rb.mean(axis=0)
     rotation, s = orthogonal_procrustes(b0, a0)
-    expected = b0 @ rotation * (s / (b0**2).sum()) + ra.mean(axis=0)
-    np.testing.assert_allclose(maps.coords_b, expected, rtol=1e-4, atol=1e-4)
+    fitted = b0 @ rotation * (s / (b0**2).sum()) + ra.mean(axis=0)
     unaligned = compare_maps.disparity(rb, ra)
     assert 0 < maps.disparity < min(1.0, unaligned)
-    assert maps.disparity == pytest.approx(((expected - ra) ** 2).sum() / (a0**2).sum(), rel=1e-4)
+    assert maps.disparity == pytest.approx(((fitted - ra) ** 2).sum() / (a0**2).sum(), rel=1e-4)
+    # both shown centred at unit RMS radius: A as laid out, B rotated onto it
+    unit_a = a0 / np.sqrt((a0**2).sum(axis=1).mean())
+    unit_b = b0 @ rotation / np.sqrt((b0**2).sum(axis=1).mean())
+    np.testing.assert_allclose(maps.coords_a, unit_a, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(maps.coords_b, unit_b, rtol=1e-4, atol=1e-4)
 
 
 def test_a_model_against_itself_gives_the_same_map(pair):

@@ -24,8 +24,8 @@ class AlignedMaps:
     a_ids: np.ndarray  # int64 [n]: A's ids; a_ids[0] is the token itself
     b_ids: np.ndarray  # int64 [n]: the same tokens' ids in B
     labels: list[str]  # A's labels
-    coords_a: np.ndarray  # float32 [n, 2]
-    coords_b: np.ndarray  # float32 [n, 2]: B's layout rotated/scaled/shifted onto A's
+    coords_a: np.ndarray  # float32 [n, 2]: A's layout, centred, unit RMS radius
+    coords_b: np.ndarray  # float32 [n, 2]: B's, rotated onto A's (Procrustes), same size
     sim_a: np.ndarray  # float32 [n]: cosine to the token in A
     sim_b: np.ndarray  # float32 [n]: cosine to the token in B
     disparity: float  # Procrustes residual: 0 = the same shape, 1 = nothing in common
@@ -133,16 +133,24 @@ def aligned_maps(
     b_ids = align.a_to_b[ids]
     coords_a = _layout(a.vectors(ids), params, cancelled, span(0.3, 0.35))
     coords_b = _layout(b.vectors(b_ids), params, cancelled, span(0.65, 0.35))
-    coords_b = projection.align(coords_b, ids, coords_a, ids)
+    fitted = projection.align(coords_b, ids, coords_a, ids)
     if progress is not None:
         progress(1.0)
     return AlignedMaps(
         ids,
         b_ids.astype(np.int64),
         [a.label(int(i)) for i in ids],
-        coords_a,
-        coords_b,
+        standardized(coords_a),
+        standardized(fitted),  # shown at A's size: the fit's scale shrinks a poor match
         sim_a,
         sim_b,
-        disparity(coords_b, coords_a),
+        disparity(fitted, coords_a),
     )
+
+
+def standardized(coords: np.ndarray) -> np.ndarray:
+    """Centred, with unit root-mean-square distance from the centre (rotation kept)."""
+    c = np.asarray(coords, dtype=np.float64)
+    c = c - c.mean(axis=0)
+    rms = float(np.sqrt((c**2).sum(axis=1).mean())) if len(c) else 0.0
+    return (c / rms if rms > 0 else c).astype(np.float32)
