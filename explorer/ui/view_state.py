@@ -102,4 +102,5 @@ def session_of(window: MainWindow, slides: list[dict]) -> Session:
         neighbors=state["neighbors"],
         map=state["map"],
         slides=[dict(s) for s in slides],
+        compare=window.compare.other,
     )

@@ -23,6 +23,8 @@ Format (UTF-8 JSON object; unknown keys are ignored, missing keys take their def
         "layout": {"ids": [...], "x": [...], "y": [...]},   # null: not computed yet
         "view": [x0, y0, x1, y1]                   # the zoomed rectangle, null: fit all
       },
+      "compare": {"path": "/abs/path/to/other", "tensor": null},  # the second model of the
+                                                   # Compare tab; null: none
       "slides": [                                  # saved views (presentation mode)
         {"title": "…", "tab": "…", "text": "…", "selection": [...],
          "neighbors": {...}, "map": {...}}
@@ -93,6 +95,7 @@ class Session:
     neighbors: dict = field(default_factory=lambda: dict(_NEIGHBORS))
     map: dict = field(default_factory=lambda: dict(_MAP))
     slides: list[dict] = field(default_factory=list)
+    compare: dict | None = None  # {"path": str, "tensor": str | None}
 
     def as_dict(self) -> dict:
         return {
@@ -105,6 +108,7 @@ class Session:
             "neighbors": dict(self.neighbors),
             "map": dict(self.map),
             "slides": [dict(s) for s in self.slides],
+            "compare": None if self.compare is None else dict(self.compare),
         }
 
 
@@ -165,6 +169,17 @@ def _model_ref(value: Any) -> ModelRef | None:
     return ModelRef(path, **{k: d.get(k) for k in keys})
 
 
+def _compare_ref(value: Any) -> dict | None:
+    if value is None:
+        return None
+    d = _want(value, dict, "compare")
+    path = _want(d.get("path"), str, "compare.path")
+    tensor = d.get("tensor")
+    if tensor is not None:
+        _want(tensor, str, "compare.tensor")
+    return {"path": path, "tensor": tensor}
+
+
 def session_from_dict(data: Any) -> Session:
     """Validate a parsed session document; a SessionError names the first bad field."""
     d = _want(data, dict, "the file")
@@ -190,6 +205,7 @@ def session_from_dict(data: Any) -> Session:
         neighbors=_settings(d.get("neighbors"), _NEIGHBORS, "neighbors"),
         map=_settings(d.get("map"), _MAP, "map"),
         slides=slides,
+        compare=_compare_ref(d.get("compare")),
     )
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
@@ -62,7 +63,8 @@ class RowsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, int | float):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and self.ids[index.row()] in self.bold:
-            f = QFont()
+            view = QObject.parent(self)  # the table's own size (18 pt when presenting)
+            f = QFont(view.font()) if isinstance(view, QWidget) else QFont()
             f.setBold(True)
             return f
         return None

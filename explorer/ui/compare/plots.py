@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QColor, QFont
 
 from explorer.ui.analysis.plots import Plot
@@ -40,6 +40,12 @@ class PairMap(Plot):
             pg.mkBrush(QColor.fromHslF(base.hslHueF(), 0.7, 0.85 - 0.5 * i / (SHADES - 1)))
             for i in range(SHADES)
         ]
+
+    def changeEvent(self, event) -> None:  # Qt naming: presentation mode changes the font
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            for text in self.labels:
+                text.setFont(QFont(self.font()))
 
     def set_title(self, title: str) -> None:
         self.getPlotItem().setTitle(title, color=self.palette().text().color().name(), size="10pt")
