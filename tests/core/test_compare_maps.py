@@ -60,9 +60,7 @@ def test_second_layout_is_the_procrustes_fit_onto_the_first(pair, monkeypatch):
     t = a.tokenizer.find(" cat")
     raw: list[np.ndarray] = []
     layout = compare_maps._layout
-    monkeypatch.setattr(
-        compare_maps, "_layout", lambda *args: raw.append(layout(*args)) or raw[-1]
-    )
+    monkeypatch.setattr(compare_maps, "_layout", lambda *args: raw.append(layout(*args)) or raw[-1])
     maps = compare_maps.aligned_maps(a, b, t, align, n=30, params=PCA)
     ra, rb = raw
     # scipy: the rotation R minimising |(B - mean) R - (A - mean)|, then the best uniform scale

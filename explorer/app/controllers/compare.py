@@ -174,7 +174,7 @@ class CompareController(AnalysisController):
 
     @property
     def hint(self) -> str:
-        return "Compare the model with a second one: File › Compare With… (any vocabulary, any size)"
+        return "Compare this model with a second one: File › Compare With… (any vocabulary or size)"
 
     # -- AnalysisController --------------------------------------------------------------------
     def forget(self) -> None:
