@@ -35,6 +35,7 @@ from explorer.core.model import EmbeddingModel
 from explorer.core.resources import demo_model_dir
 from explorer.ui.analysis.tabs import AnalysisTabs
 from explorer.ui.compare.tab import CompareTab
+from explorer.ui.exports import Exports
 from explorer.ui.learning.learn_tab import LearnTab
 from explorer.ui.map_pane import MapPane
 from explorer.ui.model_panel import ModelPanel
@@ -118,6 +119,7 @@ class MainWindow(QMainWindow):
         self._make_actions()
         self.analysis = AnalysisTabs(self)  # Explain, Head, Statistics tabs and their controllers
         self.compare = CompareTab(self, after=self.demo_action)  # a second model beside this one
+        self.exports = Exports(self)  # CSV / PNG / SVG from every table's and plot's menu
         self.sessions = SessionMenus(self, self.file_menu, self.quit_action)
         self._make_toolbar()
         self.status, self.job_status = make_status_bar(self.jobs)

@@ -17,6 +17,8 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
+from explorer.ui.roles import EXPORT_ROLE
+
 Index = QModelIndex | QPersistentModelIndex
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -60,6 +62,8 @@ class RowsModel(QAbstractTableModel):
             return cell_text(value)
         if role == SORT_ROLE:
             return value if value is not None else float("-inf")
+        if role == EXPORT_ROLE:
+            return value
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, int | float):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and self.ids[index.row()] in self.bold:
