@@ -72,7 +72,7 @@ def test_neighbours_maps_and_overlap_equal_numpy(qtbot, models, inline):
     va, vb = vocab(a), vocab(b)
     shared = set(va) & set(vb)
     assert c.pair is not None and c.pair.alignment.shared == len(shared)
-    assert f"<b>{len(shared):,}</b> tokens" in view.banner.text()
+    assert f"<b>{len(shared):,}</b> shared tokens" in view.banner.text()
     cat_a, cat_b = va["cat"], vb["cat"]
     state.select([cat_a])
     qtbot.waitUntil(lambda: c.token is not None and c.overlap is not None, timeout=20000)
@@ -88,7 +88,7 @@ def test_neighbours_maps_and_overlap_equal_numpy(qtbot, models, inline):
     rows_b = view.in_b.source.rows
     assert [r[3] == "✓" for r in rows_b] == [name_b.get(j) in both for j in ids_b]
     assert view.in_b.source.bold == {j for j in ids_b if name_b.get(j) in both}
-    assert f"{len(both)} of 10" in view.token.text()
+    assert f"<b>{len(both)} of 10</b> neighbours in both" in view.token.text()
     # the maps: the same tokens in both, B's ids are the same words
     maps = c.token.maps
     assert maps.a_ids[0] == cat_a and len(maps) == len(shared) < c.points  # all shared tokens

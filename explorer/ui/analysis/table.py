@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QEvent,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -113,6 +114,11 @@ class TokenTable(QTableView):
 
     def set_rows(self, rows: list[tuple], ids: list[int], bold: set[int] | None = None) -> None:
         self.source.set_rows(rows, ids, bold)
+
+    def changeEvent(self, event) -> None:  # Qt naming: rows as tall as the type (presenting)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
 
     def _clicked(self, index: QModelIndex) -> None:
         row = self.proxy.mapToSource(index).row()

@@ -38,7 +38,7 @@ def model_text(model) -> str:
     return f"<b>{escape(model.path.name)}</b> ({model.rows:,} × {model.dim} {model.dtype})"
 
 
-def short(name: str, most: int = 24) -> str:
+def short(name: str, most: int = 18) -> str:
     return name if len(name) <= most else name[: most - 1] + "…"
 
 
@@ -136,7 +136,11 @@ class CompareView(QWidget):
         tables = QWidget()
         tables.setLayout(grid)
         self.histogram = OverlapHistogram()
-        self.histogram_caption = QLabel("Neighbour overlap over sampled shared tokens …")
+        self.histogram_caption = QLabel("Overlap over sampled shared tokens …")
+        self.histogram_caption.setToolTip(
+            "How many of the k nearest neighbours the two models share, for a random sample of "
+            "shared tokens (exact cosine); the red line is the mean"
+        )
         self.histogram_caption.setWordWrap(True)
         right = QWidget()
         box = QVBoxLayout(right)
@@ -203,15 +207,19 @@ class CompareView(QWidget):
         a, b = pair.a, pair.b
         shared = pair.alignment.shared
         self.banner.setText(
-            f"A: {model_text(a)} · B: {model_text(b)} — <b>{shared:,}</b> tokens have the same "
-            f"bytes in both ({shared / max(a.rows, 1):.0%} of A, {shared / max(b.rows, 1):.0%} "
-            "of B)"
+            f"A: <b>{escape(a.path.name)}</b> · B: <b>{escape(b.path.name)}</b> — "
+            f"<b>{shared:,}</b> shared tokens ({shared / max(a.rows, 1):.0%} of A, "
+            f"{shared / max(b.rows, 1):.0%} of B)"
+        )
+        self.banner.setToolTip(
+            f"A: {model_text(a)}<br>B: {model_text(b)}<br>Tokens are shared when their "
+            "decoded bytes are equal."
         )
         self.stop.setEnabled(True)
-        self.titles[0].setText(f"<b>Neighbours in A</b> · {escape(a.path.name)}")
-        self.titles[1].setText(f"<b>Neighbours in B</b> · {escape(b.path.name)}")
+        self.titles[0].setToolTip(a.path.name)
+        self.titles[1].setToolTip(b.path.name)
         self.map_a.set_title(f"A · {short(a.path.name)}")
-        self.map_b.set_title(f"B · {short(b.path.name)}, aligned to A")
+        self.map_b.set_title(f"B · {short(b.path.name)} (aligned)")
         self.body.show()
 
     def clear_token(self, hint: str) -> None:
@@ -229,17 +237,20 @@ class CompareView(QWidget):
         label = escape(shown.pair.a.label(c.a_id))
         k = max(len(c.a), len(c.b))
         self.token.setText(
-            f"Token <b>{label}</b>: #{c.a_id:,} in A, #{c.b_id:,} in B · <b>{c.overlap} of {k}</b>"
-            f" nearest neighbours in both lists (bold, ✓) · Jaccard {c.jaccard:.2f}"
+            f"<b>{label}</b>: #{c.a_id:,} in A, #{c.b_id:,} in B · <b>{c.overlap} of {k}</b> "
+            f"neighbours in both (✓) · Jaccard {c.jaccard:.2f}"
         )
         self.in_a.set_rows(*neighbor_rows(c.a), bold={r.id for r in c.a if r.shared})
         self.in_b.set_rows(*neighbor_rows(c.b), bold={r.id for r in c.b if r.shared})
         self.map_a.set_map(maps.a_ids, maps.labels, maps.coords_a, maps.sim_a)
         self.map_b.set_map(maps.a_ids, maps.labels, maps.coords_b, maps.sim_b)
         self.maps_caption.setText(
-            f"{len(maps):,} shared tokens around “{shown.pair.a.label(c.a_id)}”, nearest in A and "
-            f"in B in turn; darker = nearer to it in that model. B's layout is rotated onto A's "
-            f"(Procrustes): disparity {maps.disparity:.2f} (0 = same shape, 1 = unrelated)."
+            f"{len(maps):,} shared tokens around “{shown.pair.a.label(c.a_id)}” (darker = nearer)."
+            f" B rotated onto A (Procrustes): disparity {maps.disparity:.2f}"
+        )
+        self.maps_caption.setToolTip(
+            "The nearest shared tokens in A and in B, taken in turn. B's layout is rotated, "
+            "reflected and shifted onto A's; disparity 0 = the same shape, 1 = unrelated."
         )
 
     def show_token_error(self, message: str) -> None:
@@ -251,9 +262,9 @@ class CompareView(QWidget):
         counts = d["histogram"]["counts"]
         self.histogram.set_counts(counts, d["mean_overlap"])
         mean = d["mean_overlap"]
-        text = f"Neighbour overlap over {d['sample']} sampled shared tokens"
+        text = f"Overlap, {d['sample']} shared tokens"
         if mean is not None:
-            text += f": mean {mean:.2f} of {d['k']} (red line)"
+            text += f": mean {mean:.2f} of {d['k']}"
         self.histogram_caption.setText(text)
 
     def show_error(self, message: str) -> None:
