@@ -4,6 +4,7 @@ explorer/ui/map_export.py) and is left alone. Also the selected rows as .npy or 
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -134,7 +135,7 @@ class Exports:
         menu = QMenu(plot)
         menu.addAction("Copy image", lambda: self.copy_plot(plot))
         for scale in SCALES:
-            menu.addAction(f"Export PNG {scale}×…", lambda s=scale: self._plot_dialog(plot, s))
+            menu.addAction(f"Export PNG {scale}×…", partial(self._plot_dialog, plot, scale))
         menu.addAction("Export SVG…", lambda: self._plot_dialog(plot, 0))
         menu.popup(plot.mapToGlobal(pos))
 
