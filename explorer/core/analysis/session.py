@@ -171,10 +171,12 @@ def _layout(value: Any, what: str) -> dict | None:
         raise SessionError(
             f"session: {what} has {len(ids)} ids but {len(xy[0])} x and {len(xy[1])} y values"
         )
-    title = d.get("title", "")
-    _want(title, str, f"{what}.title")
-    query = _ids(d.get("query", []), f"{what}.query")
-    return {"ids": ids, "x": xy[0], "y": xy[1], "title": title, "query": query}
+    out = {"ids": ids, "x": xy[0], "y": xy[1]}
+    if "title" in d:
+        out["title"] = _want(d["title"], str, f"{what}.title")
+    if "query" in d:
+        out["query"] = _ids(d["query"], f"{what}.query")
+    return out
 
 
 def _map(value: Any, what: str) -> dict:
