@@ -76,6 +76,9 @@ class Lane(StrEnum):
     SESSION = "session"  # reading a session file and checking its model
     LEARN = "learn"  # training a table live (the Learn tab)
     CONTRAST = "contrast"  # real matrix vs its random twin, in numbers
+    COMPARE = "compare"  # opening a second model and aligning its vocabulary with the first
+    COMPARE_TOKEN = "compare-token"  # one token's neighbours and maps in both models
+    COMPARE_OVERLAP = "compare-overlap"  # neighbour overlap over a sample of shared tokens
 
 
 BACKGROUND_LANES = frozenset({Lane.WARM_UP})  # neither busy nor shown in the status bar

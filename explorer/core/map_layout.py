@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core import neighbourhood, projection
-from explorer.core.context import JobContext
+from explorer.core.context import JobContext, raise_if_cancelled
 from explorer.core.model import EmbeddingModel
 from explorer.core.read_ahead import read_ahead
 
@@ -123,6 +123,35 @@ def layout(
     coords = projection.align(coords, data.nb.ids, data.coords, data.nb.ids)
     clusters, names = clusters_of(coords, data.nb.labels, params.seed, data.vectors)
     return MapData(data.nb, data.vectors, data.norms, coords, clusters, names, final=True)
+
+
+def restore(
+    model: EmbeddingModel,
+    ids: np.ndarray,
+    coords: np.ndarray,
+    title: str,
+    query_ids: tuple[int, ...],
+    ctx: JobContext,
+) -> MapData:
+    """A saved map (a session's or a slide's layout) shown again without laying it out: its
+    rows, norms, similarity to its query tokens (if any) and clusters."""
+    ids = np.asarray([model.check_id(int(i)) for i in ids], dtype=np.int64)
+    coords = np.asarray(coords, dtype=np.float32).reshape(len(ids), 2)
+    vectors = model.vectors(ids)
+    v = np.nan_to_num(vectors.astype(np.float64))
+    norms = np.linalg.norm(v, axis=1)
+    similarity = None
+    queries = [model.check_id(int(q)) for q in query_ids]
+    if queries:
+        q = np.nan_to_num(model.vectors(queries).astype(np.float64))
+        q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-30)
+        similarity = ((v / np.maximum(norms, 1e-30)[:, None]) @ q.T).max(axis=1)
+        similarity = similarity.astype(np.float32)
+    raise_if_cancelled(ctx)
+    labels = [model.label(int(i)) for i in ids]
+    nb = neighbourhood.Neighbourhood(ids, labels, similarity, tuple(queries), title)
+    clusters, names = clusters_of(coords, labels, 0, vectors)
+    return MapData(nb, vectors, norms, coords, clusters, names, final=True)
 
 
 def clusters_of(

@@ -179,6 +179,7 @@ class VocabTokenizer:
         self.rows = rows
         self.labels = _Labels(self, max(len(table), rows or 0))
         self.special_ids = set(np.flatnonzero(table.flags & SPECIAL).tolist())
+        self.added_ids = set(np.flatnonzero(table.flags & ADDED).tolist())  # as TokenizerInfo's
         self._flags: list[int] = table.flags.tolist()  # per-id reads: list, not numpy scalars
 
     def has_id(self, token_id: int) -> bool:

@@ -35,6 +35,8 @@ from explorer.core.model import EmbeddingModel
 from explorer.core.resources import demo_model_dir
 from explorer.ui import stores_menu
 from explorer.ui.analysis.tabs import AnalysisTabs
+from explorer.ui.compare.tab import CompareTab
+from explorer.ui.exports import Exports
 from explorer.ui.learning.learn_tab import LearnTab
 from explorer.ui.map_pane import MapPane
 from explorer.ui.model_panel import ModelPanel
@@ -119,6 +121,8 @@ class MainWindow(QMainWindow):
         self._make_actions()
         self.stores_menu = stores_menu.install(self)  # File › Models on this computer
         self.analysis = AnalysisTabs(self)  # Explain, Head, Statistics tabs and their controllers
+        self.compare = CompareTab(self, after=self.demo_action)  # a second model beside this one
+        self.exports = Exports(self)  # CSV / PNG / SVG from every table's and plot's menu
         self.sessions = SessionMenus(self, self.file_menu, self.quit_action)
         self._make_toolbar()
         self.status, self.job_status = make_status_bar(self.jobs)
@@ -211,7 +215,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.open_file_action)
         self.recent_menu = QMenu("Open &recent", self)
         file_menu.addMenu(self.recent_menu)
-        demo = QAction("Open the &demo model", self)
+        self.demo_action = demo = QAction("Open the &demo model", self)
         demo.triggered.connect(lambda: self.open_path(str(demo_model_dir())))
         file_menu.addAction(demo)
         file_menu.addSeparator()

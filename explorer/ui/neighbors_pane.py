@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.core.neighbors import METRICS, NeighborResult
+from explorer.ui.roles import EXPORT_ROLE
 
 METRIC_NAMES = {"cosine": "Cosine", "dot": "Dot product", "l2": "Euclidean"}
 SCORE_NAMES = {"cosine": "Cosine", "dot": "Dot", "l2": "Distance"}
@@ -85,6 +86,8 @@ class _Rows(QAbstractTableModel):
             if c == 2:
                 return str(self.ids[r])
             return f"{self.scores[r]:.4f}"
+        if role == EXPORT_ROLE:
+            return (r + 1, self.labels[r], self.ids[r], self.scores[r])[c]
         if role == BAR_ROLE and c == 3:
             return self.bars[r]
         if role == Qt.ItemDataRole.TextAlignmentRole and c != 1:

@@ -125,6 +125,11 @@ class SessionMenus(QObject):
             "map": session.map,
         }
         has_model = loaded.model_status in ("ok", "changed")
+        other = session.compare
+        if other is not None:
+            self.window.compare.controller.set_other(other["path"], other.get("tensor"))
+        elif self.window.compare.controller.other is not None:
+            self.window.compare.controller.set_other(None)
         view_state.apply(self.window, view, select=has_model)
         self._pending_selection = None if has_model else list(session.selection)
         self.deck.replace(session.slides)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from explorer.core.analysis.session import Session
 
 if TYPE_CHECKING:
@@ -24,10 +26,11 @@ def capture(window: MainWindow) -> dict:
     """The view state: text, selection, tab, neighbour settings and map settings."""
     pane = window.map_pane
     view = pane.view
-    rect = None
+    rect = layout = None
     if pane.data is not None:
         (x0, x1), (y0, y1) = view.viewbox.viewRange()
         rect = [float(x0), float(y0), float(x1), float(y1)]
+        layout = layout_of(pane.data)
     names = tab_names(window)
     return {
         "text": window.state.text,
@@ -46,10 +49,46 @@ def capture(window: MainWindow) -> dict:
             "min_dist": float(round(pane.min_dist.value(), 3)),
             "seed": 42,
             "colour": pane.colour.currentData(),
-            "layout": None,
+            "layout": layout,
             "view": rect,
         },
     }
+
+
+def layout_of(data) -> dict | None:
+    """The map on screen as a session stores it (a final layout only)."""
+    if not data.final:
+        return None
+    nb = data.nb
+    return {
+        "ids": [int(i) for i in nb.ids],
+        "x": [round(float(v), 5) for v in data.coords[:, 0]],
+        "y": [round(float(v), 5) for v in data.coords[:, 1]],
+        "title": nb.title,
+        "query": [int(i) for i in nb.query_ids],
+    }
+
+
+def _restore_map(window: MainWindow, layout: dict, rect) -> None:
+    """Show a saved layout (unless it is the one on screen), then its zoom."""
+    m, model = window.map_pane, window.state.model
+    if model is None or not layout.get("ids"):
+        return
+    ids = layout["ids"]
+    if not all(0 <= i < model.rows for i in ids + list(layout.get("query", []))):
+        window.state.statusMessage.emit("The saved map names tokens this model does not have")
+        return
+    if m.data is not None and layout_of(m.data) == layout:
+        return
+    coords = np.column_stack([layout["x"], layout["y"]]).astype(np.float32)
+
+    def shown(_data) -> None:
+        window.map.mapReady.disconnect(shown)
+        if rect:
+            m.view.viewbox.setRange(xRange=(rect[0], rect[2]), yRange=(rect[1], rect[3]), padding=0)
+
+    window.map.mapReady.connect(shown)
+    window.map.restore(ids, coords, layout.get("title", ""), tuple(layout.get("query", ())))
 
 
 def _set_combo(combo, key) -> None:
@@ -80,7 +119,9 @@ def apply(window: MainWindow, view: dict, select: bool = True) -> None:
         if settings.get(key) is not None:
             box.setValue(settings[key])
     rect = settings.get("view")
-    if rect and m.data is not None:
+    if settings.get("layout"):
+        _restore_map(window, settings["layout"], rect)
+    elif rect and m.data is not None:
         m.view.viewbox.setRange(xRange=(rect[0], rect[2]), yRange=(rect[1], rect[3]), padding=0)
     if select and window.state.model is not None:
         ids = [i for i in view.get("selection", []) if 0 <= i < window.state.model.rows]
@@ -102,4 +143,5 @@ def session_of(window: MainWindow, slides: list[dict]) -> Session:
         neighbors=state["neighbors"],
         map=state["map"],
         slides=[dict(s) for s in slides],
+        compare=window.compare.other,
     )

@@ -54,6 +54,24 @@ class MapController(FeatureController):
             on_progress=self.progress.emit,
         )
 
+    def restore(self, ids, coords, title: str = "", query_ids: tuple[int, ...] = ()) -> None:
+        """Show a saved layout again (a session's or a slide's), without laying it out."""
+        model = self.state.model
+        if model is None:
+            return
+        self._set_busy(True)
+        self.lane.submit(
+            map_layout.restore,
+            model,
+            ids,
+            coords,
+            title,
+            query_ids,
+            label="Map: the saved layout",
+            on_result=self._final_ready,
+            on_error=self._failed,
+        )
+
     def cancel(self) -> None:
         self.lane.cancel()
         self._set_busy(False)

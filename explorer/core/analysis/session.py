@@ -20,9 +20,12 @@ Format (UTF-8 JSON object; unknown keys are ignored, missing keys take their def
         "source": "around",                        # around|text|list|sample
         "n": 500, "method": "umap", "n_neighbors": 15, "min_dist": 0.1, "seed": 42,
         "colour": "similarity",                    # similarity|norm|cluster|kind
-        "layout": {"ids": [...], "x": [...], "y": [...]},   # null: not computed yet
+        "layout": {"ids": [...], "x": [...], "y": [...],   # the map shown; null: none
+                   "title": "…", "query": [...]},  # its heading and query ids (optional)
         "view": [x0, y0, x1, y1]                   # the zoomed rectangle, null: fit all
       },
+      "compare": {"path": "/abs/path/to/other", "tensor": null},  # the second model of the
+                                                   # Compare tab; null: none
       "slides": [                                  # saved views (presentation mode)
         {"title": "…", "tab": "…", "text": "…", "selection": [...],
          "neighbors": {...}, "map": {...}}
@@ -93,6 +96,7 @@ class Session:
     neighbors: dict = field(default_factory=lambda: dict(_NEIGHBORS))
     map: dict = field(default_factory=lambda: dict(_MAP))
     slides: list[dict] = field(default_factory=list)
+    compare: dict | None = None  # {"path": str, "tensor": str | None}
 
     def as_dict(self) -> dict:
         return {
@@ -105,6 +109,7 @@ class Session:
             "neighbors": dict(self.neighbors),
             "map": dict(self.map),
             "slides": [dict(s) for s in self.slides],
+            "compare": None if self.compare is None else dict(self.compare),
         }
 
 
@@ -150,6 +155,36 @@ def _settings(value: Any, defaults: dict, what: str) -> dict:
     return out
 
 
+def _layout(value: Any, what: str) -> dict | None:
+    """A saved map layout: {"ids": [...], "x": [...], "y": [...], "title"?, "query"?}."""
+    if value is None:
+        return None
+    d = _want(value, dict, what)
+    ids = _ids(d.get("ids", []), f"{what}.ids")
+    xy = []
+    for key in ("x", "y"):
+        values = _want(d.get(key, []), list, f"{what}.{key}")
+        for v in values:
+            _want(v, (int, float), f"each value in {what}.{key}")
+        xy.append([float(v) for v in values])
+    if not len(ids) == len(xy[0]) == len(xy[1]):
+        raise SessionError(
+            f"session: {what} has {len(ids)} ids but {len(xy[0])} x and {len(xy[1])} y values"
+        )
+    out = {"ids": ids, "x": xy[0], "y": xy[1]}
+    if "title" in d:
+        out["title"] = _want(d["title"], str, f"{what}.title")
+    if "query" in d:
+        out["query"] = _ids(d["query"], f"{what}.query")
+    return out
+
+
+def _map(value: Any, what: str) -> dict:
+    out = _settings(value, _MAP, what)
+    out["layout"] = _layout(out.get("layout"), f"{what}.layout")
+    return out
+
+
 def _model_ref(value: Any) -> ModelRef | None:
     if value is None:
         return None
@@ -163,6 +198,17 @@ def _model_ref(value: Any) -> ModelRef | None:
             _want(d[key], str, f"model.{key}")
     keys = ("tensor", "size", "mtime_ns", "rows", "dim", "relative")
     return ModelRef(path, **{k: d.get(k) for k in keys})
+
+
+def _compare_ref(value: Any) -> dict | None:
+    if value is None:
+        return None
+    d = _want(value, dict, "compare")
+    path = _want(d.get("path"), str, "compare.path")
+    tensor = d.get("tensor")
+    if tensor is not None:
+        _want(tensor, str, "compare.tensor")
+    return {"path": path, "tensor": tensor}
 
 
 def session_from_dict(data: Any) -> Session:
@@ -180,7 +226,7 @@ def session_from_dict(data: Any) -> Session:
         slide = dict(_want(s, dict, f"slides[{n}]"))
         slide["selection"] = _ids(slide.get("selection", []), f"slides[{n}].selection")
         slide["neighbors"] = _settings(slide.get("neighbors"), _NEIGHBORS, f"slides[{n}].neighbors")
-        slide["map"] = _settings(slide.get("map"), _MAP, f"slides[{n}].map")
+        slide["map"] = _map(slide.get("map"), f"slides[{n}].map")
         slides.append(slide)
     return Session(
         model=_model_ref(d.get("model")),
@@ -188,8 +234,9 @@ def session_from_dict(data: Any) -> Session:
         selection=_ids(d.get("selection", []), "selection"),
         tab=_want(d.get("tab", "embedding"), str, "tab"),
         neighbors=_settings(d.get("neighbors"), _NEIGHBORS, "neighbors"),
-        map=_settings(d.get("map"), _MAP, "map"),
+        map=_map(d.get("map"), "map"),
         slides=slides,
+        compare=_compare_ref(d.get("compare")),
     )
 
 

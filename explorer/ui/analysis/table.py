@@ -7,7 +7,9 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QEvent,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
@@ -15,6 +17,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from explorer.ui.roles import EXPORT_ROLE
 
 Index = QModelIndex | QPersistentModelIndex
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -59,10 +63,13 @@ class RowsModel(QAbstractTableModel):
             return cell_text(value)
         if role == SORT_ROLE:
             return value if value is not None else float("-inf")
+        if role == EXPORT_ROLE:
+            return value
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, int | float):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and self.ids[index.row()] in self.bold:
-            f = QFont()
+            view = QObject.parent(self)  # the table's own size (18 pt when presenting)
+            f = QFont(view.font()) if isinstance(view, QWidget) else QFont()
             f.setBold(True)
             return f
         return None
@@ -107,6 +114,11 @@ class TokenTable(QTableView):
 
     def set_rows(self, rows: list[tuple], ids: list[int], bold: set[int] | None = None) -> None:
         self.source.set_rows(rows, ids, bold)
+
+    def changeEvent(self, event) -> None:  # Qt naming: rows as tall as the type (presenting)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
 
     def _clicked(self, index: QModelIndex) -> None:
         row = self.proxy.mapToSource(index).row()

@@ -1,0 +1,1 @@
+"""The two-model view: a second model beside the first (explorer/app/controllers/compare.py)."""
