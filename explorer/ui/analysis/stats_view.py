@@ -58,9 +58,15 @@ class StatsView(QWidget):
         self.summary = QLabel("")
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setWordWrap(True)
+        # two lines reserved: a longer summary must not resize (and redraw) the plots below
+        self.summary.setMinimumHeight(2 * self.summary.fontMetrics().lineSpacing() + 2)
+        self.summary.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
         self.bar.setTextVisible(True)
+        keep = self.bar.sizePolicy()
+        keep.setRetainSizeWhenHidden(True)  # showing it must not resize (and redraw) the plots
+        self.bar.setSizePolicy(keep)
         self.bar.hide()
         self.norms = Histogram("Row norms", "norm ‖E[i]‖")
         self.dims = DimensionBars()
