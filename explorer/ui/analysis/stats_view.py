@@ -76,7 +76,7 @@ class StatsView(QWidget):
         self.pick.setKeyboardTracking(False)
         self.sorted = QCheckBox("Sort by value")
         self.sorted.setToolTip("Plot the tokens in order of this dimension's value")
-        hint = QLabel("click a bar: pick a dimension · click the curve: open that token")
+        hint = QLabel("click a bar: pick a dimension · click the curve: open a token")
         hint.setStyleSheet("color: palette(placeholder-text)")
         hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         hint.setToolTip(hint.text())
