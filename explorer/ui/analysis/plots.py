@@ -76,7 +76,7 @@ class DimensionBars(Plot):
     dimensionClicked = Signal(int)
 
     def __init__(self, parent=None):
-        super().__init__("Dimensions: std (bars), mean (line)", "dimension", "", parent)
+        super().__init__("Dimensions", "dimension", "std (bars), mean (line)", parent)
         # One brush per item (rogue dimensions are a second item): pyqtgraph draws a single-brush
         # item in one call, but loops in Python over bars that each have their own brush.
         self.bars = pg.BarGraphItem(x=[], height=[], width=1.0, brush=self.colour(), pen=None)
