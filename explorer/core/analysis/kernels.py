@@ -30,7 +30,7 @@ def _widen(x):  # pragma: no cover - replaced by the overload in compiled code
 def _widen_impl(x):
     """A stored value as float32: BF16 bits (uint16) are widened, float32 passes through."""
     if x == types.uint16:
-        return lambda x: _bf16_to_f32(x)
+        return lambda x: _bf16_to_f32(x)  # type: ignore[call-arg]
     return lambda x: np.float32(x)
 
 
