@@ -26,12 +26,14 @@ def _widen(x):  # pragma: no cover - replaced by the overload in compiled code
     raise NotImplementedError
 
 
-@overload(_widen, inline="always")
 def _widen_impl(x):
     """A stored value as float32: BF16 bits (uint16) are widened, float32 passes through."""
     if x == types.uint16:
-        return lambda x: _bf16_to_f32(x)  # type: ignore[call-arg]
+        return lambda x: _bf16_to_f32(x)
     return lambda x: np.float32(x)
+
+
+overload(_widen, inline="always")(_widen_impl)
 
 
 SUB = 64  # rows per sub-block
