@@ -113,12 +113,19 @@ class _Job(QRunnable):
         if wants_context(work):
             self.kwargs = {**kwargs, "ctx": self.ctx}
         self._last_progress = 0.0
+        # One progress signal in flight at a time, carrying the latest value when it arrives:
+        # a GUI thread starved for a while then redraws once, not once per queued update.
+        self.latest_progress = ("", 0.0)
+        self.progress_queued = False
 
     def progress(self, text: str, fraction: float) -> None:
         now = time.monotonic()
         if now - self._last_progress >= _PROGRESS_INTERVAL or fraction >= 1.0:
             self._last_progress = now
-            self.lane._progress_out.emit(self.generation, text, float(fraction))
+            self.latest_progress = (text, float(fraction))
+            if not self.progress_queued:
+                self.progress_queued = True
+                self.lane._progress_out.emit(self.generation, text, float(fraction))
 
     def _execute(self) -> Any:
         if inspect.isgeneratorfunction(self.work):
@@ -268,6 +275,10 @@ class JobLane(QObject):
     def _on_progress(self, gen: int, text: str, fraction: float) -> None:
         if gen != self._current:
             return
+        job = self._jobs.get(gen)
+        if job is not None:
+            job.progress_queued = False  # before reading: a newer value then sends a new signal
+            text, fraction = job.latest_progress
         self.fraction = fraction
         on_progress = self._handlers.get(gen, (None, None, None))[2]
         if on_progress is not None:

@@ -3,6 +3,8 @@ with planted oddities (tests/core/analysis_fixtures.py), tied and untied; jobs r
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from core.analysis_fixtures import DIM, OUTLIER_DIM, ZERO, make_model
@@ -170,6 +172,22 @@ def test_head_view_tied_says_so_and_still_gives_the_direct_path(qtbot, tmp_path)
     e = matrix.astype(np.float64)
     assert view.direct.source.ids == list(np.argsort(-(e[9] @ e.T))[:4])
     assert "E[t] · Eᵀ" in view.titles[2].text()
+
+
+def test_head_view_without_a_head_in_the_files_says_so(qtbot, tmp_path):
+    state, folder, matrix, _ = _open(tmp_path, tied=True)
+    encoder = {"vocab_size": len(matrix), "architectures": ["BertModel"]}  # like the demo
+    (folder / "config.json").write_text(json.dumps(encoder))
+    controller, view = HeadController(state, k=4), HeadView()
+    wire_head(controller, view)
+    _show(qtbot, view)
+    state.open(folder)
+    state.select([9])
+    controller.set_active(True)
+    assert state.model.tied is None
+    assert "No output head in these files" in view.banner.text()
+    e = matrix.astype(np.float64)
+    assert view.direct.source.ids == list(np.argsort(-(e[9] @ e.T))[:4])
 
 
 # -- in the window, with real jobs ---------------------------------------------------------------

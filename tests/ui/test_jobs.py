@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from explorer.app import jobs as jobs_mod
 from explorer.app.jobs import JobContext, Jobs, Lane, error_message
@@ -51,6 +52,26 @@ def test_generator_progress_and_cancellation(qtbot):
         lane.cancel()
         release.set()
     assert results == []
+
+
+def test_progress_queued_while_the_gui_is_busy_arrives_once_with_the_latest_value(qtbot):
+    hub = Jobs()
+    lane = hub.lane(Lane.PROJECTION)
+    progress = []
+    reported = threading.Event()
+
+    def steps(ctx: JobContext):
+        for i in range(1, 5):
+            ctx.progress(i / 4, f"step {i}")
+            time.sleep(jobs_mod._PROGRESS_INTERVAL * 1.5)  # each one passes the rate limit
+        reported.set()
+        return "done"
+
+    results = []
+    lane.submit(steps, on_result=results.append, on_progress=lambda t, f: progress.append((t, f)))
+    assert reported.wait(30)  # the GUI thread processes no event meanwhile
+    qtbot.waitUntil(lambda: results == ["done"], timeout=30000)
+    assert progress == [("step 4", 1.0)]
 
 
 def test_errors_arrive_as_exception_objects(qtbot, capsys):

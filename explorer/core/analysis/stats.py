@@ -105,32 +105,41 @@ class StatsResult:
         }
 
 
-def _pass_bf16(model, ref: np.ndarray, cancelled: Cancel, progress: Progress) -> PassResult:
+def _pass_kernel(model, ref: np.ndarray, cancelled: Cancel, progress: Progress) -> PassResult:
+    """The fused kernel over the BF16 bits, or over blocks decoded to float32 (other dtypes)."""
     from numba import get_num_threads
 
-    from explorer.core.analysis.kernels import merge_parts, stats_bf16
+    from explorer.core.analysis.kernels import merge_parts, stats_rows
     from explorer.core.search_exact import KERNEL_LOCK
 
     rows, dim = model.rows, model.dim
-    bits = model.matrix.view(np.uint16)
+    bf16 = model.matrix.dtype == _BF16
+    bits = model.matrix.view(np.uint16) if bf16 else None
     parts = 32 * get_num_threads()  # many parts: a thread slowed by another process holds less up
     count = np.zeros(parts, dtype=np.int64)
     mean = np.zeros((parts, dim), dtype=np.float64)
     m2 = np.zeros((parts, dim), dtype=np.float64)
     sq = np.empty(rows, dtype=np.float64)
     refdot = np.empty(rows, dtype=np.float64)
-    step = max(SUB_ROWS, KERNEL_BLOCK_BYTES // (2 * dim))
+    per_row = 2 * dim if bf16 else 4 * dim  # bytes the kernel reads per row
+    step = max(SUB_ROWS, (KERNEL_BLOCK_BYTES if bf16 else DECODED_BYTES) // per_row)
     for start in range(0, rows, step):
         check(cancelled, "statistics")
         stop = min(rows, start + step)
+        block = (
+            bits[start:stop]
+            if bits is not None
+            else np.ascontiguousarray(model.decode_block(start, stop), dtype=np.float32)
+        )
         with KERNEL_LOCK:
-            stats_bf16(bits[start:stop], ref, sq[start:stop], refdot[start:stop], count, mean, m2)
+            stats_rows(block, ref, sq[start:stop], refdot[start:stop], count, mean, m2)
         if progress is not None:
             progress(stop / rows)
     n, mean_all, m2_all = merge_parts(count, mean, m2)
     return PassResult(sq, refdot, ref, n, mean_all, m2_all)
 
 
+DECODED_BYTES = 16 << 20  # float32 rows decoded per kernel call (other dtypes than BF16)
 SUB_ROWS = 16
 
 
@@ -167,7 +176,9 @@ def streaming_pass(
     ids = undertrained.known_unused_ids(model) if unused_ids is None else unused_ids
     ref = undertrained.unused_mean(model, ids)
     if model.matrix.dtype == _BF16 and model.matrix.shape == (model.rows, model.dim):
-        return _pass_bf16(model, ref, cancelled, progress)
+        return _pass_kernel(model, ref, cancelled, progress)
+    if model.matrix.dtype != np.float64 and model.rows:  # decodes to float32 exactly
+        return _pass_kernel(model, ref, cancelled, progress)
     return _pass_blocks(model, ref, cancelled, progress)
 
 

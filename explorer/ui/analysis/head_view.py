@@ -33,6 +33,13 @@ def score_rows(scores: list[TokenScore]) -> tuple[list[tuple], list[int]]:
 
 def banner_text(shown: HeadShown) -> str:
     r = shown.result
+    if r.tied and shown.model.tied is None and shown.model.output_tensor is None:
+        return (
+            "<b>No output head in these files</b> "
+            f"({escape(shown.model.head.words)}): nothing here scores next tokens. Shown as if "
+            "the head were tied (U = E): the direct path E[t] · Eᵀ below is what such a model "
+            "with no layers would predict next."
+        )
     if r.tied:
         return (
             "<b>The output head is tied:</b> the model scores next tokens with the same matrix "

@@ -76,10 +76,14 @@ class DimensionBars(Plot):
     dimensionClicked = Signal(int)
 
     def __init__(self, parent=None):
-        super().__init__("Dimensions: std (bars), mean (line)", "dimension", "", parent)
-        self.bars = pg.BarGraphItem(x=[], height=[], width=0.9)
+        super().__init__("Dimensions", "dimension", "std (bars), mean (line)", parent)
+        # One brush per item (rogue dimensions are a second item): pyqtgraph draws a single-brush
+        # item in one call, but loops in Python over bars that each have their own brush.
+        self.bars = pg.BarGraphItem(x=[], height=[], width=1.0, brush=self.colour(), pen=None)
+        self.flagged = pg.BarGraphItem(x=[], height=[], width=1.0, brush=FLAG, pen=None)
         self.mean = pg.PlotDataItem(pen=pg.mkPen(self.colour(2), width=1))
         self.addItem(self.bars)
+        self.addItem(self.flagged)
         self.addItem(self.mean)
         self.marker = pg.InfiniteLine(angle=90, pen=pg.mkPen(self.colour(4), width=2))
         self.marker.hide()
@@ -90,14 +94,11 @@ class DimensionBars(Plot):
     def set_dimensions(self, mean: np.ndarray, std: np.ndarray, outliers: list[int]) -> None:
         self.n = len(std)
         x = np.arange(self.n)
-        normal = pg.mkBrush(self.colour())
-        flagged = pg.mkBrush(FLAG)
-        brushes = [normal] * self.n
-        for i in outliers:
-            brushes[i] = flagged
-        self.bars.setOpts(
-            x=x, height=np.nan_to_num(std), width=1.0, brushes=brushes, pen=pg.mkPen(None)
-        )
+        height = np.nan_to_num(std)
+        rogue = np.zeros(self.n, dtype=bool)
+        rogue[np.asarray(outliers, dtype=np.int64)] = True
+        self.bars.setOpts(x=x[~rogue], height=height[~rogue])
+        self.flagged.setOpts(x=x[rogue], height=height[rogue])
         self.mean.setData(x, np.nan_to_num(mean))
         self.marker.setVisible(self.marker.isVisible() and self.n > 0)
         self.getPlotItem().enableAutoRange()
