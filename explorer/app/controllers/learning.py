@@ -9,6 +9,7 @@ waits for the trainer.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from explorer.core.learning.twin import RandomTwin, RowSource
 from explorer.core.model import EmbeddingModel
 
 _POLL_S = 0.05  # how often a paused job looks at the gate again
+NICE = 10  # the training thread's niceness (as the app's background children)
 
 
 class EpochGate:
@@ -78,6 +80,18 @@ class EpochGate:
             raise Cancelled()
 
 
+def yield_cpu_to_window() -> None:
+    """Lower this worker thread's CPU priority (the learn lane's own thread, so it stays low).
+    Training keeps a core busy for a minute; on a loaded machine the scheduler then shares the
+    window's core with it, and the window waited hundreds of ms per epoch (the kernels do
+    not hold the GIL). Linux: per-thread nice; elsewhere a no-op."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid), NICE))
+    except (AttributeError, OSError):
+        pass
+
+
 @dataclass(frozen=True)
 class LearnResult:
     comparison: list[Comparison]
@@ -107,6 +121,7 @@ def run_training(
 ) -> LearnResult:
     """Worker thread: encode the corpus, then train epoch by epoch, delivering each snapshot.
     `source` is the corpus file (None: the bundled one) and the watched words."""
+    yield_cpu_to_window()
     ctx.progress(-1.0, "Encoding the corpus")
     trainer = make_trainer(with_real_tokenizer(model), params, source[0], source[1])
     epochs = params.epochs
