@@ -18,6 +18,7 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from explorer.app.controllers.base import FeatureController
+from explorer.app.controllers.twin import real_of
 from explorer.app.jobs import JobContext, Lane
 from explorer.app.state import AppState
 from explorer.core.errors import Cancelled
@@ -202,6 +203,7 @@ class LearningController(FeatureController):
         model = self.state.model
         if model is None:
             return
+        model = real_of(model)  # while the twin is shown, the reference is still the real model
         params = params or LearnParams()
         self.gate = EpochGate(self.gate.delay_s)
         self.snapshots, self.result = [], None
@@ -248,6 +250,7 @@ class LearningController(FeatureController):
         model = self.state.model
         if model is None:
             return
+        model = real_of(model)
         self.contrast_lane.submit(
             twin_contrast,
             model,
