@@ -35,6 +35,11 @@ def main() -> int:
     ap.add_argument("--at", default="0,2,8", help="epochs to grab")
     ap.add_argument("--twin", action="store_true", help="measure the random twin at the end")
     ap.add_argument(
+        "--frames",
+        metavar="DIR",
+        help="after training, save every epoch and the early-middle-late strip from the tab",
+    )
+    ap.add_argument(
         "--trace",
         metavar="FILE",
         help="dump every thread's stack to FILE whenever the GUI thread misses 60 ms",
@@ -117,6 +122,15 @@ def main() -> int:
         f"longest GUI-thread CPU burst (one event-loop pass, independent of load): "
         f"{burst * 1e3:.1f} ms"
     )
+    if args.frames:
+        exporter = tab.save_frames(args.frames)
+        written: list = []
+        exporter.finished.connect(written.extend)
+        exporter.failed.connect(lambda m: written.append(m))
+        while not written:
+            app.processEvents()
+            time.sleep(0.002)
+        print(f"saved {len(written)} files in {args.frames} (last: {written[-1]})")
     if args.twin:
         tab.side.setCurrentWidget(tab.twin)
         meter.start()

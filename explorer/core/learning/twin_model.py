@@ -80,6 +80,10 @@ class TwinEmbedding(EmbeddingModel):
     def decode_output_block(self, start: int, stop: int) -> np.ndarray | None:
         return None
 
+    @property
+    def file_size(self) -> int:  # the twin is never stored: the size of what is open
+        return self.real.file_size if self.real is not None else 0
+
     def check_head(self, cancel=None) -> HeadEvidence:
         return self.head
 
