@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QWidget
 from explorer.core.errors import ExplorerError
 from explorer.ui.learning.learn_map import LearnMap
 
-FRAME_SIZE = QSize(720, 600)
+FRAME_SIZE = QSize(640, 600)  # about square: the map keeps its aspect ratio
 
 
 def grab_png(widget, path: str | Path) -> None:
