@@ -44,7 +44,7 @@ def build_in_child(
     if searcher.load_cached_fast_index():
         return
     if getattr(sys, "frozen", False):  # a frozen app cannot run `-m`: build in this process
-        for fraction in searcher.build_fast_index(cancel=ctx.cancelled):
+        for fraction in searcher.build_fast_index(cancelled=ctx.cancelled):
             yield PROGRESS_TEXT, fraction
         return
     if ctx.cancelled():

@@ -29,13 +29,6 @@ def add_recent(settings: QSettings, path: str | Path) -> list[str]:
     return items
 
 
-def remove_recent(settings: QSettings, path: str) -> list[str]:
-    items = [p for p in recent_models(settings) if p != path]
-    settings.setValue(RECENT_KEY, items)
-    settings.sync()
-    return items
-
-
 def clear_recent(settings: QSettings) -> None:
     settings.setValue(RECENT_KEY, [])
     settings.sync()

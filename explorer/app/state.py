@@ -42,8 +42,7 @@ def open_for_window(path: str | Path, tensor: str | None = None) -> EmbeddingMod
     The window opens through explorer.app.tokenizer_service instead."""
     model = open_model(path, tensor=tensor)
     if model.tokenizer is not None:
-        model.tokenizer.labels  # noqa: B018 - cached_property: built here, not on the GUI thread
-        model.tokenizer._bytes_index  # noqa: B018 - same, used by find()
+        model.tokenizer.prepare()  # labels and find()'s tables: built here, not on the GUI thread
     model.unused_rows  # noqa: B018 - likewise (and the used_rows mask behind it)
     return model
 

@@ -2,7 +2,7 @@
 
 The Rust tokenizer holds the GIL while it loads (over a second for a 248k-token BPE) and while it
 encodes, so the window's process never imports it: this child loads the model's tokenizer
-(tokenizer.json, vocab files, tokenizer.model or GGUF metadata, as explorer.core.model does),
+(tokenizer.json, vocab files, tokenizer.model or GGUF metadata: core/model_tokenizer.py),
 sends the vocabulary once as a ``VocabTable`` (a few flat buffers), then answers encode requests
 with ids, offsets and special flags as arrays. It exits when its stdin closes.
 
@@ -62,24 +62,22 @@ def _encode(tokenizer: Any, text: str, special: bool) -> list[np.ndarray]:
 
 def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
     from explorer.core.errors import ExplorerError
-    from explorer.core.model import open_model
-    from explorer.core.tokens import TokenizerInfo
+    from explorer.core.model_tokenizer import load_tokenizer
     from explorer.core.vocab_table import VocabTable
 
     # Not niced (unlike the index builder): on a busy machine a niced load waits behind every
     # other process (a 2 s open took over 30 s at load 11), and the window waits for it; it
     # holds no lock the window needs, and its thread pools leave a core (tuning.background_env).
     try:
-        model = open_model(path, tensor=tensor)
+        info, warnings = load_tokenizer(path, tensor=tensor)
     except ExplorerError as e:
         write_message(out, {"op": "error", "message": str(e)})
         return 2
-    info = model.tokenizer
-    if not isinstance(info, TokenizerInfo):  # None: the model has no tokenizer
+    if info is None:  # the model has no tokenizer
         write_message(out, {"op": "none"})
         return 0
     table = VocabTable.from_info(info)
-    header = {"op": "ready", "meta": table.meta, "warnings": model.tokenizer_warnings}
+    header = {"op": "ready", "meta": table.meta, "warnings": warnings}
     write_message(out, header, table.buffers())
     del table
     while True:

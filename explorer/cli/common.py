@@ -62,6 +62,35 @@ def used_rows(model: EmbeddingModel) -> np.ndarray:
     return model.used_rows
 
 
+class Progress:
+    """A long command's progress on stderr (stdout keeps the result alone): one line rewritten in
+    place on a terminal; elsewhere a line per `step` when `lines` is set (logs), else nothing."""
+
+    def __init__(self, what: str, lines: bool = False, step: float = 0.05):
+        self.what, self.lines, self.step = what, lines, step
+        self.tty = sys.stderr.isatty()
+        self._last = -1.0
+
+    def __call__(self, fraction: float) -> None:
+        if fraction - self._last < self.step and fraction < 1.0:
+            return
+        self._last = fraction
+        if self.tty:
+            sys.stderr.write(f"\r{self.what}: {100 * fraction:5.1f} %")
+        elif self.lines:
+            sys.stderr.write(f"{self.what}: {100 * fraction:.0f} %\n")
+        else:
+            return
+        sys.stderr.flush()
+
+    def end(self, clear: bool = False) -> None:
+        """End the terminal line (`clear`: erase it)."""
+        if self.tty:
+            width = len(self.what) + 10
+            sys.stderr.write("\r" + " " * width + "\r" if clear else "\n")
+            sys.stderr.flush()
+
+
 def json_safe(x: Any) -> Any:
     """Non-finite floats become null so that the output stays valid JSON."""
     if isinstance(x, float) and not math.isfinite(x):

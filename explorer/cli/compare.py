@@ -32,10 +32,10 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.core.analysis.compare import align_vocabularies, compare_neighbors  # noqa: PLC0415
-    from explorer.core.errors import ExplorerError  # noqa: PLC0415
-    from explorer.core.model import open_model  # noqa: PLC0415
-    from explorer.core.tokens import parse_token_ref  # noqa: PLC0415
+    from explorer.core.analysis.compare import align_vocabularies, compare_neighbors
+    from explorer.core.errors import ExplorerError
+    from explorer.core.model import open_model
+    from explorer.core.tokens import parse_token_ref
 
     if len(args.model) != 2:
         raise ExplorerError(f"compare needs exactly two models (-m A -m B), got {len(args.model)}")

@@ -33,8 +33,8 @@ def _rows(title: str, rows: list[dict]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.core.analysis import head  # noqa: PLC0415 - numpy work
-    from explorer.core.tokens import parse_token_ref  # noqa: PLC0415
+    from explorer.core.analysis import head  # numpy work
+    from explorer.core.tokens import parse_token_ref
 
     model = load_model(args)
     token_id = None
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.id is not None:
         token_id = model.check_id(args.id)
     if token_id is not None and not 1 <= args.k <= 10_000:
-        from explorer.core.analysis.errors import AnalysisError  # noqa: PLC0415
+        from explorer.core.analysis.errors import AnalysisError
 
         raise AnalysisError(f"-k must be from 1 to 10000, not {args.k}")
     result = head.head_cosine(model).as_dict()

@@ -51,7 +51,7 @@ def has_display() -> bool:
 def run(args: argparse.Namespace) -> int:
     if not args.screenshot and not has_display():  # a screenshot goes offscreen by itself
         return fail(NO_DISPLAY)
-    from explorer.ui.launch import launch  # noqa: PLC0415 - keep Qt out of headless commands
+    from explorer.ui.launch import launch  # keep Qt out of headless commands
 
     code = launch(args)
     if args.screenshot:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from explorer.cli.common import add_model_options, load_model, print_json
+from explorer.cli.common import Progress, add_model_options, load_model, print_json
 
 
 def register(sub) -> None:
@@ -21,26 +20,15 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _progress(fraction: float) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write(f"\rbuilding the neighbour index: {100 * fraction:5.1f} %")
-    else:
-        sys.stderr.write(f"building the neighbour index: {100 * fraction:.0f} %\n")
-    sys.stderr.flush()
-
-
 def run(args: argparse.Namespace) -> int:
-    from explorer.core.neighbors import NeighborSearcher  # noqa: PLC0415 - compiles kernels
+    from explorer.core.neighbors import NeighborSearcher  # compiles kernels
 
     model = load_model(args, tokenizer=False)
     searcher = NeighborSearcher(model)
-    last = -1.0
+    progress = Progress("building the neighbour index", lines=True)
     for fraction in searcher.build_fast_index(rebuild=args.rebuild):
-        if fraction - last >= 0.05 or fraction >= 1.0:
-            _progress(fraction)
-            last = fraction
-    if sys.stderr.isatty():
-        sys.stderr.write("\n")
+        progress(fraction)
+    progress.end()
     index = searcher.index
     assert index is not None
     stats = index.stats

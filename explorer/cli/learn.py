@@ -38,7 +38,7 @@ def register(sub) -> None:
 
 
 def _frame_svg(snap, subtitle: str) -> str:
-    from explorer.core import figure  # noqa: PLC0415
+    from explorer.core import figure  # xml.sax pulls in urllib, ssl, email
 
     loss = f"loss {snap.loss_curve[-1][1]:.3f} · " if snap.loss_curve else ""
     return figure.map_svg(
@@ -75,7 +75,7 @@ def _epoch_json(snap) -> dict:
 
 def _write_gif(pngs: list[Path], out: Path) -> bool:
     try:
-        from PIL import Image  # noqa: PLC0415 - optional: pip install "embedding-explorer[gif]"
+        from PIL import Image  # optional: pip install "embedding-explorer[gif]"
     except ImportError:
         return False
     frames = [Image.open(p).convert("P", palette=Image.Palette.ADAPTIVE) for p in pngs]
@@ -86,7 +86,7 @@ def _write_gif(pngs: list[Path], out: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.core.learning import trainer  # noqa: PLC0415 - numba
+    from explorer.core.learning import trainer  # numba
 
     params = trainer.LearnParams(
         dim=args.dim, epochs=args.epochs, seed=args.seed, map_tokens=args.map_tokens
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     svg_to_png: Callable[[str, Path], None] | None = None
     if not args.no_png:
         try:
-            from explorer.ui import map_export  # noqa: PLC0415 - Qt for PNG output only
+            from explorer.ui import map_export  # Qt for PNG output only
 
             svg_to_png = map_export.svg_to_png
         except ImportError:

@@ -20,8 +20,8 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.core.stores import list_models  # noqa: PLC0415
-    from explorer.core.units import human_size  # noqa: PLC0415
+    from explorer.core.stores import list_models
+    from explorer.core.units import human_size
 
     found = list_models()
     if args.json:

@@ -114,7 +114,7 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def _write_png(svg: str, out: Path) -> None:
-    from explorer.ui.map_export import svg_to_png  # noqa: PLC0415 - Qt only for PNG output
+    from explorer.ui.map_export import svg_to_png  # Qt only for PNG output
 
     # libpng writes "libpng error: …" straight to file descriptor 2 when a write fails (a full
     # disk); hide it for the save so that the one line below is all the user sees.
@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
         f"{model.path.name} · {model.tensor} {model.rows:,} × {model.dim} {model.dtype} · "
         f"{method} ({details})"
     )
-    from explorer.core import figure  # noqa: PLC0415 - xml.sax pulls in urllib, ssl, email
+    from explorer.core import figure  # xml.sax pulls in urllib, ssl, email
 
     if suffix == ".csv":
         args_.write_text_file(out, figure.coordinates_csv(nb.ids, nb.labels, coords))

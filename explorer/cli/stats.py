@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from explorer.cli.common import add_model_options, load_model, print_json
+from explorer.cli.common import Progress, add_model_options, load_model, print_json
 from explorer.core.errors import ExplorerError
 
 FORMATS = (".csv", ".png", ".svg")
@@ -37,23 +37,17 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _progress(done: float) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write(f"\rreading the matrix: {100 * done:3.0f}%")
-        sys.stderr.flush()
-
-
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in FORMATS:
         raise ExplorerError(f"{out.name}: unknown output type; use one of {', '.join(FORMATS)}")
-    from explorer.core.analysis import stats_export  # noqa: PLC0415 - numpy/numba work
-    from explorer.core.analysis.stats import compute_stats  # noqa: PLC0415
+    from explorer.core.analysis import stats_export  # numpy/numba work
+    from explorer.core.analysis.stats import compute_stats
 
     model = load_model(args)
-    result = compute_stats(model, progress=_progress, use_cache=not args.no_cache)
-    if sys.stderr.isatty():
-        sys.stderr.write("\r" + " " * 30 + "\r")
+    progress = Progress("reading the matrix", step=0.01)
+    result = compute_stats(model, progress=progress, use_cache=not args.no_cache)
+    progress.end(clear=True)
     if out is not None:
         suffix = out.suffix.lower()
         if suffix == ".csv":
@@ -64,14 +58,14 @@ def run(args: argparse.Namespace) -> int:
             )
             out.write_text(text, encoding="utf-8")
         else:
-            from explorer.core.analysis.stats_figure import stats_svg  # noqa: PLC0415
+            from explorer.core.analysis.stats_figure import stats_svg
 
             subtitle = f"{model.path.name} · {model.tensor} · {model.dtype}"
             svg = stats_svg(result, subtitle)
             if suffix == ".svg":
                 out.write_text(svg, encoding="utf-8")
             else:
-                from explorer.ui.map_export import svg_to_png  # noqa: PLC0415 - Qt for PNG only
+                from explorer.ui.map_export import svg_to_png  # Qt for PNG only
 
                 svg_to_png(svg, out)
     if args.json:

@@ -66,6 +66,16 @@ class CallbackContext:
 NULL_CONTEXT: CancellableContext = CallbackContext()
 
 
+CancelCheck = Callable[[], bool] | None
+"""The plain form some core functions take as ``cancelled=``: True means stop (None: never)."""
+
+
+def check_cancelled(cancelled: CancelCheck, what: str = "") -> None:
+    """Raise Cancelled ("<what> cancelled") if `cancelled` says so."""
+    if cancelled is not None and cancelled():
+        raise Cancelled(f"{what} cancelled" if what else "")
+
+
 def raise_if_cancelled(ctx: JobContext) -> None:
     if ctx.cancelled():
         raise Cancelled()

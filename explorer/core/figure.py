@@ -209,23 +209,14 @@ def map_svg(
     `highlight` are point indices (not ids) drawn larger, outlined and always labelled first."""
     coords = np.asarray(coords, dtype=np.float64).reshape(-1, 2)
     n = len(coords)
-    title_size, sub_size = 34.0, 20.0
     left, right = 50.0, (230.0 if similarity is not None else 50.0)
     top, bottom = 120.0 if subtitle else 90.0, 40.0
     pw, ph = width - left - right, height - top - bottom
-
-    # asarray: numpy's stubs type .all(axis=...) as possibly a scalar
-    finite = np.asarray(np.isfinite(coords).all(axis=1))
-    lo = coords[finite].min(axis=0) if finite.any() else np.zeros(2)
-    hi = coords[finite].max(axis=0) if finite.any() else np.ones(2)
-    span = np.where(hi - lo > 0, hi - lo, 1.0)
-    # equal scale on both axes, so the layout is not stretched; a margin for labels at edges
-    scale = min((pw - 40) / span[0], (ph - 30) / span[1])
-    cx = left + pw / 2 + (coords[:, 0] - (lo[0] + hi[0]) / 2) * scale
-    cy = top + ph / 2 - (coords[:, 1] - (lo[1] + hi[1]) / 2) * scale
+    cx, cy, finite = _to_pixels(coords, left, top, pw, ph)
 
     radius = 5.0 if n <= 1000 else 3.5 if n <= 5000 else 2.2 if n <= 20000 else 1.4
     hl = {int(i) for i in highlight if 0 <= int(i) < n}
+    s_lo = s_hi = 0.0
     if similarity is not None:
         s_lo, s_hi = similarity_range(similarity, hl)
         colours = viridis((np.asarray(similarity, dtype=np.float64) - s_lo) / (s_hi - s_lo))
@@ -236,32 +227,65 @@ def map_svg(
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}">',
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
-        _text(left, 58, title, title_size, weight="bold"),
+        _text(left, 58, title, 34.0, weight="bold"),
     ]
     if subtitle:
-        out.append(_text(left, 92, subtitle, sub_size, fill="#555555"))
+        out.append(_text(left, 92, subtitle, 20.0, fill="#555555"))
     out.append(
         f'<rect x="{left:.1f}" y="{top:.1f}" width="{pw:.1f}" height="{ph:.1f}" fill="none" '
         f'stroke="#dddddd" stroke-width="1"/>'
     )
-    order = label_order(n, similarity, sorted(hl))
     placed = place_labels(
         cx,
         cy,
         labels,
-        order,
+        label_order(n, similarity, sorted(hl)),
         lambda s: text_width(s, label_size) + 8,
         label_size * 1.3,
         (left + 2, top + 2, left + pw - 2, top + ph - 2),
         max_labels,
     )
+    out += _points_svg(cx, cy, finite, colours, similarity, hl, radius)
+    out += _labels_svg(placed, labels, hl, label_size)
+    if similarity is not None:
+        bar = (width - right + 60, top + 40, 26.0, min(420.0, ph - 80))
+        out += _colour_bar_svg(bar, colour_label, s_lo, s_hi, radius if hl else None)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _to_pixels(
+    coords: np.ndarray, left: float, top: float, pw: float, ph: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pixel x, y of every point in the plot box (equal scale on both axes, so the layout is not
+    stretched; a margin for labels at the edges), and which points are finite."""
+    # asarray: numpy's stubs type .all(axis=...) as possibly a scalar
+    finite = np.asarray(np.isfinite(coords).all(axis=1))
+    lo = coords[finite].min(axis=0) if finite.any() else np.zeros(2)
+    hi = coords[finite].max(axis=0) if finite.any() else np.ones(2)
+    span = np.where(hi - lo > 0, hi - lo, 1.0)
+    scale = min((pw - 40) / span[0], (ph - 30) / span[1])
+    cx = left + pw / 2 + (coords[:, 0] - (lo[0] + hi[0]) / 2) * scale
+    cy = top + ph / 2 - (coords[:, 1] - (lo[1] + hi[1]) / 2) * scale
+    return cx, cy, finite
+
+
+def _points_svg(
+    cx: np.ndarray,
+    cy: np.ndarray,
+    finite: np.ndarray,
+    colours: np.ndarray,
+    similarity: np.ndarray | None,
+    hl: set[int],
+    radius: float,
+) -> list[str]:
     # the most similar points last, so that they sit on top
     draw = (
         np.argsort(np.nan_to_num(similarity, nan=-np.inf))
         if similarity is not None
-        else np.arange(n)
+        else np.arange(len(cx))
     )
-    out.append('<g stroke="none" fill-opacity="0.85">')
+    out = ['<g stroke="none" fill-opacity="0.85">']
     for i in draw:
         if finite[i] and int(i) not in hl:
             out.append(
@@ -275,8 +299,14 @@ def map_svg(
                 f'<circle cx="{cx[i]:.1f}" cy="{cy[i]:.1f}" r="{radius * 2.2:.1f}" '
                 f'fill="{_hex(HIGHLIGHT)}" stroke="#ffffff" stroke-width="2"/>'
             )
+    return out
+
+
+def _labels_svg(
+    placed: list[PlacedLabel], labels: Sequence[str], hl: set[int], label_size: float
+) -> list[str]:
     # half-transparent label backgrounds over the points: text stays legible, points show through
-    out.append('<g fill="#ffffff" fill-opacity="0.8">')
+    out = ['<g fill="#ffffff" fill-opacity="0.8">']
     for p in placed:
         out.append(
             f'<rect x="{p.x:.1f}" y="{p.y:.1f}" width="{p.w:.1f}" height="{p.h:.1f}" rx="3"/>'
@@ -294,32 +324,40 @@ def map_svg(
                 weight="bold" if bold else "normal",
             )
         )
+    return out
 
-    if similarity is not None:
-        bx, by, bw, bh = width - right + 60, top + 40, 26.0, min(420.0, ph - 80)
-        stops = "".join(
-            f'<stop offset="{k / 8:.3f}" stop-color="{_hex(viridis(np.array([1 - k / 8]))[0])}"/>'
-            for k in range(9)
-        )
+
+def _colour_bar_svg(
+    bar: tuple[float, float, float, float],
+    colour_label: str,
+    s_lo: float,
+    s_hi: float,
+    query_radius: float | None,
+) -> list[str]:
+    """The similarity colour bar, and the query marker's legend when `query_radius` is set."""
+    bx, by, bw, bh = bar
+    stops = "".join(
+        f'<stop offset="{k / 8:.3f}" stop-color="{_hex(viridis(np.array([1 - k / 8]))[0])}"/>'
+        for k in range(9)
+    )
+    out = [
+        f'<defs><linearGradient id="cbar" x1="0" y1="0" x2="0" y2="1">{stops}'
+        "</linearGradient></defs>",
+        _text(bx, by - 16, colour_label or "similarity", 18, fill="#333333"),
+        f'<rect x="{bx:.1f}" y="{by:.1f}" width="{bw}" height="{bh:.1f}" fill="url(#cbar)" '
+        f'stroke="#888888" stroke-width="1"/>',
+        _text(bx + bw + 8, by + 7, f"{s_hi:.2f}", 17, fill="#333333"),
+        _text(bx + bw + 8, by + bh + 6, f"{s_lo:.2f}", 17, fill="#333333"),
+    ]
+    if query_radius is not None:
+        ly = by + bh + 60
         out += [
-            f'<defs><linearGradient id="cbar" x1="0" y1="0" x2="0" y2="1">{stops}'
-            "</linearGradient></defs>",
-            _text(bx, by - 16, colour_label or "similarity", 18, fill="#333333"),
-            f'<rect x="{bx:.1f}" y="{by:.1f}" width="{bw}" height="{bh:.1f}" fill="url(#cbar)" '
-            f'stroke="#888888" stroke-width="1"/>',
-            _text(bx + bw + 8, by + 7, f"{s_hi:.2f}", 17, fill="#333333"),
-            _text(bx + bw + 8, by + bh + 6, f"{s_lo:.2f}", 17, fill="#333333"),
+            f'<circle cx="{bx + 13:.1f}" cy="{ly:.1f}" r="{query_radius * 2.2:.1f}" '
+            f'fill="{_hex(HIGHLIGHT)}" '
+            f'stroke="#ffffff" stroke-width="2"/>',
+            _text(bx + 34, ly + 6, "query", 17, fill="#333333"),
         ]
-        if hl:
-            ly = by + bh + 60
-            out += [
-                f'<circle cx="{bx + 13:.1f}" cy="{ly:.1f}" r="{radius * 2.2:.1f}" '
-                f'fill="{_hex(HIGHLIGHT)}" '
-                f'stroke="#ffffff" stroke-width="2"/>',
-                _text(bx + 34, ly + 6, "query", 17, fill="#333333"),
-            ]
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def coordinates_csv(

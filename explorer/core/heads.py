@@ -3,12 +3,11 @@ config as a second witness; contradictions between the two become warnings."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.core.errors import Cancelled
+from explorer.core.context import CancelCheck, check_cancelled
 
 SAMPLE_ROWS = 64
 COMPARE_BLOCK_BYTES = 32 << 20
@@ -37,12 +36,11 @@ def compare(a: np.ndarray, b: np.ndarray, rows: np.ndarray | None = None) -> boo
     return compare_blocks(a, b)
 
 
-def compare_blocks(a: np.ndarray, b: np.ndarray, cancel: Callable[[], bool] | None = None) -> bool:
+def compare_blocks(a: np.ndarray, b: np.ndarray, cancelled: CancelCheck = None) -> bool:
     """Every row, in blocks; stops at the first block that differs."""
     step = max(1, COMPARE_BLOCK_BYTES // max(1, a.shape[1] * a.dtype.itemsize))
     for start in range(0, a.shape[0], step):
-        if cancel is not None and cancel():
-            raise Cancelled("head comparison cancelled")
+        check_cancelled(cancelled, "head comparison")
         x = np.asarray(a[start : start + step]).view(np.uint8)
         y = np.asarray(b[start : start + step]).view(np.uint8)
         if not np.array_equal(x, y):

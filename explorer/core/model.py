@@ -10,116 +10,22 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer.core import heads
-from explorer.core.errors import ModelFormatError, PickleRefusedError, TokenError
+from explorer.core.context import CancelCheck
+from explorer.core.errors import ModelFormatError, TokenError
 from explorer.core.filecheck import check_mapped, first_change
-from explorer.core.formats.jsonfile import load_json
 from explorer.core.formats.safetensors import FLOAT_DTYPES, SafetensorsFile
 from explorer.core.heads import HeadEvidence
-from explorer.core.model_checks import check_embedding_shape
+from explorer.core.model_files import expand, gguf_in, locate
 from explorer.core.tensor_names import (  # noqa: F401 - EMBEDDING_NAMES is re-exported
     EMBEDDING_NAMES,
     OUTPUT_NAMES,
-    find_embedding,
+    config_value,
 )
 from explorer.core.vectors import decode_rows
 
 if TYPE_CHECKING:  # `tokenizers` loads only where a tokenizer is built, never in the window
     from explorer.core.tokens import TokenizerInfo
     from explorer.core.vocab_table import VocabTokenizer
-
-PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
-
-
-def _pickle_message(path: Path) -> str:
-    return (
-        f"{path.name} is a pickle checkpoint; pickle files can run arbitrary code, so Embedding "
-        "Explorer never opens them. Convert it to safetensors first, e.g. "
-        "`safetensors.torch.save_file(torch.load(path, weights_only=True), 'model.safetensors')`."
-    )
-
-
-@dataclass
-class _Sources:
-    """Where each tensor lives: tensor name -> file that holds it."""
-
-    fmt: str
-    files: list[Path]
-    where: dict[str, Path]
-    folder: Path
-
-
-def _resolve(path: Path) -> _Sources:
-    if not path.exists():
-        raise ModelFormatError(f"{path}: no such file or folder")
-    if path.is_file() and path.suffix.lower() in PICKLE_SUFFIXES:
-        raise PickleRefusedError(_pickle_message(path))
-    if path.is_dir():
-        index = path / "model.safetensors.index.json"
-        single = path / "model.safetensors"
-        if index.is_file():
-            return _resolve_index(index)
-        if single.is_file():
-            return _Sources("safetensors", [single], {}, path)
-        others = sorted(path.glob("*.safetensors"))
-        indexes = sorted(path.glob("*.safetensors.index.json"))
-        if indexes:
-            return _resolve_index(indexes[0])
-        if len(others) == 1:
-            return _Sources("safetensors", others, {}, path)
-        if len(others) > 1:
-            return _Sources("safetensors-sharded", others, {}, path)
-        pickles = [p for p in sorted(path.iterdir()) if p.suffix.lower() in PICKLE_SUFFIXES]
-        if pickles:
-            raise PickleRefusedError(_pickle_message(pickles[0]))
-        raise ModelFormatError(f"{path}: folder holds no .safetensors file")
-    if path.name.endswith(".index.json"):
-        return _resolve_index(path)
-    if path.suffix.lower() == ".safetensors":
-        return _Sources("safetensors", [path], {}, path.parent)
-    raise ModelFormatError(
-        f"{path.name}: not a model file "
-        "(expected a folder, .safetensors or .safetensors.index.json)"
-    )
-
-
-def _resolve_index(index: Path) -> _Sources:
-    data = load_json(index, "not a valid JSON index")
-    weight_map = data.get("weight_map") if isinstance(data, dict) else None
-    if not isinstance(weight_map, dict) or not weight_map:
-        raise ModelFormatError(f"{index.name}: has no 'weight_map' object")
-    where: dict[str, Path] = {}
-    for name, shard in weight_map.items():
-        if not isinstance(shard, str) or "/" in shard or "\\" in shard or shard.startswith("."):
-            raise ModelFormatError(
-                f"{index.name}: shard name {shard!r} for {name!r} is not a plain file name"
-            )
-        where[name] = index.parent / shard
-    files = sorted(set(where.values()))
-    pickles = [f for f in files if f.suffix.lower() in PICKLE_SUFFIXES]
-    if pickles:  # e.g. pytorch_model.bin.index.json
-        raise PickleRefusedError(_pickle_message(pickles[0]))
-    for f in files:
-        if not f.is_file():
-            raise ModelFormatError(f"{index.name}: shard {f.name} is missing")
-    return _Sources("safetensors-sharded", files, where, index.parent)
-
-
-def _read_config(folder: Path) -> dict:
-    cfg = folder / "config.json"
-    if not cfg.is_file():
-        return {}
-    data = load_json(cfg, "not valid JSON")
-    return data if isinstance(data, dict) else {}
-
-
-def _config_value(config: dict, key: str) -> object:
-    """Look in the config and in a nested text_config (multimodal models)."""
-    if key in config:
-        return config[key]
-    text = config.get("text_config")
-    if isinstance(text, dict) and key in text:
-        return text[key]
-    return None
 
 
 @dataclass
@@ -149,15 +55,15 @@ class EmbeddingModel:
     def tokenizer_source(self) -> str | None:
         return self.tokenizer.source if self.tokenizer is not None else None
 
-    def check_head(self, cancel=None) -> HeadEvidence:
+    def check_head(self, cancelled: CancelCheck = None) -> HeadEvidence:
         """Compare every row of a stored head that matched in the sampled rows (in blocks).
 
         Costs one read of both matrices; run it off the GUI thread. Sets `head` and `tied`.
         """
         if self.head.complete or self._head_matrix is None or self.output_tensor is None:
             return self.head
-        same = heads.compare_blocks(self.matrix, self._head_matrix, cancel)
-        tie_flag = _config_value(self.config, "tie_word_embeddings")
+        same = heads.compare_blocks(self.matrix, self._head_matrix, cancelled)
+        tie_flag = config_value(self.config, "tie_word_embeddings")
         self.head = heads.with_head(self.tensor, self.output_tensor, same, tie_flag, True)
         self.tied = self.head.tied
         return self.head
@@ -275,91 +181,77 @@ def open_model(
     path: str | Path, tensor: str | None = None, tokenizer: bool = True
 ) -> EmbeddingModel:
     """Open a model folder, a .safetensors, .safetensors.index.json or .gguf file, read-only."""
-    path = Path(path).expanduser()
-    if not path.exists():  # a cached Hugging Face repo id or an Ollama model name
-        from explorer.core.stores import resolve
-
-        path = resolve(str(path)) or path
-    gguf_file = _gguf_in(path)
+    path = expand(path)
+    gguf_file = gguf_in(path)
     if gguf_file is not None:
         from explorer.core.model_gguf import open_gguf  # imports gguf only for GGUF files
 
         return open_gguf(gguf_file, path, tensor=tensor, tokenizer=tokenizer)
-    src = _resolve(path)
-    config = _read_config(src.folder)
-    handles: dict[Path, SafetensorsFile] = {}
+    found = locate(path, tensor)
     try:
-        for f in src.files:
-            handles[f] = SafetensorsFile(f)
-        where: dict[str, Path] = dict(src.where)
-        for f, h in handles.items():
-            for listed in h.tensors:
-                where.setdefault(listed, f)
-        for listed, f in where.items():
-            if listed not in handles[f].tensors:
-                raise ModelFormatError(
-                    f"{f.name}: index says it holds {listed!r} but its header does not"
-                )
-        shapes = {n: tuple(handles[f].tensors[n].shape) for n, f in where.items()}
-        name = find_embedding(path, shapes, config, tensor)
-        info = handles[where[name]].tensors[name]
-        check_embedding_shape(path.name, name, info.shape)
-        if len(info.shape) != 2:
-            raise ModelFormatError(
-                f"{path.name}: tensor {name!r} has shape {list(info.shape)}, not [rows, dim]"
-            )
-        if info.dtype not in FLOAT_DTYPES:
-            raise ModelFormatError(
-                f"{path.name}: tensor {name!r} is {info.dtype}, not a floating-point embedding"
-            )
-        matrix = handles[where[name]].array(name)
-        output = next((n for n in OUTPUT_NAMES if n in where and n != name), None)
+        output = next((n for n in OUTPUT_NAMES if n in found.where and n != found.name), None)
         head_matrix = None
-        if output is not None and handles[where[output]].tensors[output].dtype in FLOAT_DTYPES:
-            head_matrix = handles[where[output]].array(output)
-        evidence = head_evidence(name, matrix, output, head_matrix, config)
-        tok, tok_warnings = folder_tokenizer(src.folder, info.shape[0]) if tokenizer else (None, [])
-        return EmbeddingModel(
+        if output is not None and found.handles[found.where[output]].tensors[output].dtype in (
+            FLOAT_DTYPES
+        ):
+            head_matrix = found.array(output)
+        rows, dim = found.info.shape
+        tok: tuple[TokenizerInfo | None, list[str]] = (None, [])
+        if tokenizer:
+            from explorer.core.model_tokenizer import folder_tokenizer
+
+            tok = folder_tokenizer(found.src.folder, rows)
+        return assemble(
             path=path,
-            format=src.fmt,
-            files=list(src.files),
-            tensor=name,
-            dtype=info.dtype,
-            rows=info.shape[0],
-            dim=info.shape[1],
-            matrix=matrix,
-            output_tensor=output,
-            tied=evidence.tied,
+            fmt=found.src.fmt,
+            files=list(found.src.files),
+            tensor=(found.name, found.info.dtype, (rows, dim)),
+            matrix=found.array(found.name),
+            output=(output, head_matrix),
+            config=found.config,
             tokenizer=tok,
-            config=config,
-            _handles=list(handles.values()),
-            head=evidence,
-            tokenizer_warnings=tok_warnings,
-            _head_matrix=head_matrix,
+            handles=list(found.handles.values()),
         )
     except BaseException:
-        for h in handles.values():
-            h.close()
+        found.close()
         raise
 
 
-def _gguf_in(path: Path) -> Path | None:
-    """The .gguf file to open for `path` (a .gguf file, or a folder holding only GGUF weights)."""
-    if path.is_file() and path.suffix.lower() == ".gguf":
-        return path
-    if path.is_file() and not path.suffix:  # an Ollama blob: sha256-…, no suffix
-        with open(path, "rb") as f:
-            if f.read(4) == b"GGUF":
-                return path
-    if (
-        path.is_dir()
-        and not any(path.glob("*.safetensors"))
-        and not any(path.glob("*.safetensors.index.json"))
-    ):
-        found = sorted(p for p in path.glob("*.gguf") if "mmproj" not in p.name.lower())
-        if found:
-            return found[0]
-    return None
+def assemble(
+    path: Path,
+    fmt: str,
+    files: list[Path],
+    tensor: tuple[str, str, tuple[int, int]],
+    matrix: np.ndarray,
+    output: tuple[str | None, np.ndarray | None],
+    config: dict,
+    tokenizer: tuple[TokenizerInfo | None, list[str]],
+    handles: list[SafetensorsFile] | None = None,
+    gguf: bool = False,
+) -> EmbeddingModel:
+    """The model from what a format's opener found: the embedding (name, dtype, [rows, dim]) and
+    its memory map, the output head (name and map, or None), the tokenizer and its warnings.
+    Tied or not is judged here, the same way for every format."""
+    name, dtype, (rows, dim) = tensor
+    evidence = head_evidence(name, matrix, output[0], output[1], config, gguf=gguf)
+    return EmbeddingModel(
+        path=path,
+        format=fmt,
+        files=files,
+        tensor=name,
+        dtype=dtype,
+        rows=rows,
+        dim=dim,
+        matrix=matrix,
+        output_tensor=output[0],
+        tied=evidence.tied,
+        tokenizer=tokenizer[0],
+        config=config,
+        _handles=handles or [],
+        head=evidence,
+        tokenizer_warnings=tokenizer[1],
+        _head_matrix=output[1],
+    )
 
 
 def head_evidence(
@@ -371,7 +263,7 @@ def head_evidence(
     gguf: bool = False,
 ) -> HeadEvidence:
     """Tied or not from the contents: sampled rows now; `check_head` compares the rest."""
-    tie_flag = _config_value(config, "tie_word_embeddings")
+    tie_flag = config_value(config, "tie_word_embeddings")
     if output is None:
         return heads.without_head(config, tie_flag, gguf=gguf)
     if head_matrix is None:
@@ -380,19 +272,3 @@ def head_evidence(
     same = heads.compare(matrix, head_matrix, rows)
     complete = not same or matrix.shape[0] <= len(rows)
     return heads.with_head(name, output, same, tie_flag, complete)
-
-
-def folder_tokenizer(folder: Path, rows: int) -> tuple[TokenizerInfo | None, list[str]]:
-    """tokenizer.json, else one built from vocab.json + merges.txt or vocab.txt."""
-    from explorer.core.tokens import TokenizerInfo, _spec_of
-
-    tok_path = folder / "tokenizer.json"
-    if tok_path.is_file():
-        return TokenizerInfo.from_file(tok_path, rows=rows), []
-    from explorer.core.tokenizer_sources import from_folder
-
-    built = from_folder(folder)
-    if built is None:
-        return None, []
-    info = TokenizerInfo(built.tokenizer, _spec_of(built.tokenizer), rows=rows, source=built.source)
-    return info, built.warnings

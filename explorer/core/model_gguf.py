@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from explorer.core.errors import ModelFormatError
 from explorer.core.formats import gguf
-from explorer.core.model import EmbeddingModel, head_evidence
+from explorer.core.model import EmbeddingModel, assemble
 
 if TYPE_CHECKING:
     from explorer.core.tokens import TokenizerInfo
@@ -31,11 +31,10 @@ def _config(meta: dict) -> dict:
     return out
 
 
-def open_gguf(
-    file: Path, shown: Path, tensor: str | None = None, tokenizer: bool = True
-) -> EmbeddingModel:
-    files, tensors = gguf.open_parts(file)
-    meta = files[0].metadata
+def embedding_of(
+    file: Path, tensors: dict[str, gguf.GGUFTensor], tensor: str | None
+) -> gguf.GGUFTensor:
+    """The embedding tensor: `tensor`, else token_embd.weight; 2-D."""
     name = tensor or EMBEDDING
     if name not in tensors:
         two_d = sorted(n for n, t in tensors.items() if len(t.shape) == 2)
@@ -46,35 +45,30 @@ def open_gguf(
         raise ModelFormatError(
             f"{file.name}: tensor {name!r} has shape {list(info.shape)}, not [rows, dim]"
         )
-    matrix = gguf.matrix(info)
-    output = OUTPUT if OUTPUT in tensors and OUTPUT != name else None
-    head_matrix = gguf.matrix(tensors[output]) if output else None
-    evidence = head_evidence(name, matrix, output, head_matrix, {}, gguf=True)
-    tok: TokenizerInfo | None = None
-    warnings: list[str] = []
-    if tokenizer:
-        from explorer.core.tokenizer_sources import from_gguf
-        from explorer.core.tokens import TokenizerInfo, _spec_of
+    return info
 
-        built = from_gguf(meta)
-        if built is not None:
-            spec = _spec_of(built.tokenizer)
-            tok = TokenizerInfo(built.tokenizer, spec, rows=info.shape[0], source=built.source)
-            warnings = built.warnings
-    return EmbeddingModel(
+
+def open_gguf(
+    file: Path, shown: Path, tensor: str | None = None, tokenizer: bool = True
+) -> EmbeddingModel:
+    files, tensors = gguf.open_parts(file)
+    meta = files[0].metadata
+    info = embedding_of(file, tensors, tensor)
+    name = tensor or EMBEDDING
+    output = OUTPUT if OUTPUT in tensors and OUTPUT != name else None
+    tok: tuple[TokenizerInfo | None, list[str]] = (None, [])
+    if tokenizer:
+        from explorer.core.model_tokenizer import gguf_tokenizer
+
+        tok = gguf_tokenizer(meta, info.shape[0])
+    return assemble(
         path=shown,
-        format="gguf" if len(files) == 1 else "gguf-split",
+        fmt="gguf" if len(files) == 1 else "gguf-split",
         files=[f.path for f in files],
-        tensor=name,
-        dtype=info.type_name,
-        rows=info.shape[0],
-        dim=info.shape[1],
-        matrix=matrix,
-        output_tensor=output,
-        tied=evidence.tied,
-        tokenizer=tok,
+        tensor=(name, info.type_name, (info.shape[0], info.shape[1])),
+        matrix=gguf.matrix(info),
+        output=(output, gguf.matrix(tensors[output]) if output else None),
         config=_config(meta),
-        head=evidence,
-        tokenizer_warnings=warnings,
-        _head_matrix=head_matrix,
+        tokenizer=tok,
+        gguf=True,
     )

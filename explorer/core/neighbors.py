@@ -11,7 +11,7 @@ are never returned and are counted in `NeighborResult.skipped`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +20,8 @@ import numpy as np
 
 from explorer.core import search_exact, search_fast
 from explorer.core.cache import default_cache_dir
-from explorer.core.errors import Cancelled, ExplorerError
+from explorer.core.context import CancelCheck, check_cancelled
+from explorer.core.errors import ExplorerError
 from explorer.core.model import EmbeddingModel
 from explorer.core.neighbor_queries import (  # noqa: F401 - re-exported for callers
     Query,
@@ -133,7 +134,7 @@ class NeighborSearcher:
         return self.fast_ready
 
     def build_fast_index(
-        self, cancel: Callable[[], bool] | None = None, rebuild: bool = False
+        self, cancelled: CancelCheck = None, rebuild: bool = False
     ) -> Iterator[float]:
         """Yield progress 0..1 while building (or loading the cached) index. Only on request:
         searches never build one, and small matrices (`exact_is_cheap`) need none."""
@@ -142,7 +143,7 @@ class NeighborSearcher:
         if not rebuild and self.load_cached_fast_index():
             yield 1.0
             return
-        for item in search_build.build(self.model, self.cache_dir, cancel):
+        for item in search_build.build(self.model, self.cache_dir, cancelled):
             if isinstance(item, search_fast.SignIndex):
                 self._fast = item
                 self._set_norms(np.asarray(item.sq))
@@ -157,11 +158,11 @@ class NeighborSearcher:
         metric: str = "cosine",
         include_query: bool = False,
         exact: bool | None = None,
-        cancel: Callable[[], bool] | None = None,
+        cancelled: CancelCheck = None,
     ) -> NeighborResult:
         """Top-k for one query. exact=None: the cheaper path known to be right; False: the
         index if it serves this metric (else exact, with the reason in `note`)."""
-        return self.search_many([query], k, metric, include_query, exact, cancel)[0]
+        return self.search_many([query], k, metric, include_query, exact, cancelled)[0]
 
     def _why_exact(self, metric: str, exact: bool | None) -> str:
         if exact:
@@ -181,7 +182,7 @@ class NeighborSearcher:
         metric: str = "cosine",
         include_query: bool = False,
         exact: bool | None = None,
-        cancel: Callable[[], bool] | None = None,
+        cancelled: CancelCheck = None,
     ) -> list[NeighborResult]:
         """Top-k for each query; exact search reads the matrix once for the whole batch."""
         _check_args(self.model, queries, k, metric)
@@ -192,14 +193,13 @@ class NeighborSearcher:
         if (exact is False and served) or (exact is None and self.default_path(metric) == "fast"):
             results = []
             for q in queries:
-                if cancel is not None and cancel():
-                    raise Cancelled("search cancelled")
+                check_cancelled(cancelled, "search")
                 results.append(self._search_fast(q, k, metric, include_query))
             return results
         vectors = np.stack([q.vector for q in queries])
         decode = None if self.model.matrix.dtype in _KERNEL_DTYPES else self.model.decode_block
         dots, sq = search_exact.scan(
-            self.model.matrix, vectors, self._sq is None, cancel, decode=decode
+            self.model.matrix, vectors, self._sq is None, cancelled, decode=decode
         )
         if sq is not None:
             self._set_norms(sq)

@@ -13,16 +13,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.core.errors import Cancelled, TokenError
+from explorer.core.context import CancelCheck
+from explorer.core.errors import TokenError
 from explorer.core.limits import parse_id
 from explorer.core.model import EmbeddingModel
+from explorer.core.ranking import top_k
 from explorer.core.token_text import parse_token_ref
 
 DEFAULT_N = 500
 MAX_AROUND = 20_000
 MAX_SAMPLE = 50_000
-
-CancelCheck = Callable[[], bool] | None
 
 
 @dataclass(frozen=True)
@@ -78,10 +78,7 @@ def _top(scores: np.ndarray, n: int, must: Sequence[int] = ()) -> np.ndarray:
     rest_n = max(0, n - len(must))
     if rest_n == 0:
         return np.asarray(must[:n], dtype=np.int64)
-    part = np.argpartition(-s, min(rest_n, len(s) - 1))[:rest_n]
-    part = part[np.isfinite(s[part])]
-    part = part[np.argsort(-s[part], kind="stable")]
-    return np.concatenate([np.asarray(must, dtype=np.int64), part.astype(np.int64)])
+    return np.concatenate([np.asarray(must, dtype=np.int64), top_k(s, rest_n)])
 
 
 def _check_n(n: int, limit: int, what: str) -> int:
@@ -219,8 +216,3 @@ PLACEHOLDER = re.compile(r"^[\[<]unused\d+[\]>]$")  # [unused12], <unused3>
 
 def _plain(model: EmbeddingModel, token_id: int, special: set[int]) -> bool:
     return token_id not in special and not PLACEHOLDER.match(model.label(token_id))
-
-
-def check_cancel(cancelled: CancelCheck) -> None:
-    if cancelled is not None and cancelled():
-        raise Cancelled()

@@ -22,10 +22,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from explorer.core.errors import Cancelled, ExplorerError
+from explorer.core.context import CancelCheck, check_cancelled
+from explorer.core.errors import ExplorerError
 from explorer.core.layout import configure_numba_cache, numba_cache_dir
 from explorer.core.limits import MAX_EPOCHS, MAX_SEED, check_int
 from explorer.core.pca import pca_2d, principal_components
+from explorer.core.ranking import top_k_rows
 from explorer.core.refine import REFINE_K, REFINE_MAX, refine_neighbours
 
 __all__ = [
@@ -40,8 +42,6 @@ METHODS = ("umap", "pca")
 MAX_NEIGHBORS = 200
 # Exact k-NN costs n² · d: 0.25 s for 2,000 × 4096, 6 s for 10,000 × 4096 on 2 cores.
 EXACT_KNN_MAX = 12_000
-
-CancelCheck = Callable[[], bool] | None
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,6 @@ class Progress(NamedTuple):
     fraction: float  # overall, 0..1
     stage: str  # "prepare", "preview", "neighbours", "layout", "refine", "done"
     coords: np.ndarray | None = None  # set on the preview step
-
-
-def _check(cancelled: CancelCheck) -> None:
-    if cancelled is not None and cancelled():
-        raise Cancelled()
 
 
 # -- numba set-up ----------------------------------------------------------------------------
@@ -131,12 +126,6 @@ def prepare(vectors: np.ndarray) -> np.ndarray:
     return x
 
 
-def _top_k(sims: np.ndarray, k: int) -> np.ndarray:
-    part = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-    order = np.argsort(-np.take_along_axis(sims, part, axis=1), axis=1, kind="stable")
-    return np.take_along_axis(part, order, axis=1)
-
-
 def knn_cosine(
     x: np.ndarray,
     k: int,
@@ -157,12 +146,12 @@ def knn_cosine(
     dists = np.empty((n, k), dtype=np.float32)
     block = max(64, min(2048, 2**24 // max(n, 1)))
     for start in range(0, n, block):
-        _check(cancelled)
+        check_cancelled(cancelled)
         stop = min(n, start + block)
         rows = np.arange(start, stop)
         sims = x[start:stop] @ x.T
         sims[rows - start, rows] = np.inf  # itself first, even among duplicates
-        top = _top_k(sims, k)
+        top = top_k_rows(sims, k)
         indices[start:stop] = top
         dists[start:stop] = np.clip(1.0 - np.take_along_axis(sims, top, axis=1), 0.0, 2.0)
         if progress is not None:
@@ -215,7 +204,7 @@ def umap_layout(
     from explorer.core import layout  # numba, once a layout is wanted
 
     def on_epoch(done: int, total: int) -> None:
-        _check(cancelled)
+        check_cancelled(cancelled)
         if epoch is not None and (done % 5 == 0 or done == total):
             epoch(done, total)
 
@@ -250,11 +239,11 @@ def project(
     Stages that run inside one call (neighbour blocks, UMAP epochs) report through `progress`
     (called on the worker thread) and check `cancelled` as they go."""
     params = params or ProjectionParams()
-    _check(cancelled)
+    check_cancelled(cancelled)
     x = prepare(vectors)
     n = len(x)
     yield Progress(f"{n} points × {x.shape[1] if x.ndim == 2 else 0} dims", 0.02, "prepare")
-    _check(cancelled)
+    check_cancelled(cancelled)
     preview = _tiny_layout(x, params.seed) if n <= 2 else pca_2d(x, params.seed)
     yield Progress("PCA preview", 0.08, "preview", coords=preview)
     distinct = len(np.unique(x, axis=0)) if n else 0
@@ -276,7 +265,7 @@ def project(
     local = prepare(x - x.mean(axis=0, dtype=np.float64).astype(np.float32))
     knn = knn_cosine(local, k, cancelled, on_knn, params.seed)
     yield Progress(f"{k} nearest neighbours of {n} points", 0.3, "neighbours")
-    _check(cancelled)
+    check_cancelled(cancelled)
 
     def on_epoch(done: int, total: int) -> None:
         if progress is not None:

@@ -3,20 +3,13 @@ true neighbours (the last stage of `explorer.core.projection.project`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
-from explorer.core.errors import Cancelled
+from explorer.core.context import CancelCheck, check_cancelled
 
 # The neighbour refinement keeps a few n × n arrays (≈ 20 bytes a pair): up to 3,000 points.
 REFINE_MAX = 3_000
 REFINE_K = 10  # the neighbourhood size the refinement preserves (as trustworthiness measures)
-
-
-def _check(cancelled: Callable[[], bool] | None) -> None:
-    if cancelled is not None and cancelled():
-        raise Cancelled()
 
 
 def refine_neighbours(
@@ -25,7 +18,7 @@ def refine_neighbours(
     k: int = REFINE_K,
     rounds: int = 2,
     candidates: int = 3,
-    cancelled: Callable[[], bool] | None = None,
+    cancelled: CancelCheck = None,
 ) -> np.ndarray:
     """Greedy local repair of a layout: a point whose map neighbours are not its neighbours in
     the space (prepared rows x, cosine) moves beside one of its `candidates` nearest true
@@ -60,14 +53,14 @@ def refine_neighbours(
 
     nbrs = map_neighbours(rows)
     for _ in range(rounds):
-        _check(cancelled)
+        check_cancelled(cancelled)
         penalty = cost[rows[:, None], nbrs[:, :k]].sum(axis=1)
         moved = 0
         for step, i in enumerate(np.argsort(-penalty, kind="stable")):
             if penalty[i] == 0:
                 break
             if step % 256 == 255:
-                _check(cancelled)
+                check_cancelled(cancelled)
             kth = dist[rows, nbrs[:, k - 1]]
             next_in = dist[rows, nbrs[:, k]]
             holds_i = (nbrs[:, :k] == i).any(axis=1)

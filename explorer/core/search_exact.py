@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -31,8 +32,7 @@ _BF16 = np.dtype(ml_dtypes.bfloat16)
 KERNEL_LOCK = threading.Lock()
 
 
-@intrinsic
-def _bf16_to_f32(typingctx, x):  # pragma: no cover - compiled
+def _widen_bf16(typingctx, x):  # pragma: no cover - compiled
     """Widen one bf16 (as uint16 bits) to float32: shift into the high half, reinterpret."""
     sig = types.float32(types.uint16)
 
@@ -42,6 +42,11 @@ def _bf16_to_f32(typingctx, x):  # pragma: no cover - compiled
         return builder.bitcast(shifted, context.get_value_type(types.float32))
 
     return sig, codegen
+
+
+# Called as _bf16_to_f32(bits) inside kernels; Any because mypy reads numba's intrinsic as taking
+# the typing context too.
+_bf16_to_f32: Any = intrinsic(_widen_bf16)
 
 
 @njit(parallel=True, fastmath=True, cache=True, nogil=True)

@@ -37,7 +37,8 @@ OUTPUT_NAMES = (
 MAX_PADDING = 1024
 
 
-def _config_value(config: dict, key: str) -> object:
+def config_value(config: dict, key: str) -> object:
+    """`key` in config.json, or in its nested text_config (multimodal models)."""
     if key in config:
         return config[key]
     text = config.get("text_config")
@@ -57,7 +58,7 @@ def find_embedding(
     if name is not None:
         return name
     matrices = [n for n in sorted(shapes) if len(shapes[n]) == 2 and not n.endswith(OUTPUT_NAMES)]
-    vocab_size = _config_value(config, "vocab_size")
+    vocab_size = config_value(config, "vocab_size")
     if isinstance(vocab_size, int):
         exact = [n for n in matrices if shapes[n][0] == vocab_size]
         padded = [n for n in matrices if 0 < shapes[n][0] - vocab_size <= MAX_PADDING]

@@ -135,18 +135,18 @@ class TokenizerInfo:
             if m:
                 return bytes([int(m.group(1), 16)])
             return piece.replace("▁", " ").encode("utf-8")
-        if self._continues_word(piece):
+        if self.continues_word(piece):
             return piece[len(self.subword_prefix) :].encode("utf-8")
         return piece.encode("utf-8")
 
-    def _continues_word(self, piece: str) -> bool:
+    def continues_word(self, piece: str) -> bool:
         """A WordPiece-style '##ing': bytes without the prefix, shown with it."""
         prefix = self.subword_prefix
         return bool(prefix) and piece.startswith(prefix) and len(piece) > len(prefix)
 
     def _text_of(self, token_id: int, piece: str, data: bytes) -> str:
         text = readable(data)
-        if token_id not in self.added_ids and not self.byte_level and self._continues_word(piece):
+        if token_id not in self.added_ids and not self.byte_level and self.continues_word(piece):
             return self.subword_prefix + text
         return text
 
@@ -194,11 +194,18 @@ class TokenizerInfo:
         for i, (piece, data) in enumerate(zip(self.pieces, self._all_bytes, strict=True)):
             if data is None:
                 continue
-            continues = not self.byte_level and self._continues_word(piece)  # type: ignore[arg-type]
+            continues = not self.byte_level and self.continues_word(piece)  # type: ignore[arg-type]
             (continuation if continues else index).setdefault(data, i)
         for k, v in continuation.items():
             index.setdefault(k, v)
         return index
+
+    def prepare(self) -> TokenizerInfo:
+        """Build the tables behind ``labels`` and ``find`` now (worker thread: they grow with the
+        vocabulary), as VocabTokenizer.prepare does."""
+        self.labels  # noqa: B018 - cached_property
+        self._bytes_index  # noqa: B018
+        return self
 
     def present_mask(self, rows: int) -> np.ndarray:
         """bool [rows]: True where the tokenizer has a token for the row (ids may have holes)."""

@@ -10,6 +10,9 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from explorer.core.errors import TokenError
+from explorer.core.limits import parse_hash_id
+
 # Marks that start a word piece; "cat" should find "␣cat", "Ġcat", "▁cat" and "##cat" too.
 _LEADING = ("␣", "▁", "Ġ", "##")
 SCAN_LIMIT = 400  # candidates looked at per query before ranking
@@ -45,8 +48,11 @@ class VocabIndex:
         q = query.strip()
         if not q:
             return []
-        if q.startswith("#") and q[1:].isdigit():
-            i = int(q[1:])
+        try:
+            i = parse_hash_id(q)
+        except TokenError:  # more digits than any id has
+            return []
+        if i is not None:
             return [Match(i, self.labels[i])] if 0 <= i < len(self.labels) else []
         key = search_key(q)
         start = bisect.bisect_left(self._keys, key)

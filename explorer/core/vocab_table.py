@@ -45,7 +45,7 @@ class _Info(Protocol):  # the parts of explorer.core.tokens.TokenizerInfo a tabl
 
     def piece_bytes(self, token_id: int, piece: str) -> bytes: ...
 
-    def _continues_word(self, piece: str) -> bool: ...
+    def continues_word(self, piece: str) -> bool: ...
 
 
 def _flat(items: list[bytes]) -> tuple[bytes, np.ndarray]:
@@ -78,7 +78,7 @@ class VocabTable:
             pieces.append(piece.encode("utf-8", errors="surrogatepass"))
             data.append(info.piece_bytes(i, piece))
             added = i in info.added_ids
-            continues = not added and not info.byte_level and info._continues_word(piece)
+            continues = not added and not info.byte_level and info.continues_word(piece)
             flags[i] = (
                 PRESENT
                 | (SPECIAL if i in info.special_ids else 0)

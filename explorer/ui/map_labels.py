@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtGui import QFont, QFontMetrics, QFontMetricsF
 
 from explorer.core import figure
 
@@ -140,3 +140,11 @@ class LabelPool:
             max_tries=MAX_TRIES,
             offset=9.0,  # clear of the larger highlighted markers
         )
+
+
+def drawable(text: str, font: QFont) -> str:
+    """`text` with every character the font cannot draw written as U+XXXX (no tofu boxes)."""
+    metrics = QFontMetrics(font)
+    return "".join(
+        ch if ch.isspace() or metrics.inFontUcs4(ord(ch)) else f"U+{ord(ch):04X}" for ch in text
+    )

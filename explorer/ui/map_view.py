@@ -1,9 +1,9 @@
 """The interactive map: one scatter item, hover, click-to-select, box and lasso selection, labels.
 
 Everything here runs on the GUI thread and is proportional to the points on the map (≤ 50,000),
-never to the vocabulary. Colours come from a small palette of shared brushes (one brush object
-per point is 25× slower to build); labels are a capped pool of TextItems placed greedily where
-they do not overlap, recomputed (debounced) when the view range changes.
+never to the vocabulary. Colours come from a small palette of shared brushes (map_brushes.py);
+labels are a capped pool of TextItems placed greedily where they do not overlap, recomputed
+(debounced) when the view range changes.
 """
 
 from __future__ import annotations
@@ -11,41 +11,19 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from explorer.core import figure, geometry
 from explorer.ui.kind_colours import kind_palette, legend_entries
-from explorer.ui.map_labels import LabelPool
+from explorer.ui.map_brushes import PALETTE_STEPS, brushes, continuous_brushes
+from explorer.ui.map_labels import LabelPool, drawable
 from explorer.ui.map_viewbox import MapViewBox
 
-PALETTE_STEPS = 16
 CHOSEN_RING = "#111111"  # box/lasso-chosen points: a colour no cluster or colour scale uses
 
 
-def drawable(text: str, font: QFont) -> str:
-    """`text` with every character the font cannot draw written as U+XXXX (no tofu boxes)."""
-    metrics = QFontMetrics(font)
-    return "".join(
-        ch if ch.isspace() or metrics.inFontUcs4(ord(ch)) else f"U+{ord(ch):04X}" for ch in text
-    )
-
-
 COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
-
-
-def _brushes(rgb: np.ndarray, alpha: int = 220) -> list[QBrush]:
-    return [QBrush(QColor(int(r), int(g), int(b), alpha)) for r, g, b in rgb]
-
-
-_CONTINUOUS = None  # built lazily: QBrush needs a QGuiApplication
-
-
-def continuous_brushes() -> list[QBrush]:
-    global _CONTINUOUS
-    if _CONTINUOUS is None:
-        _CONTINUOUS = _brushes(figure.viridis(np.linspace(0, 1, PALETTE_STEPS)))
-    return _CONTINUOUS
 
 
 class MapView(QWidget):
@@ -270,10 +248,10 @@ class MapView(QWidget):
         if v is None:
             return pg.mkBrush(*figure.DEFAULT_POINT, 210)
         if self.colour_mode == "kind" and self.kinds is not None:
-            palette = _brushes(kind_palette(self.kinds[1]))
+            palette = brushes(kind_palette(self.kinds[1]))
             return [palette[int(c)] for c in v[:n]]
         if self.colour_mode == "cluster":
-            palette = _brushes(np.array(figure.CATEGORICAL))
+            palette = brushes(np.array(figure.CATEGORICAL))
             return [palette[int(c) % len(palette)] for c in v[:n]]
         palette = continuous_brushes()
         t = np.clip((np.nan_to_num(v, nan=lo) - lo) / (hi - lo), 0, 1)

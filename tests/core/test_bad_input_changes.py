@@ -61,7 +61,7 @@ def test_file_truncated_under_a_running_scan(tmp_path, dtype):
             return False
 
         try:
-            NeighborSearcher(model, cache_dir="cache").search(query, exact=True, cancel=cut)
+            NeighborSearcher(model, cache_dir="cache").search(query, exact=True, cancelled=cut)
         except ModelChangedError as e:
             print("changed:", e)
         """,

@@ -333,7 +333,7 @@ def test_cancel_running_exact_search(tmp_path, small_blocks):
         return len(calls) > 3  # cancelled part-way through the scan
 
     with pytest.raises(Cancelled):
-        searcher.search(query_for_ids(model, [0]), cancel=cancel)
+        searcher.search(query_for_ids(model, [0]), cancelled=cancel)
     assert len(calls) == 4
     assert len(searcher.search(query_for_ids(model, [0]), k=3)) == 3  # still usable
 
@@ -353,7 +353,7 @@ def test_cancel_search_from_another_thread(tmp_path, small_blocks):
 
     def work() -> None:
         try:
-            outcome.append(searcher.search(query_for_ids(model, [0]), cancel=cancel))
+            outcome.append(searcher.search(query_for_ids(model, [0]), cancelled=cancel))
         except Cancelled as e:
             outcome.append(e)
 
@@ -372,7 +372,7 @@ def test_cancel_index_build_leaves_no_cache(tmp_path):
     searcher = NeighborSearcher(model, cache_dir=cache)
     progress = []
     with pytest.raises(Cancelled):
-        for p in searcher.build_fast_index(cancel=lambda: len(progress) >= 3):
+        for p in searcher.build_fast_index(cancelled=lambda: len(progress) >= 3):
             progress.append(p)
     assert searcher.index is None
     kind = cache / KIND

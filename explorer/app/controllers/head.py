@@ -79,11 +79,6 @@ class HeadController(AnalysisController):
         self.latest = None
         self.token = None
 
-    def set_k(self, k: int) -> None:
-        self.k = int(k)
-        self.token = None
-        self.changed(now=True)
-
     def refresh(self) -> None:
         model = self.state.model
         if model is None:

@@ -106,10 +106,10 @@ def with_real_tokenizer(model: EmbeddingModel) -> EmbeddingModel:
 
     if model.tokenizer is None or isinstance(model.tokenizer, TokenizerInfo):
         return model
-    from explorer.core.model import open_model
+    from explorer.core.model_tokenizer import load_tokenizer
 
-    opened = open_model(model.path, tensor=model.tensor)
-    return dataclasses.replace(model, tokenizer=opened.tokenizer)
+    tokenizer, _ = load_tokenizer(model.path, rows=model.rows)
+    return dataclasses.replace(model, tokenizer=tokenizer)
 
 
 def run_training(

@@ -72,7 +72,7 @@ def search_neighbors(
     model = searcher.model
     query = query_for_expression(model, text) if text else query_for_ids(model, ids)
     fetch = min(model.rows, 4 * k + 50) if hide_unused else k
-    result = searcher.search(query, k=fetch, metric=metric, cancel=ctx.cancelled)
+    result = searcher.search(query, k=fetch, metric=metric, cancelled=ctx.cancelled)
     hidden = 0
     if hide_unused:
         result, hidden = without_placeholders(model, result, k)

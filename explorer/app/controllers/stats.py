@@ -26,7 +26,6 @@ REASON_TEXT = {
     "huge_norm": "huge norm",
     "near_unused": "close to the unused rows",
 }
-KIND_TEXT = {"other_script": "other script", "mixed": "mixed scripts", "word_start": None}
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from explorer.core.errors import Cancelled
+from explorer.core import ranking
+from explorer.core.context import CancelCheck, check_cancelled
 
-Cancel = Callable[[], bool] | None
+Cancel = CancelCheck  # the analysis modules' name for it
 Progress = Callable[[float], None] | None
 Decode = Callable[[int, int], np.ndarray]  # rows [start, stop) → float32/float64 [n, dim]
 
@@ -17,8 +18,7 @@ DECODED_BLOCK_BYTES = 16 << 20
 
 
 def check(cancelled: Cancel, what: str = "analysis") -> None:
-    if cancelled is not None and cancelled():
-        raise Cancelled(f"{what} cancelled")
+    check_cancelled(cancelled, what)
 
 
 def rows_per_block(dim: int, bytes_per_value: int = 4) -> int:
@@ -93,13 +93,7 @@ def cosine_from(dots: np.ndarray, sq: np.ndarray, query: np.ndarray) -> np.ndarr
 
 
 def top_k(key: np.ndarray, k: int, exclude: int | None = None) -> np.ndarray:
-    """Positions of the k largest finite keys, best first (ties: lower position first)."""
-    key = np.where(np.isfinite(key), key, -np.inf)
+    """ranking.top_k, with position `exclude` (if any) left out."""
     if exclude is not None and 0 <= exclude < len(key):
-        key = key.copy()
-        key[exclude] = -np.inf
-    k = min(k, int(np.isfinite(key).sum()))
-    if k <= 0:
-        return np.zeros(0, dtype=np.int64)
-    top = np.argpartition(-key, k - 1)[:k] if k < len(key) else np.arange(len(key))
-    return top[np.lexsort((top, -key[top]))].astype(np.int64)
+        key = np.where(np.arange(len(key)) == exclude, -np.inf, key)
+    return ranking.top_k(key, k)

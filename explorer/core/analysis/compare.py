@@ -140,8 +140,8 @@ def compare_neighbors(
             f"token {a.label(a_id)} (#{a_id}) of the first model has no token with the same "
             "bytes in the second model"
         )
-    res_a = NeighborSearcher(a).search(query_for_ids(a, [a_id]), k, exact=True, cancel=cancelled)
-    res_b = NeighborSearcher(b).search(query_for_ids(b, [b_id]), k, exact=True, cancel=cancelled)
+    res_a = NeighborSearcher(a).search(query_for_ids(a, [a_id]), k, exact=True, cancelled=cancelled)
+    res_b = NeighborSearcher(b).search(query_for_ids(b, [b_id]), k, exact=True, cancelled=cancelled)
     overlap, jaccard = _overlap(res_a.ids, res_b.ids, align.a_to_b)
     set_a, set_b = set(res_a.ids.tolist()), set(res_b.ids.tolist())
     return Comparison(
@@ -202,8 +202,8 @@ def overlap_distribution(
         part = ids[start : start + BATCH]
         qa = [query_for_ids(a, [int(i)]) for i in part]
         qb = [query_for_ids(b, [int(align.a_to_b[i])]) for i in part]
-        ra = sa.search_many(qa, k, exact=True, cancel=cancelled)
-        rb = sb.search_many(qb, k, exact=True, cancel=cancelled)
+        ra = sa.search_many(qa, k, exact=True, cancelled=cancelled)
+        rb = sb.search_many(qb, k, exact=True, cancelled=cancelled)
         for n, (x, y) in enumerate(zip(ra, rb, strict=True)):
             overlaps[start + n], jaccards[start + n] = _overlap(x.ids, y.ids, align.a_to_b)
         if progress is not None:

@@ -172,7 +172,7 @@ def token_view(
     searcher = NeighborSearcher(model)
     q = query_for_ids(model, [t])
     half = (lambda f: progress(0.5 * f)) if progress is not None and not tied else progress
-    found = searcher.search(q, k=k, metric="cosine", exact=True, cancel=cancelled)
+    found = searcher.search(q, k=k, metric="cosine", exact=True, cancelled=cancelled)
     if half is not None:
         half(1.0)
     inputs = [
@@ -183,7 +183,7 @@ def token_view(
     if tied:
         outputs = inputs
         direct = searcher.search(
-            q, k=k, metric="dot", include_query=True, exact=True, cancel=cancelled
+            q, k=k, metric="dot", include_query=True, exact=True, cancelled=cancelled
         )
         direct_rows = [
             token_score(model, i, s)

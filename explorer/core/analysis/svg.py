@@ -13,7 +13,6 @@ from explorer.core.figure import FONT
 
 BAR = "#4e79a7"
 MARK = "#d62728"
-GRID = "#dddddd"
 
 
 def _fmt(x: float) -> str:

@@ -211,10 +211,6 @@ class GGUFFile:
             raise c.fail(f"tensor {name!r} runs past the end of the file")
         return GGUFTensor(name, ggml_type, shape, begin, nbytes, self.path)
 
-    def string_value(self, key: str) -> str | None:
-        value = self.metadata.get(key)
-        return value if isinstance(value, str) else None
-
 
 def row_bytes(tensor: GGUFTensor) -> int:
     block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(tensor.ggml_type)]

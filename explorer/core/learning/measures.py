@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from explorer.core.ranking import top_k_rows
+
 # English function words; a learned table should set them apart from content words.
 FUNCTION_WORDS = (
     "the a an of to in on at by for from with into onto about as than then that this these those "
@@ -34,9 +36,7 @@ def table_neighbors(
     in_range = q < len(x)
     sims[np.flatnonzero(in_range), q[in_range]] = -np.inf
     k = min(k, len(x) - 1)
-    top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-    order = np.argsort(-np.take_along_axis(sims, top, axis=1), axis=1, kind="stable")
-    top = np.take_along_axis(top, order, axis=1)
+    top = top_k_rows(sims, k)
     return top, np.take_along_axis(sims, top, axis=1)
 
 

@@ -1,11 +1,12 @@
 """Train a fresh embedding table on a corpus, as a generator of epoch snapshots.
 
-`learn(model, params)` encodes the corpus with the model's tokenizer, starts from small random
-numbers (word2vec's initialisation) and yields an `EpochSnapshot` before training (epoch 0) and
-after every epoch: the loss curve so far, the neighbours of the watched tokens, a 2-D map of the
-most frequent tokens (PCA, turned onto the previous frame by Procrustes so that it does not spin),
-and how far the table agrees with the real model. The caller pulls epochs (pause and step come
-free), `cancelled` is checked between chunks of pairs and `progress` hears 0..1 per epoch.
+`train(make_trainer(model, params))` encodes the corpus with the model's tokenizer, starts from
+small random numbers (word2vec's initialisation) and yields an `EpochSnapshot` before training
+(epoch 0) and after every epoch: the loss curve so far, the neighbours of the watched tokens, a
+2-D map of the most frequent tokens (PCA, turned onto the previous frame by Procrustes so that it
+does not spin), and how far the table agrees with the real model. The caller pulls epochs (pause
+and step come free), `cancelled` is checked between chunks of pairs and `progress` hears 0..1
+per epoch.
 """
 
 from __future__ import annotations
@@ -201,19 +202,6 @@ def train(
     for epoch in range(1, trainer.params.epochs + 1):
         trainer.train_epoch(epoch, cancelled, progress)
         yield trainer.snapshot(epoch)
-
-
-def learn(
-    model,
-    params: LearnParams | None = None,
-    corpus_file: str | Path | None = None,
-    watch: Sequence[str] = DEFAULT_WATCH,
-    cancelled: Callable[[], bool] | None = None,
-    progress: Callable[[float], None] | None = None,
-) -> Iterator[EpochSnapshot]:
-    """Train on the corpus (default: the bundled one) with `model`'s tokenizer; the real rows of
-    the corpus tokens are read once (a few thousand rows) for the agreement measure."""
-    return train(make_trainer(model, params, corpus_file, watch), cancelled, progress)
 
 
 def make_trainer(

@@ -10,8 +10,9 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from explorer.core.analysis.explain import Cost, Explanation
+from explorer.core.units import human_size
 from explorer.ui.analysis.explain_diagram import DiagramData, ExplainDiagram
-from explorer.ui.analysis.numbers import human_bytes, human_count, human_seconds, ratio
+from explorer.ui.analysis.numbers import human_count, human_seconds, ratio
 
 TITLE = "The embedding layer is a row lookup"
 
@@ -31,12 +32,12 @@ def cost_lines(cost: Cost, product_s: float | None, lookup_s: float | None) -> l
     took_l = f"; here it took {human_seconds(lookup_s)}" if lookup_s is not None else ""
     return [
         f"<b>Storing E</b>: {cost.rows:,} × {cost.dim:,} values × {per} bytes = "
-        f"<b>{human_bytes(cost.matrix_bytes)}</b>, the size of this tensor on disk.",
+        f"<b>{human_size(cost.matrix_bytes)}</b>, the size of this tensor on disk.",
         f"<b>The product</b> onehot(t) · E: {human_count(cost.product_flops)} floating-point "
         f"operations (a multiply and an add per value), reading all "
-        f"{human_bytes(cost.matrix_bytes)}{took_p}.",
+        f"{human_size(cost.matrix_bytes)}{took_p}.",
         f"<b>The lookup</b> E[t]: no arithmetic at all, reading one row of "
-        f"{human_bytes(cost.row_bytes)} ({ratio(cost.matrix_bytes, cost.row_bytes)} less)"
+        f"{human_size(cost.row_bytes)} ({ratio(cost.matrix_bytes, cost.row_bytes)} less)"
         f"{took_l}. Every model does the lookup.",
     ]
 

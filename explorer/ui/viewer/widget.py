@@ -41,57 +41,14 @@ class EmbeddingViewer(QWidget):
         self.current = 0  # position in self.rows shown by the heatmap and the table
         self.shared_limit: float | None = None
 
-        # empty state
-        self.hint = QLabel(DEFAULT_HINT)
-        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.hint.setWordWrap(True)
-        font = QFont(self.hint.font())
-        font.setPointSizeF(font.pointSizeF() * 1.4)
-        self.hint.setFont(font)
-        self.hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        self.sub_hint = QLabel(SUB_HINT)
-        self.sub_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.sub_hint.setWordWrap(True)
-        self.sub_hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        empty = QWidget()
-        ev = QVBoxLayout(empty)
-        ev.addStretch(1)
-        ev.addWidget(self.hint)
-        ev.addWidget(self.sub_hint)
-        ev.addStretch(1)
+        empty = self._empty_state()
 
         # summary: a card for one row, a table for several
         self.card = SummaryCard()
         self.table = SummaryTable()
         self.table.currentRowChanged.connect(self._activate)
 
-        # overview tab: plot | heatmap, and a readout line
-        self.plot = ValuesPlot()
-        self.heatmap = RowHeatmap()
-        self.heatmap_caption = QLabel()
-        self.heatmap_caption.setTextFormat(Qt.TextFormat.PlainText)
-        self.heatmap_caption.setWordWrap(True)
-        heat_box = QWidget()
-        hv = QVBoxLayout(heat_box)
-        hv.setContentsMargins(0, 0, 0, 0)
-        hv.setSpacing(2)
-        hv.addWidget(self.heatmap_caption)
-        hv.addWidget(self.heatmap, 1)
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(self.plot)
-        self.splitter.addWidget(heat_box)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setChildrenCollapsible(False)
-        self.readout = QLabel(READOUT_HINT)
-        self.readout.setTextFormat(Qt.TextFormat.PlainText)
-        self.readout.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        overview = QWidget()
-        ov = QVBoxLayout(overview)
-        ov.setContentsMargins(0, 4, 0, 0)
-        ov.setSpacing(2)
-        ov.addWidget(self.splitter, 1)
-        ov.addWidget(self.readout)
+        overview = self._overview()
 
         self.values = ValuesTable()
         self.cosine = CosinePanel()
@@ -125,6 +82,57 @@ class EmbeddingViewer(QWidget):
             source.hovered.connect(self._hovered)
             source.indexClicked.connect(self._open_in_table)
         self.clear()
+
+    def _empty_state(self) -> QWidget:
+        self.hint = QLabel(DEFAULT_HINT)
+        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.hint.setWordWrap(True)
+        font = QFont(self.hint.font())
+        font.setPointSizeF(font.pointSizeF() * 1.4)
+        self.hint.setFont(font)
+        self.hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.sub_hint = QLabel(SUB_HINT)
+        self.sub_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.sub_hint.setWordWrap(True)
+        self.sub_hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        empty = QWidget()
+        ev = QVBoxLayout(empty)
+        ev.addStretch(1)
+        ev.addWidget(self.hint)
+        ev.addWidget(self.sub_hint)
+        ev.addStretch(1)
+        return empty
+
+    def _overview(self) -> QWidget:
+        """The overview tab: plot | heatmap, and a readout line."""
+        self.plot = ValuesPlot()
+        self.heatmap = RowHeatmap()
+        self.heatmap_caption = QLabel()
+        self.heatmap_caption.setTextFormat(Qt.TextFormat.PlainText)
+        self.heatmap_caption.setWordWrap(True)
+        heat_box = QWidget()
+        hv = QVBoxLayout(heat_box)
+        hv.setContentsMargins(0, 0, 0, 0)
+        hv.setSpacing(2)
+        hv.addWidget(self.heatmap_caption)
+        hv.addWidget(self.heatmap, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.plot)
+        self.splitter.addWidget(heat_box)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)
+        self.readout = QLabel(READOUT_HINT)
+        self.readout.setTextFormat(Qt.TextFormat.PlainText)
+        self.readout.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        overview = QWidget()
+        ov = QVBoxLayout(overview)
+        ov.setContentsMargins(0, 4, 0, 0)
+        ov.setSpacing(2)
+        ov.addWidget(self.splitter, 1)
+        ov.addWidget(self.readout)
+
+        return overview
 
     # -- public API ---------------------------------------------------------------------------
     def set_rows(self, rows: list[RowData]) -> None:
@@ -182,13 +190,6 @@ class EmbeddingViewer(QWidget):
     @property
     def current_row(self) -> RowData | None:
         return self.rows[self.current] if 0 <= self.current < len(self.rows) else None
-
-    def set_current(self, position: int) -> None:
-        """Show row `position` of a multi-selection in the heatmap and the table."""
-        if 0 <= position < len(self.rows) and position != self.current:
-            self.current = position
-            self.table.select(position)
-            self._show_current()
 
     def limit(self) -> float:
         """Heatmap half-range: the shared one, else the largest |value| of the rows shown."""
