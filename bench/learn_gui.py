@@ -6,11 +6,15 @@ thread (while the corpus is encoded, while epochs train and while the map animat
 grabs the window at chosen epochs.
 
     python bench/learn_gui.py [--epochs 8] [--dim 48] [--size 1280x800] [--shots DIR --at 0,2,8]
+
+The wall-clock gap includes the machine's own stalls (see the idle baseline it prints first);
+the CPU burst is the most the GUI thread itself worked without returning to the event loop.
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
 import sys
 import time
@@ -30,6 +34,16 @@ def main() -> int:
     ap.add_argument("--shots", metavar="DIR")
     ap.add_argument("--at", default="0,2,8", help="epochs to grab")
     ap.add_argument("--twin", action="store_true", help="measure the random twin at the end")
+    ap.add_argument(
+        "--frames",
+        metavar="DIR",
+        help="after training, save every epoch and the early-middle-late strip from the tab",
+    )
+    ap.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="dump every thread's stack to FILE whenever the GUI thread misses 60 ms",
+    )
     args = ap.parse_args()
     app = QApplication.instance() or QApplication(sys.argv)
     from explorer.app import tuning
@@ -63,6 +77,11 @@ def main() -> int:
             grabbed.append(str(path))
 
     meter = GapMeter(5)
+    if args.trace:  # faulthandler's watchdog needs no GIL: it sees who holds it
+        trace = open(args.trace, "w")  # open until the process ends
+        meter._timer.timeout.connect(
+            lambda: faulthandler.dump_traceback_later(0.06, repeat=False, file=trace)
+        )
     meter.start()  # baseline: the same loop with nothing training (the machine's own stalls)
     end = time.perf_counter() + 5
     while time.perf_counter() < end:
@@ -76,8 +95,11 @@ def main() -> int:
     tab.controls.start.click()
     last = -1
     per_epoch: list[float] = []  # longest gap up to each snapshot's arrival
+    burst = 0.0  # the most CPU the GUI thread spent in one pass of the event loop
     while win.learning.status in ("running", "paused") or tab.map.animating:
+        cpu = time.thread_time()
         app.processEvents()
+        burst = max(burst, time.thread_time() - cpu)
         snaps = win.learning.snapshots
         if snaps and snaps[-1].epoch != last and not tab.map.animating:
             last = snaps[-1].epoch
@@ -96,6 +118,19 @@ def main() -> int:
         f"{others.share():.0%} of the machine; load average {one:.2f}/{five:.2f} on "
         f"{os.cpu_count()} cores"
     )
+    print(
+        f"longest GUI-thread CPU burst (one event-loop pass, independent of load): "
+        f"{burst * 1e3:.1f} ms"
+    )
+    if args.frames:
+        exporter = tab.save_frames(args.frames)
+        written: list = []
+        exporter.finished.connect(written.extend)
+        exporter.failed.connect(lambda m: written.append(m))
+        while not written:
+            app.processEvents()
+            time.sleep(0.002)
+        print(f"saved {len(written)} files in {args.frames} (last: {written[-1]})")
     if args.twin:
         tab.side.setCurrentWidget(tab.twin)
         meter.start()

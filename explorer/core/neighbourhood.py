@@ -51,8 +51,13 @@ def cosine_to_all(
     q = np.asarray(queries, dtype=np.float32).reshape(-1, model.dim)
     qn = np.linalg.norm(q, axis=1)
     qn[qn == 0] = 1.0
-    dots, sq = scan(
-        model.matrix, q / qn[:, None], want_sq=True, cancel=cancelled, progress=progress
+    dots, sq = scan(  # decode: formats the kernels do not read (a random twin's rows)
+        model.matrix,
+        q / qn[:, None],
+        want_sq=True,
+        cancel=cancelled,
+        progress=progress,
+        decode=model.decode_block,
     )
     assert sq is not None
     norms = np.sqrt(sq).astype(np.float32)

@@ -46,6 +46,7 @@ from explorer.ui.session_menu import SessionMenus
 from explorer.ui.status import make_status_bar
 from explorer.ui.token_pane import TokenPane
 from explorer.ui.token_search import TokenSearch
+from explorer.ui.twin_switch import install_twin_switch
 from explorer.ui.viewer import EmbeddingViewer
 
 LEFT_WIDTH = 400  # px of the left dock column in the default layout
@@ -130,6 +131,7 @@ class MainWindow(QMainWindow):
 
         # state and controllers → views
         self.state.modelChanged.connect(self._model_changed)
+        self.twin = install_twin_switch(self)  # View › Random twin
         self.rows.rowsReady.connect(self.viewer.set_rows)
         self.rows.cleared.connect(self.viewer.clear)
         self.state.levelsChanged.connect(self.viewer.set_levels)

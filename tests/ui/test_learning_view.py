@@ -8,6 +8,7 @@ from ui.helpers import WORDS, make_model
 
 from explorer.app import jobs
 from explorer.app.controllers.learning import LearningController
+from explorer.app.gapmeter import GapMeter, OtherLoad
 from explorer.app.state import AppState
 from explorer.ui.learning.learn_tab import LearnTab
 
@@ -114,3 +115,68 @@ def test_real_and_random_twin_are_measured_side_by_side(qtbot, tmp_path):
     x, y = tab.twin.curves["Random twin"].getData()
     assert y is not None and len(y) == len(twin.spread.counts)
     assert np.isfinite(real.trustworthiness) and np.isfinite(twin.trustworthiness)
+
+
+def test_the_window_stays_responsive_while_a_table_trains(qtbot, tab):
+    """The longest gap between ticks of a 5 ms timer on the GUI thread while epochs train and
+    the map animates (bench/learn_gui.py measures the same on the real corpus)."""
+    c = tab.controller
+    with qtbot.waitSignal(c.trainingDone, timeout=120000):  # numba's kernels load once
+        start(tab, epochs=1)
+    tab.controller.corpus_file = tiny_corpus(tab.controller.corpus_file, paragraphs=4000)
+    frames = tab.map.frames_drawn
+    meter, others = GapMeter(5), OtherLoad()
+    meter.start()
+    with qtbot.waitSignal(c.trainingDone, timeout=120000):
+        tab.start(4, 16, min_count=2, map_tokens=11, k=3, chunk_pairs=20_000)
+    qtbot.waitUntil(lambda: not tab.map.animating, timeout=10000)
+    gap = meter.stop()
+    print(f"longest GUI-thread gap while a table trains: {gap:.1f} ms")
+    assert [s.epoch for s in c.snapshots] == [0, 1, 2, 3, 4]
+    assert tab.map.frames_drawn - frames > 5  # one draw per epoch, and animation frames
+    busy = others.share()
+    if gap >= 150 and busy > 0.25:  # same rule as test_latency: other programs held the cores
+        pytest.xfail(f"gap {gap:.0f} ms, but other processes used {busy:.0%} of the CPUs")
+    assert gap < 150
+
+
+def test_frames_are_saved_from_the_tab(qtbot, tab, tmp_path):
+    from PySide6.QtGui import QImage
+
+    from explorer.ui.learning.frame_export import sequence_epochs
+
+    assert not tab.controls.save_frames.isEnabled()  # nothing to save before training
+    with qtbot.waitSignal(tab.controller.trainingDone, timeout=60000):
+        start(tab, epochs=4)
+    assert tab.controls.save_frame.isEnabled() and tab.controls.save_frames.isEnabled()
+    one = tab.save_frame(str(tmp_path / "now.png"))
+    image = QImage(str(one))
+    assert image.size() == tab.map.size()
+    assert (
+        len({image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, 200, 7)}) > 3
+    )
+
+    exporter = tab.save_frames(str(tmp_path / "frames"))
+    with qtbot.waitSignal(exporter.finished, timeout=30000) as done:
+        pass
+    paths = done.args[0]
+    names = [p.name for p in paths]
+    assert names == [f"epoch_{e:03d}.png" for e in range(5)] + ["early_middle_late.png"]
+    frames = [QImage(str(p)) for p in paths[:-1]]
+    assert all(f.width() == frames[0].width() > 100 for f in frames)
+    assert frames[0] != frames[-1]  # the map moved between the random start and the end
+    strip = QImage(str(paths[-1]))
+    assert strip.width() == 3 * frames[0].width() and "Saved 5 frames" in tab.summary.text()
+    assert sequence_epochs([0, 1, 2, 3, 4]) == [0, 1, 4]
+    assert sequence_epochs(list(range(17))) == [0, 4, 16]
+    assert sequence_epochs([0, 1]) == [0, 1] and sequence_epochs([0]) == [0]
+
+
+def test_saving_frames_into_an_unwritable_place_says_so(qtbot, tab, tmp_path):
+    with qtbot.waitSignal(tab.controller.trainingDone, timeout=60000):
+        start(tab, epochs=1)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    exporter = tab.save_frames(str(blocker / "frames"))
+    assert exporter is not None
+    qtbot.waitUntil(lambda: "cannot create the folder" in tab.summary.text(), timeout=10000)

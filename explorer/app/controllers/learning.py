@@ -9,6 +9,7 @@ waits for the trainer.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from explorer.app.controllers.base import FeatureController
+from explorer.app.controllers.twin import real_of
 from explorer.app.jobs import JobContext, Lane
 from explorer.app.state import AppState
 from explorer.core.errors import Cancelled
@@ -34,6 +36,7 @@ from explorer.core.learning.twin import RandomTwin, RowSource
 from explorer.core.model import EmbeddingModel
 
 _POLL_S = 0.05  # how often a paused job looks at the gate again
+NICE = 10  # the training thread's niceness (as the app's background children)
 
 
 class EpochGate:
@@ -78,6 +81,18 @@ class EpochGate:
             raise Cancelled()
 
 
+def yield_cpu_to_window() -> None:
+    """Lower this worker thread's CPU priority (the learn lane's own thread, so it stays low).
+    Training keeps a core busy for a minute; on a loaded machine the scheduler then shares the
+    window's core with it, and the window waited hundreds of ms per epoch (the kernels do
+    not hold the GIL). Linux: per-thread nice; elsewhere a no-op."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid), NICE))
+    except (AttributeError, OSError):
+        pass
+
+
 @dataclass(frozen=True)
 class LearnResult:
     comparison: list[Comparison]
@@ -107,6 +122,7 @@ def run_training(
 ) -> LearnResult:
     """Worker thread: encode the corpus, then train epoch by epoch, delivering each snapshot.
     `source` is the corpus file (None: the bundled one) and the watched words."""
+    yield_cpu_to_window()
     ctx.progress(-1.0, "Encoding the corpus")
     trainer = make_trainer(with_real_tokenizer(model), params, source[0], source[1])
     epochs = params.epochs
@@ -187,6 +203,7 @@ class LearningController(FeatureController):
         model = self.state.model
         if model is None:
             return
+        model = real_of(model)  # while the twin is shown, the reference is still the real model
         params = params or LearnParams()
         self.gate = EpochGate(self.gate.delay_s)
         self.snapshots, self.result = [], None
@@ -233,6 +250,7 @@ class LearningController(FeatureController):
         model = self.state.model
         if model is None:
             return
+        model = real_of(model)
         self.contrast_lane.submit(
             twin_contrast,
             model,

@@ -18,6 +18,7 @@ from explorer.app.controllers.base import FeatureController
 from explorer.app.index_process import build_in_child
 from explorer.app.jobs import JobContext, Lane
 from explorer.app.state import AppState
+from explorer.core.learning.twin_model import TwinEmbedding
 from explorer.core.model import EmbeddingModel
 from explorer.core.neighbor_queries import query_for_expression
 from explorer.core.neighbors import NeighborResult, NeighborSearcher, query_for_ids
@@ -190,7 +191,9 @@ class NeighborsController(FeatureController):
     def model_changed(self, model: EmbeddingModel) -> None:
         self.searcher = NeighborSearcher(model, cache_dir=self.cache_dir)
         self.fastReadyChanged.emit(False)
-        if self.searcher.exact_is_cheap:  # a full scan takes milliseconds: no index to build
+        # a full scan takes milliseconds, or a random twin (its rows exist only when read):
+        # no index to build
+        if self.searcher.exact_is_cheap or isinstance(model, TwinEmbedding):
             self.index_lane.cancel()
             self.refresh()
             return

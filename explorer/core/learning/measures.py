@@ -40,11 +40,9 @@ def table_neighbors(
     return top, np.take_along_axis(sims, top, axis=1)
 
 
-def neighbor_agreement(a: np.ndarray, b: np.ndarray, queries: np.ndarray, k: int) -> float:
-    """Mean share of each query's k nearest rows in table a that are also among its k nearest
-    rows in table b (the same vocabulary in both)."""
-    na, _ = table_neighbors(a, queries, k)
-    nb, _ = table_neighbors(b, queries, k)
+def overlap(na: np.ndarray, nb: np.ndarray, k: int) -> float:
+    """Mean share of shared entries between matching rows of two neighbour lists [nq, k] (the
+    agreement of two tables: their neighbours of the same queries, same vocabulary)."""
     return float(np.mean([len(set(x) & set(y)) / k for x, y in zip(na, nb, strict=True)]))
 
 

@@ -62,26 +62,63 @@ def keep_probability(counts: np.ndarray, threshold: float) -> np.ndarray:
     return np.minimum(1.0, np.sqrt(t) + t)
 
 
+@numba.njit(cache=True, nogil=True)
+def _pairs_kernel(
+    stream: np.ndarray, para: np.ndarray, keep_p: np.ndarray, window: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Subsample, pick a window per center, list the pairs and shuffle them, without the GIL
+    (numpy's masks, concatenations and permutation of a few million pairs held it for
+    hundreds of milliseconds and froze the window)."""
+    np.random.seed(seed)  # numba's generator: per thread, deterministic once seeded
+    n = len(stream)
+    kept = np.empty(n, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if np.random.random() < keep_p[stream[i]]:
+            kept[m] = i
+            m += 1
+    reach = np.empty(m, dtype=np.int64)
+    total = 0
+    for a in range(m):
+        reach[a] = np.random.randint(1, window + 1)
+    for a in range(m):  # pairs (a, a+o) in both directions, each gated by its center's reach
+        for o in range(1, window + 1):
+            if a + o >= m or para[kept[a]] != para[kept[a + o]]:
+                break
+            total += (reach[a] >= o) + (reach[a + o] >= o)
+    centers = np.empty(total, dtype=np.int32)
+    contexts = np.empty(total, dtype=np.int32)
+    t = 0
+    for a in range(m):
+        for o in range(1, window + 1):
+            if a + o >= m or para[kept[a]] != para[kept[a + o]]:
+                break
+            x, y = stream[kept[a]], stream[kept[a + o]]
+            if reach[a] >= o:
+                centers[t], contexts[t] = x, y
+                t += 1
+            if reach[a + o] >= o:
+                centers[t], contexts[t] = y, x
+                t += 1
+    for i in range(total - 1, 0, -1):  # Fisher-Yates
+        j = np.random.randint(0, i + 1)
+        centers[i], centers[j] = centers[j], centers[i]
+        contexts[i], contexts[j] = contexts[j], contexts[i]
+    return centers, contexts
+
+
 def epoch_pairs(
     corpus: TokenCorpus, window: int, subsample: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """Shuffled (center, context) pairs of one epoch: frequent tokens subsampled, a random
     window of 1..`window` per center (nearer contexts count more), never across paragraphs."""
-    stream, para = corpus.stream, corpus.paragraph
-    if subsample > 0:
-        keep = rng.random(len(stream)) < keep_probability(corpus.counts, subsample)[stream]
-        stream, para = stream[keep], para[keep]
-    reach = rng.integers(1, window + 1, size=len(stream))
-    centers, contexts = [], []
-    for o in range(1, window + 1):
-        same = para[:-o] == para[o:]
-        fwd = same & (reach[:-o] >= o)
-        back = same & (reach[o:] >= o)
-        centers += [stream[:-o][fwd], stream[o:][back]]
-        contexts += [stream[o:][fwd], stream[:-o][back]]
-    c, x = np.concatenate(centers), np.concatenate(contexts)
-    order = rng.permutation(len(c))
-    return c[order].astype(np.int32), x[order].astype(np.int32)
+    keep_p = (
+        keep_probability(corpus.counts, subsample)
+        if subsample > 0
+        else np.ones(corpus.size, dtype=np.float64)
+    )
+    seed = int(rng.integers(0, 2**31 - 1))
+    return _pairs_kernel(corpus.stream, corpus.paragraph, keep_p, window, seed)
 
 
 def negative_table(counts: np.ndarray, power: float = 0.75) -> np.ndarray:
@@ -92,5 +129,10 @@ def negative_table(counts: np.ndarray, power: float = 0.75) -> np.ndarray:
     return cdf
 
 
+@numba.njit(cache=True, nogil=True)
+def _search(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
+    return np.searchsorted(cdf, u).astype(np.int32)
+
+
 def draw_negatives(cdf: np.ndarray, n: int, k: int, rng: np.random.Generator) -> np.ndarray:
-    return np.searchsorted(cdf, rng.random((n, k))).astype(np.int32)
+    return _search(cdf, rng.random((n, k)).ravel()).reshape(n, k)

@@ -118,6 +118,16 @@ class Trainer:
         self.losses: list[tuple[float, float]] = []
         self.seconds = 0.0
         self._coords: np.ndarray | None = None
+        self._real: np.ndarray | None = None
+
+    def _real_map(self) -> np.ndarray:
+        """The real model's neighbours of the map tokens: they never change, so found once."""
+        if self._real is None:
+            assert self.reference is not None
+            self._real = measures.table_neighbors(
+                self.reference, np.arange(self.n_map), self.params.k
+            )[0]
+        return self._real
 
     def snapshot(self, epoch: int) -> EpochSnapshot:
         p, n = self.params, self.n_map
@@ -135,7 +145,9 @@ class Trainer:
             coords = projection.align(coords, ids, self._coords, ids)
         self._coords = coords
         agreement = (
-            measures.neighbor_agreement(self.w_in, self.reference, ids, p.k)
+            measures.overlap(
+                measures.table_neighbors(self.w_in, ids, p.k)[0], self._real_map(), p.k
+            )
             if self.reference is not None
             else float("nan")
         )

@@ -25,6 +25,8 @@ class LearnControls(QWidget):
     stepClicked = Signal()
     stopClicked = Signal()
     delayChanged = Signal(float)  # seconds between epochs
+    saveFrameClicked = Signal()
+    saveFramesClicked = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -51,10 +53,20 @@ class LearnControls(QWidget):
         self.bar.setTextVisible(False)
         self.bar.setMaximumWidth(80)
         self.state = QLabel()
+        self.save_frame = QPushButton("Save frame…")
+        self.save_frame.setToolTip("The map as shown, as a PNG")
+        self.save_frames = QPushButton("Save frames…")
+        self.save_frames.setToolTip(
+            "Every epoch's map as numbered PNGs, and an early–middle–late strip, into a folder"
+        )
+        for b in (self.save_frame, self.save_frames):
+            b.setEnabled(False)
         first: list[QWidget] = [self.epochs, self.dim, self.start, self.stop]
         for w in first:
             row.addWidget(w)
         row.addWidget(self.state, 1)
+        row.addWidget(self.save_frame)
+        row.addWidget(self.save_frames)
         second: list[QWidget] = [self.pause, self.step, self.speed, self.speed_label, self.bar]
         for w in second:
             row2.addWidget(w)
@@ -65,6 +77,8 @@ class LearnControls(QWidget):
         self.pause.clicked.connect(self._pause_or_resume)
         self.step.clicked.connect(self.stepClicked)
         self.stop.clicked.connect(self.stopClicked)
+        self.save_frame.clicked.connect(self.saveFrameClicked)
+        self.save_frames.clicked.connect(self.saveFramesClicked)
         self.speed.valueChanged.connect(self._speed)
         self._speed(0)
         self.set_status("idle")

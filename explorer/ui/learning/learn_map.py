@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QElapsedTimer, QTimer
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtCore import QElapsedTimer, QPointF, QRectF, QTimer
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter
 from PySide6.QtWidgets import QWidget
 
 ANIMATION_MS = 500
-FRAME_MS = 33
+FRAME_MS = 50  # 20 frames a second: each frame repaints the map (~10 ms of the GUI thread)
 LABELLED = 30  # the most frequent tokens that carry a label (besides the watched ones)
 FUNCTION = "#e0a800"
 CONTENT = "#2a6fb0"
@@ -25,6 +25,41 @@ def _bounds(xy: np.ndarray) -> np.ndarray:
     lo, hi = xy.min(axis=0), xy.max(axis=0)
     pad = np.maximum((hi - lo) * 0.08, 1e-6)
     return np.concatenate([lo - pad, hi + pad])
+
+
+class LabelLayer(pg.GraphicsObject):
+    """Every label of the map in one item that draws its texts at unscaled size: moving 38
+    `pg.TextItem`s per frame cost more than the rest of the frame, and creating them took
+    ~90 ms of the GUI thread at the first epoch."""
+
+    def __init__(self):
+        super().__init__()
+        self.texts: list[str] = []
+        self.colours: list[QColor] = []
+        self.xy = np.zeros((0, 2), dtype=np.float32)
+        self.font = QFont()
+        self.font.setPointSize(8)
+
+    def set_labels(self, texts: list[str], colours: list[str]) -> None:
+        self.texts, self.colours = list(texts), [QColor(c) for c in colours]
+        self.xy = np.zeros((len(texts), 2), dtype=np.float32)
+        self.update()
+
+    def set_positions(self, xy: np.ndarray) -> None:
+        self.xy = xy
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # the whole view: texts keep their size as it zooms
+        view = self.getViewBox()
+        return self.mapRectFromView(view.viewRect()) if view is not None else QRectF()
+
+    def paint(self, painter: QPainter, *args) -> None:
+        to_device = painter.transform()
+        painter.resetTransform()
+        painter.setFont(self.font)
+        for text, colour, (x, y) in zip(self.texts, self.colours, self.xy, strict=False):
+            painter.setPen(colour)
+            painter.drawText(to_device.map(QPointF(float(x), float(y))) + QPointF(3, -3), text)
 
 
 class LearnMap(pg.PlotWidget):
@@ -47,7 +82,10 @@ class LearnMap(pg.PlotWidget):
         for item in self.scatters:
             self.addItem(item)
         self.kinds: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * 3
-        self.labels: list[tuple[int, pg.TextItem]] = []
+        self.label_layer = LabelLayer()
+        self.addItem(self.label_layer, ignoreBounds=True)
+        self.labelled = np.zeros(0, dtype=np.int64)  # which map rows carry a label
+        self.label_texts: list[str] = []
         self.start_xy = np.zeros((0, 2), dtype=np.float32)
         self.target_xy = np.zeros((0, 2), dtype=np.float32)
         self.xy = self.target_xy
@@ -82,21 +120,15 @@ class LearnMap(pg.PlotWidget):
         self._draw(1.0 if not (animate and same) else 0.0)
 
     def _set_tokens(self, labels: list[str], function_word: np.ndarray, watched: set[str]) -> None:
-        for _, item in self.labels:
-            self.removeItem(item)
         kind = np.asarray(function_word, dtype=np.int64).copy()
         picked = [i for i, lab in enumerate(labels) if lab.strip() in watched]
         kind[picked] = 2
         self.kinds = [np.flatnonzero(kind == k) for k in range(3)]
-        font = QFont()
-        font.setPointSize(8)
-        self.labels = []
-        for i in sorted(set(range(min(LABELLED, len(labels)))) | set(picked)):
-            colour = WATCHED if i in picked else "#444"
-            item = pg.TextItem(labels[i], color=colour, anchor=(0, 1))
-            item.setFont(font)
-            self.addItem(item)
-            self.labels.append((i, item))
+        shown = sorted(set(range(min(LABELLED, len(labels)))) | set(picked))
+        self.labelled = np.asarray(shown, dtype=np.int64)
+        self.label_texts = [labels[i] for i in shown]
+        colours = [WATCHED if i in picked else "#444" for i in shown]
+        self.label_layer.set_labels(self.label_texts, colours)
 
     def _frame(self) -> None:
         t = min(1.0, self._clock.elapsed() / ANIMATION_MS)
@@ -111,8 +143,7 @@ class LearnMap(pg.PlotWidget):
             return
         for item, idx in zip(self.scatters, self.kinds, strict=True):
             item.setData(pos=self.xy[idx])
-        for i, item in self.labels:
-            item.setPos(float(self.xy[i, 0]), float(self.xy[i, 1]))
+        self.label_layer.set_positions(self.xy[self.labelled])
         if t == 0.0 or t >= 1.0:  # the view moves twice per epoch: every label follows it
             both = np.concatenate([self.start_xy, self.target_xy]) if t == 0.0 else self.xy
             x0, y0, x1, y1 = (float(v) for v in _bounds(both))
@@ -126,9 +157,8 @@ class LearnMap(pg.PlotWidget):
 
     def clear_map(self) -> None:
         self._timer.stop()
-        for _, item in self.labels:
-            self.removeItem(item)
-        self.labels = []
+        self.label_layer.set_labels([], [])
+        self.labelled, self.label_texts = np.zeros(0, dtype=np.int64), []
         for item in self.scatters:
             item.clear()
         self.start_xy = self.target_xy = self.xy = np.zeros((0, 2), dtype=np.float32)

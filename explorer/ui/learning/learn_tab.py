@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import html
+from pathlib import Path
+
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from explorer.app.controllers.learning import LearningController
 from explorer.app.jobs import error_message
+from explorer.core.errors import ExplorerError
 from explorer.core.learning.trainer import LearnParams
 from explorer.ui.learning.controls import LearnControls
+from explorer.ui.learning.frame_export import FrameExporter, grab_png
 from explorer.ui.learning.learn_map import LearnMap
 from explorer.ui.learning.loss_plot import LossPlot
 from explorer.ui.learning.twin_panel import TwinPanel
@@ -59,6 +64,9 @@ class LearnTab(QWidget):
         c.stepClicked.connect(controller.step)
         c.stopClicked.connect(controller.stop)
         c.delayChanged.connect(controller.set_delay)
+        c.saveFrameClicked.connect(self.save_frame)
+        c.saveFramesClicked.connect(self.save_frames)
+        self.exporter: FrameExporter | None = None
         controller.runningChanged.connect(c.set_status)
         controller.epochReady.connect(self.show_epoch)
         controller.trainingDone.connect(self.show_done)
@@ -86,7 +94,50 @@ class LearnTab(QWidget):
         self.twin.set_busy()
         self.controller.measure_twin()
 
+    def save_frame(self, path: str | None = None) -> Path | None:
+        """The map as shown, as a PNG (asks where unless `path` is given)."""
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(
+                self,
+                "Save the map as PNG",
+                f"epoch_{max(self.map.epoch, 0):03d}.png",
+                "PNG (*.png)",
+            )
+            if not path:
+                return None
+        try:
+            grab_png(self.map, path)
+        except ExplorerError as e:
+            self.summary.setText(error_message(e))
+            return None
+        self.summary.setText(f"Saved {html.escape(str(path))}")
+        return Path(path)
+
+    def save_frames(self, folder: str | None = None) -> FrameExporter | None:
+        """Every epoch so far as numbered PNGs plus the early–middle–late strip, drawn one per
+        pass of the event loop (asks for a folder unless `folder` is given)."""
+        snapshots = list(self.controller.snapshots)
+        if not snapshots:
+            return None
+        if folder is None:
+            folder = QFileDialog.getExistingDirectory(self, "Save the frames into a folder")
+            if not folder:
+                return None
+        self.exporter = FrameExporter(snapshots, self.watched, Path(folder), self)
+        self.exporter.finished.connect(
+            lambda paths: self.summary.setText(
+                f"Saved {len(paths) - 1} frames and the early–middle–late strip in "
+                f"{html.escape(str(folder))}"
+            )
+        )
+        self.exporter.failed.connect(lambda m: self.summary.setText(html.escape(m)))
+        self.summary.setText("Saving frames…")
+        self.exporter.start()
+        return self.exporter
+
     def show_epoch(self, snap) -> None:
+        for b in (self.controls.save_frame, self.controls.save_frames):
+            b.setEnabled(True)
         self.loss.set_curve(snap.loss_curve)
         self.table.show_neighbors(snap.neighbors)
         self.map.show_epoch(snap, self.watched)
