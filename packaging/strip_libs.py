@@ -7,8 +7,12 @@ for one) can leave a loadable segment whose file offset and address disagree mod
 size; the loader then refuses it ("ELF load command address/offset not page-aligned"). Each
 library is stripped into a copy, the copy's program headers are checked for exactly that, and the
 original is kept when the check fails. Prints the bytes saved and the libraries left as they were.
+
+Then identical libraries that two wheels both vendor (numpy.libs and scipy.libs carry the same
+libgfortran and libquadmath) are kept once: the second copy becomes a relative symlink.
 """
 
+import filecmp
 import os
 import shutil
 import struct
@@ -54,6 +58,23 @@ def strip_one(path: Path) -> int | None:
         tmp.unlink(missing_ok=True)
 
 
+def dedupe(folder: Path) -> int:
+    """Replace byte-identical libraries of the same name by symlinks to the first; bytes saved."""
+    first: dict[tuple[str, int], Path] = {}
+    saved = 0
+    for path in sorted(folder.rglob("*.so*")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        key = (path.name, path.stat().st_size)
+        if key not in first:
+            first[key] = path
+        elif filecmp.cmp(first[key], path, shallow=False):
+            saved += path.stat().st_size
+            path.unlink()
+            path.symlink_to(os.path.relpath(first[key], path.parent))
+    return saved
+
+
 def main(folder: str) -> None:
     saved, kept = 0, []
     for path in sorted(Path(folder).rglob("*.so*")):
@@ -65,6 +86,7 @@ def main(folder: str) -> None:
         else:
             saved += result
     print(f"strip: {saved / 1e6:.1f} MB saved; left unstripped (would not load): {', '.join(kept)}")
+    print(f"identical libraries kept once: {dedupe(Path(folder)) / 1e6:.1f} MB saved")
 
 
 if __name__ == "__main__":
