@@ -14,7 +14,7 @@ cd "$ROOT"
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-$ROOT/build/bundle-venv}
 APP_ID=io.github.embedding_explorer.EmbeddingExplorer
-NICE=""; command -v nice >/dev/null && NICE="nice -n 10"
+NICE=""; command -v nice >/dev/null && NICE="nice -n 19"
 t0=$(date +%s)
 
 if [ -z "${REUSE_VENV:-}" ] || [ ! -x "$VENV/bin/python" ]; then
@@ -40,16 +40,26 @@ echo "== venv ready after $(( $(date +%s) - t0 )) s (embedding-explorer $VERSION
 rm -rf dist/embedding-explorer
 $NICE "$PY" -m PyInstaller --noconfirm --log-level WARN \
   --workpath build/pyinstaller --distpath dist packaging/embedding-explorer.spec
-# Symbol tables of the two biggest unstripped libraries (about 36 MB); the others are wheels'
-# patchelf-ed libraries, which `strip` breaks.
+# Symbol tables: strip every library whose stripped copy still loads (not the patchelf-ed OpenBLAS).
+before=$(du -sm dist/embedding-explorer | cut -f1)
 if command -v strip >/dev/null; then
-  before=$(du -sm dist/embedding-explorer | cut -f1)
-  for lib in dist/embedding-explorer/_internal/llvmlite/binding/libllvmlite.so \
-    dist/embedding-explorer/_internal/libpython3*.so*; do
-    [ -f "$lib" ] && strip --strip-unneeded "$lib"
-  done
-  echo "== stripped libllvmlite and libpython: $before MB -> $(du -sm dist/embedding-explorer | cut -f1) MB"
+  $NICE "$PY" packaging/strip_libs.py dist/embedding-explorer
+  echo "== stripped: $before MB -> $(du -sm dist/embedding-explorer | cut -f1) MB"
 fi
+# LLVM travels xz-compressed; packaging/rthook_llvmlite_unpack.py unpacks it into the user cache
+# folder the first time numba is imported.
+LLVM=dist/embedding-explorer/_internal/llvmlite/binding/libllvmlite.so
+before=$(du -sm dist/embedding-explorer | cut -f1)
+printf '%s %s\n' "$(sha256sum "$LLVM" | cut -c1-16)" "$(stat -c %s "$LLVM")" >"$LLVM.xz.id"
+if command -v xz >/dev/null; then
+  $NICE xz -9 "$LLVM"  # writes $LLVM.xz, removes $LLVM (-9: 64 MB window, ~4 MB smaller than -6)
+else  # Python's lzma (same format; about twice as slow here)
+  $NICE "$PY" -c 'import lzma, os, shutil, sys
+with open(sys.argv[1], "rb") as s, lzma.open(sys.argv[1] + ".xz", "wb", preset=9) as d:
+    shutil.copyfileobj(s, d, 1 << 22)
+os.remove(sys.argv[1])' "$LLVM"
+fi
+echo "== libllvmlite.so xz-packed: $before MB -> $(du -sm dist/embedding-explorer | cut -f1) MB"
 echo "== frozen after $(( $(date +%s) - t0 )) s"
 
 # Desktop integration next to the app: icons rendered from the SVG with QtSvg.
