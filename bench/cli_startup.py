@@ -129,12 +129,12 @@ def cli_figures(rounds: int, tmp: Path) -> None:
 def project_figures(rounds: int, tmp: Path) -> None:
     import numpy as np
 
-    from explorer.core import neighbourhood
+    from explorer.core import neighborhood
     from explorer.core.model import open_model
     from explorer.core.resources import demo_model_dir
 
     model = open_model(demo_model_dir())
-    nb = neighbourhood.around(model, model.tokenizer.find("cat"), 500)
+    nb = neighborhood.around(model, model.tokenizer.find("cat"), 500)
     np.save(tmp / "cat500.npy", model.vectors(nb.ids))
     (tmp / "plain_umap.py").write_text(PLAIN_UMAP)
     commands = {

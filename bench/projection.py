@@ -76,7 +76,7 @@ def child(mode: str, sizes: list[int], skip_plain_above: int) -> dict:
 
 
 def quality() -> dict:
-    from explorer.core import neighbourhood as N
+    from explorer.core import neighborhood as N
     from explorer.core import projection as P
     from explorer.core.model import open_model
     from explorer.core.resources import demo_model_dir

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model
-from explorer.core import limits, neighbourhood, projection
+from explorer.core import limits, neighborhood, projection
 from explorer.core.errors import ExplorerError
 from explorer.core.token_text import parse_token_ref
 
@@ -47,16 +47,16 @@ def register(sub) -> None:
     )
     which.add_argument(
         "--sample",
-        type=args_.int_range(1, neighbourhood.MAX_SAMPLE, "the sample size"),
+        type=args_.int_range(1, neighborhood.MAX_SAMPLE, "the sample size"),
         metavar="N",
-        help=f"a random sample of N tokens (≤ {neighbourhood.MAX_SAMPLE:,})",
+        help=f"a random sample of N tokens (≤ {neighborhood.MAX_SAMPLE:,})",
     )
     p.add_argument(
         "-n",
-        type=args_.int_range(1, neighbourhood.MAX_AROUND, "n"),
-        default=neighbourhood.DEFAULT_N,
-        help=f"points for --around/--text (default {neighbourhood.DEFAULT_N}, "
-        f"up to {neighbourhood.MAX_AROUND:,})",
+        type=args_.int_range(1, neighborhood.MAX_AROUND, "n"),
+        default=neighborhood.DEFAULT_N,
+        help=f"points for --around/--text (default {neighborhood.DEFAULT_N}, "
+        f"up to {neighborhood.MAX_AROUND:,})",
     )
     p.add_argument(
         "--method", choices=projection.METHODS, default="umap", help="layout (default umap)"
@@ -131,15 +131,15 @@ def _write_png(svg: str, out: Path) -> None:
         os.close(saved)
 
 
-def select(model, args: argparse.Namespace) -> neighbourhood.Neighbourhood:
+def select(model, args: argparse.Namespace) -> neighborhood.Neighbourhood:
     if args.around is not None:
         token_id = model.check_id(parse_token_ref(args.around, model.tokenizer))
-        return neighbourhood.around(model, token_id, args.n)
+        return neighborhood.around(model, token_id, args.n)
     if args.text is not None:
-        return neighbourhood.around_text(model, args.text, args.n)
+        return neighborhood.around_text(model, args.text, args.n)
     if args.ids is not None:
-        return neighbourhood.from_list(model, args.ids)
-    return neighbourhood.sample(model, args.sample, seed=args.seed)
+        return neighborhood.from_list(model, args.ids)
+    return neighborhood.sample(model, args.sample, seed=args.seed)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.core import neighbourhood, projection
+from explorer.core import neighborhood, projection
 from explorer.core.context import JobContext, raise_if_cancelled
 from explorer.core.model import EmbeddingModel
 from explorer.core.read_ahead import read_ahead
@@ -47,7 +47,7 @@ class MapRequest:
 
 @dataclass
 class MapData:
-    nb: neighbourhood.Neighbourhood
+    nb: neighborhood.Neighbourhood
     vectors: np.ndarray
     norms: np.ndarray
     coords: np.ndarray
@@ -56,7 +56,7 @@ class MapData:
     final: bool = False
 
 
-def choose(model: EmbeddingModel, req: MapRequest, ctx: JobContext) -> neighbourhood.Neighbourhood:
+def choose(model: EmbeddingModel, req: MapRequest, ctx: JobContext) -> neighborhood.Neighbourhood:
     """The tokens of the map (scans of the vocabulary report into 2 %..52 %)."""
 
     def on_scan(f: float) -> None:
@@ -65,7 +65,7 @@ def choose(model: EmbeddingModel, req: MapRequest, ctx: JobContext) -> neighbour
     if req.source == "around":
         shown = ", ".join(f"“{model.label(i)}”" for i in req.query_ids[:3])
         more = "…" if len(req.query_ids) > 3 else ""
-        return neighbourhood.around_ids(
+        return neighborhood.around_ids(
             model,
             req.query_ids,
             req.n,
@@ -74,10 +74,10 @@ def choose(model: EmbeddingModel, req: MapRequest, ctx: JobContext) -> neighbour
             title=f"{req.n:,} tokens around {shown}{more}",
         )
     if req.source == "text":
-        return neighbourhood.around_text(model, req.text, req.n, ctx.cancelled, on_scan)
+        return neighborhood.around_text(model, req.text, req.n, ctx.cancelled, on_scan)
     if req.source == "list":
-        return neighbourhood.from_list(model, req.refs)
-    return neighbourhood.sample(model, req.n, seed=req.params.seed, plain=req.plain)
+        return neighborhood.from_list(model, req.refs)
+    return neighborhood.sample(model, req.n, seed=req.params.seed, plain=req.plain)
 
 
 def choose_and_preview(
@@ -149,7 +149,7 @@ def restore(
         similarity = similarity.astype(np.float32)
     raise_if_cancelled(ctx)
     labels = [model.label(int(i)) for i in ids]
-    nb = neighbourhood.Neighbourhood(ids, labels, similarity, tuple(queries), title)
+    nb = neighborhood.Neighbourhood(ids, labels, similarity, tuple(queries), title)
     clusters, names = clusters_of(coords, labels, 0, vectors)
     return MapData(nb, vectors, norms, coords, clusters, names, final=True)
 

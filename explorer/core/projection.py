@@ -28,14 +28,14 @@ from explorer.core.layout import configure_numba_cache, numba_cache_dir
 from explorer.core.limits import MAX_EPOCHS, MAX_SEED, check_int
 from explorer.core.pca import pca_2d, principal_components
 from explorer.core.ranking import top_k_rows
-from explorer.core.refine import REFINE_K, REFINE_MAX, refine_neighbours
+from explorer.core.refine import REFINE_K, REFINE_MAX, refine_neighbors
 
 __all__ = [
     "configure_numba_cache",
     "numba_cache_dir",
     "pca_2d",
     "principal_components",
-    "refine_neighbours",
+    "refine_neighbors",
 ]
 
 METHODS = ("umap", "pca")
@@ -74,7 +74,7 @@ class Progress(NamedTuple):
 
     message: str
     fraction: float  # overall, 0..1
-    stage: str  # "prepare", "preview", "neighbours", "layout", "refine", "done"
+    stage: str  # "prepare", "preview", "neighbors", "layout", "refine", "done"
     coords: np.ndarray | None = None  # set on the preview step
 
 
@@ -257,14 +257,14 @@ def project(
 
     def on_knn(done: float) -> None:
         if progress is not None:
-            progress(Progress(f"nearest neighbours: {done:.0%}", 0.08 + 0.22 * done, "neighbours"))
+            progress(Progress(f"nearest neighbours: {done:.0%}", 0.08 + 0.22 * done, "neighbors"))
 
     # The neighbourhood's shared direction dominates every cosine inside it; without it the
     # graph follows the differences between its tokens (demo `cat`, 500 points: trustworthiness
     # against the raw cosine 0.865 → 0.885).
     local = prepare(x - x.mean(axis=0, dtype=np.float64).astype(np.float32))
     knn = knn_cosine(local, k, cancelled, on_knn, params.seed)
-    yield Progress(f"{k} nearest neighbours of {n} points", 0.3, "neighbours")
+    yield Progress(f"{k} nearest neighbours of {n} points", 0.3, "neighbors")
     check_cancelled(cancelled)
 
     def on_epoch(done: int, total: int) -> None:
@@ -276,7 +276,7 @@ def project(
     coords = umap_layout(local, knn, _umap_init(preview, params.seed), params, cancelled, on_epoch)
     if params.refine and 3 * REFINE_K <= n <= REFINE_MAX:
         yield Progress("UMAP layout; placing points beside their neighbours", 0.98, "refine")
-        coords = refine_neighbours(coords, x, rounds=2 if n <= 1000 else 1, cancelled=cancelled)
+        coords = refine_neighbors(coords, x, rounds=2 if n <= 1000 else 1, cancelled=cancelled)
     yield Progress("UMAP layout", 1.0, "done")
     return coords
 

@@ -12,7 +12,7 @@ REFINE_MAX = 3_000
 REFINE_K = 10  # the neighbourhood size the refinement preserves (as trustworthiness measures)
 
 
-def refine_neighbours(
+def refine_neighbors(
     coords: np.ndarray,
     x: np.ndarray,
     k: int = REFINE_K,
@@ -45,13 +45,13 @@ def refine_neighbours(
     dist = np.sqrt(((y[:, None, :] - y[None]) ** 2).sum(-1))
     dist[rows, rows] = np.inf
 
-    def map_neighbours(j: np.ndarray) -> np.ndarray:  # sorted k + 1 nearest in the map
+    def map_neighbors(j: np.ndarray) -> np.ndarray:  # sorted k + 1 nearest in the map
         part = np.argpartition(dist[j], k, axis=-1)[..., : k + 1]
         return np.take_along_axis(
             part, np.argsort(np.take_along_axis(dist[j], part, -1), -1, kind="stable"), -1
         )
 
-    nbrs = map_neighbours(rows)
+    nbrs = map_neighbors(rows)
     for _ in range(rounds):
         check_cancelled(cancelled)
         penalty = cost[rows[:, None], nbrs[:, :k]].sum(axis=1)
@@ -86,8 +86,8 @@ def refine_neighbours(
             y[i], dist[i] = best
             dist[:, i] = dist[i]
             touched = np.flatnonzero((dist[i] < next_in) | (nbrs == i).any(axis=1))
-            nbrs[touched] = map_neighbours(touched)
-            nbrs[i] = map_neighbours(np.array([i]))[0]
+            nbrs[touched] = map_neighbors(touched)
+            nbrs[i] = map_neighbors(np.array([i]))[0]
             moved += 1
         if moved == 0:
             break

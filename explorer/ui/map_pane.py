@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from explorer.app.controllers.map import MapController
 from explorer.app.jobs import error_message
 from explorer.app.state import AppState
-from explorer.core import neighbourhood, projection, vocab_table
+from explorer.core import neighborhood, projection, vocab_table
 from explorer.core.errors import ExplorerError, TokenError
 from explorer.core.map_layout import MapData, MapRequest
 from explorer.ui import map_export
@@ -88,12 +88,12 @@ class MapPane(QWidget):
         self.refs = QLineEdit()
         self.refs.setPlaceholderText("tokens or ids, comma separated: cat, dog, #5, 100")
         self.n = QSpinBox()
-        self.n.setRange(2, neighbourhood.MAX_SAMPLE)
-        self.n.setValue(neighbourhood.DEFAULT_N)
+        self.n.setRange(2, neighborhood.MAX_SAMPLE)
+        self.n.setValue(neighborhood.DEFAULT_N)
         self.n.setSingleStep(100)
         self.n.setToolTip(
-            f"Points on the map (around: up to {neighbourhood.MAX_AROUND:,}; "
-            f"sample: up to {neighbourhood.MAX_SAMPLE:,})"
+            f"Points on the map (around: up to {neighborhood.MAX_AROUND:,}; "
+            f"sample: up to {neighborhood.MAX_SAMPLE:,})"
         )
         self.plain = QCheckBox("no special/unused")
         self.plain.setChecked(True)
@@ -229,12 +229,12 @@ class MapPane(QWidget):
         if source == "around":
             if not self.state.selection:
                 raise TokenError("select a token first (click a token or search for one)")
-            n = min(n, neighbourhood.MAX_AROUND)
+            n = min(n, neighborhood.MAX_AROUND)
             return MapRequest(source, n, self.params(), query_ids=tuple(self.state.selection))
         if source == "text":
             if not self.state.text.strip():
                 raise TokenError("type some text first")
-            n = min(n, neighbourhood.MAX_AROUND)
+            n = min(n, neighborhood.MAX_AROUND)
             return MapRequest(source, n, self.params(), text=self.state.text)
         if source == "list":
             if not self.refs.text().strip():

@@ -178,11 +178,6 @@ class MapView(QWidget):
         if self.colour_mode == "kind" and len(self.ids):
             self.set_colour_mode("kind")
 
-    def update_labels_now(self) -> None:
-        """Place the labels at once instead of after the pending short delay."""
-        self._label_timer.stop()
-        self.update_labels()
-
     def set_colour_mode(self, mode: str) -> None:
         if mode not in COLOUR_MODES:
             raise ValueError(mode)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
@@ -114,7 +116,7 @@ class TokenPane(QWidget):
             PLACEHOLDER if has_tok else "This model has no tokenizer.json: find rows by id (#123)"
         )
 
-    def _show_tokens(self, tokens: list[Token]) -> None:
+    def _show_tokens(self, tokens: Sequence[Token]) -> None:
         self.chips.set_tokens(tokens)
         self.chips.set_selected(self.state.selection)
         chars = len(self.state.text)

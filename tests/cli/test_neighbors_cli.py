@@ -37,7 +37,7 @@ def cache_home(tmp_path):
     return tmp_path / "xdg-cache"
 
 
-def test_cat_neighbours_on_the_demo_model(cache_home):
+def test_cat_neighbors_on_the_demo_model(cache_home):
     out = run_cli("--token", "cat", "-k", "1000", "--json", env_cache=cache_home)
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)

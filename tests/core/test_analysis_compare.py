@@ -54,7 +54,7 @@ def test_alignment_pairs_equal_bytes(pair):
     assert align.shared == expected and 0 < expected < a.tokenizer.vocab_size
 
 
-def test_neighbours_overlap_and_jaccard_equal_numpy(pair):
+def test_neighbors_overlap_and_jaccard_equal_numpy(pair):
     a, ea, b, eb = pair
     align = compare.align_vocabularies(a, b)
     t = a.tokenizer.find(" cat")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.core import figure, neighbourhood, projection
+from explorer.core import figure, neighborhood, projection
 from explorer.core.errors import Cancelled, ExplorerError, TokenError
 from explorer.core.model import open_model
 from explorer.core.projection import Progress, ProjectionParams
@@ -191,9 +191,9 @@ def test_align_recovers_a_rotated_scaled_shifted_layout():
     )
 
 
-def test_neighbourhoods_on_the_demo_model(demo):
+def test_neighborhoods_on_the_demo_model(demo):
     cat = demo.tokenizer.find("cat")
-    nb = neighbourhood.around(demo, cat, 50)
+    nb = neighborhood.around(demo, cat, 50)
     assert nb.ids[0] == cat and len(nb) == 50 and len(set(nb.ids.tolist())) == 50
     assert {"cats", "kitten", "dog"} <= set(nb.labels[:10])
     assert "banana" not in nb.labels
@@ -204,26 +204,26 @@ def test_neighbourhoods_on_the_demo_model(demo):
     sims = v @ v[cat] / (np.linalg.norm(v, axis=1) * np.linalg.norm(v[cat]))
     assert np.allclose(nb.similarity, sims[nb.ids], atol=1e-4)
 
-    text = neighbourhood.around_text(demo, "the cat sat", 40)
+    text = neighborhood.around_text(demo, "the cat sat", 40)
     assert set(text.query_ids) == {demo.tokenizer.find(w) for w in ("the", "cat", "sat")}
     assert set(text.query_ids) <= set(text.ids.tolist()) and len(text) == 40
 
-    listed = neighbourhood.from_list(demo, "cat, dog,#5, 100, cat")
+    listed = neighborhood.from_list(demo, "cat, dog,#5, 100, cat")
     assert listed.ids.tolist() == [cat, demo.tokenizer.find("dog"), 5, 100]
-    sample = neighbourhood.sample(demo, 300, seed=1)
+    sample = neighborhood.sample(demo, 300, seed=1)
     assert len(set(sample.ids.tolist())) == 300
-    assert np.array_equal(sample.ids, neighbourhood.sample(demo, 300, seed=1).ids)
+    assert np.array_equal(sample.ids, neighborhood.sample(demo, 300, seed=1).ids)
 
 
-def test_neighbourhood_bad_input(demo):
+def test_neighborhood_bad_input(demo):
     with pytest.raises(TokenError):
-        neighbourhood.around(demo, demo.tokenizer.find("cat"), 0)
+        neighborhood.around(demo, demo.tokenizer.find("cat"), 0)
     with pytest.raises(TokenError):
-        neighbourhood.sample(demo, neighbourhood.MAX_SAMPLE + 1)
+        neighborhood.sample(demo, neighborhood.MAX_SAMPLE + 1)
     with pytest.raises(TokenError):
-        neighbourhood.from_list(demo, " , ,")
+        neighborhood.from_list(demo, " , ,")
     with pytest.raises(TokenError):
-        neighbourhood.from_list(demo, "999999999")
+        neighborhood.from_list(demo, "999999999")
 
 
 @settings(max_examples=40, deadline=None)
@@ -273,7 +273,7 @@ def test_svg_figure_and_coordinate_files():
     assert lines[0] == "id,piece,x,y" and lines[2].startswith("8,<dog & co>,1,2")
 
 
-def test_refinement_moves_misplaced_points_beside_their_neighbours():
+def test_refinement_moves_misplaced_points_beside_their_neighbors():
     x, labels = clusters(20, 32, seed=4)
     xp = projection.prepare(x)
     good = projection.pca_2d(xp)
@@ -282,10 +282,10 @@ def test_refinement_moves_misplaced_points_beside_their_neighbours():
     swap = rng.choice(len(x), 12, replace=False)
     bad[swap] = good[np.roll(swap, 1)]  # 12 points dropped into the wrong places
     before = projection.trustworthiness(x, bad)
-    fixed = projection.refine_neighbours(bad, xp)
+    fixed = projection.refine_neighbors(bad, xp)
     assert fixed.shape == bad.shape and fixed.dtype == np.float32 and np.isfinite(fixed).all()
     assert projection.trustworthiness(x, fixed) > before + 0.02
-    assert np.array_equal(fixed, projection.refine_neighbours(bad, xp))
+    assert np.array_equal(fixed, projection.refine_neighbors(bad, xp))
     # the misplaced points are back in their own cluster: their nearest map point shares it
 
     def own_cluster(coords: np.ndarray) -> float:
@@ -295,13 +295,13 @@ def test_refinement_moves_misplaced_points_beside_their_neighbours():
 
     assert own_cluster(fixed) > max(0.9, own_cluster(bad))
     # nothing to do for tiny inputs
-    assert np.array_equal(projection.refine_neighbours(bad[:5], xp[:5]), bad[:5])
+    assert np.array_equal(projection.refine_neighbors(bad[:5], xp[:5]), bad[:5])
 
 
 def test_demo_cat_map_is_trustworthy(demo):
     """Issue 5: the UMAP map of the 500 tokens around `cat` has trustworthiness ≥ 0.9 (cosine,
     10 neighbours, against the raw vectors)."""
-    nb = neighbourhood.around(demo, demo.tokenizer.find("cat"), 500)
+    nb = neighborhood.around(demo, demo.tokenizer.find("cat"), 500)
     x = demo.vectors(nb.ids)
     coords = projection.run(projection.project(x, ProjectionParams(seed=42)))
     assert projection.trustworthiness(x, coords) >= 0.9
@@ -311,8 +311,8 @@ def test_plain_sample_leaves_out_special_and_unused_placeholder_tokens(demo):
     placeholder = [i for i in range(2000) if demo.label(i).startswith("[unused")]
     assert placeholder, "the demo (BERT) vocabulary has [unusedN] rows"
     n = 3000
-    every = neighbourhood.sample(demo, n, seed=2)
-    plain = neighbourhood.sample(demo, n, seed=2, plain=True)
+    every = neighborhood.sample(demo, n, seed=2)
+    plain = neighborhood.sample(demo, n, seed=2, plain=True)
     assert len(plain) == n and len(set(plain.ids.tolist())) == n
     special = demo.tokenizer.special_ids
     labels = [demo.label(int(i)) for i in plain.ids]
@@ -320,4 +320,4 @@ def test_plain_sample_leaves_out_special_and_unused_placeholder_tokens(demo):
     assert not any(label.startswith("[unused") for label in labels)
     # the unfiltered draw of this size does pick some placeholders: the filter did something
     assert any(demo.label(int(i)).startswith("[unused") for i in every.ids)
-    assert np.array_equal(plain.ids, neighbourhood.sample(demo, n, seed=2, plain=True).ids)
+    assert np.array_equal(plain.ids, neighborhood.sample(demo, n, seed=2, plain=True).ids)

@@ -11,8 +11,8 @@ from explorer.core.analysis.stats import compute_stats
 from explorer.core.learning.twin import RandomTwin
 from explorer.core.learning.twin_model import TwinEmbedding, twin_model
 from explorer.core.model import open_model
+from explorer.core.neighborhood import cosine_to_all
 from explorer.core.neighbors import NeighborSearcher, query_for_ids
-from explorer.core.neighbourhood import cosine_to_all
 
 
 @pytest.fixture()
@@ -53,7 +53,7 @@ def test_the_twin_model_reads_the_twin_rows_with_the_real_shape_and_labels(real,
     assert twin_model(model, seed=3, cache_dir=tmp_path / "cache").files != twin.files
 
 
-def test_neighbours_and_the_map_scan_search_the_twin(real, tmp_path):
+def test_neighbors_and_the_map_scan_search_the_twin(real, tmp_path):
     model, matrix = real
     twin = twin_model(model, cache_dir=tmp_path / "cache")
     rows = twin.decode_block(0, twin.rows)

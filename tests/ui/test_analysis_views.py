@@ -132,7 +132,7 @@ def test_dimension_view_picks_sorts_and_clicks(qtbot, tmp_path):
     assert controller.dimension.index == 10
 
 
-def test_head_view_untied_lists_extremes_neighbours_and_direct_path(qtbot, tmp_path):
+def test_head_view_untied_lists_extremes_neighbors_and_direct_path(qtbot, tmp_path):
     state, folder, matrix, head = _open(tmp_path, tied=False)
     controller, view = HeadController(state, k=5), HeadView()
     wire_head(controller, view)

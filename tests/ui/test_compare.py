@@ -64,7 +64,7 @@ def inline(qtbot, models):
     return state, controller, view
 
 
-def test_neighbours_maps_and_overlap_equal_numpy(qtbot, models, inline):
+def test_neighbors_maps_and_overlap_equal_numpy(qtbot, models, inline):
     a, ea, b, eb = models
     state, c, view = inline
     assert c.pair is None and "Compare With" in view.banner.text()

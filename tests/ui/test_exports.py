@@ -49,7 +49,7 @@ def test_every_table_and_plot_outside_the_map_has_an_export_menu(window):
     assert SCALES == (1, 2, 4)
 
 
-def test_neighbours_table_csv_has_the_full_scores(qtbot, window, tmp_path, tiny_model):
+def test_neighbors_table_csv_has_the_full_scores(qtbot, window, tmp_path, tiny_model):
     _, matrix = tiny_model
     window.state.select([4])
     qtbot.waitUntil(lambda: not window.pending, timeout=60000)

@@ -200,7 +200,7 @@ def test_shortcuts_focus_panes_and_settings_survive(qtbot, window):
     assert window.settings.value("window/geometry") is not None
 
 
-def test_neighbours_follow_the_selection_and_a_click_selects_one(qtbot, window, tiny_model):
+def test_neighbors_follow_the_selection_and_a_click_selects_one(qtbot, window, tiny_model):
     _, matrix = tiny_model
     with qtbot.waitSignal(window.neighbors.resultsReady, timeout=30000) as blocker:
         window.state.select([4])

@@ -19,7 +19,7 @@ def brute_force_cosine(matrix: np.ndarray, ids: list[int]) -> list[int]:
     return order
 
 
-def test_selection_gets_exact_neighbours_and_the_fast_index_is_built(
+def test_selection_gets_exact_neighbors_and_the_fast_index_is_built(
     qtbot, tiny_model, tmp_path, monkeypatch
 ):
     monkeypatch.setattr(neighbors_core, "CHEAP_EXACT_VALUES", 0)  # as if the matrix were large
@@ -123,7 +123,7 @@ def test_unused_rows_are_hidden_and_counted(qtbot, tiny_model, tmp_path):
     assert blocker.args[0].hidden == 0
 
 
-def test_typed_expression_gets_neighbours_until_the_selection_changes(qtbot, tiny_model, tmp_path):
+def test_typed_expression_gets_neighbors_until_the_selection_changes(qtbot, tiny_model, tmp_path):
     path, matrix = tiny_model
     state = AppState()
     jobs = NeighborsController(state, k=3, cache_dir=tmp_path / "cache")

@@ -13,7 +13,7 @@ from explorer.core import projection
 from explorer.core.analysis.blocks import Cancel, Progress, check
 from explorer.core.analysis.compare import VocabAlignment
 from explorer.core.analysis.errors import AnalysisError
-from explorer.core.neighbourhood import cosine_to_all
+from explorer.core.neighborhood import cosine_to_all
 
 DEFAULT_POINTS = 120
 MAX_POINTS = 2000
