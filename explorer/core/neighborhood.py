@@ -55,7 +55,7 @@ def cosine_to_all(
         model.matrix,
         q / qn[:, None],
         want_sq=True,
-        cancel=cancelled,
+        cancelled=cancelled,
         progress=progress,
         decode=model.decode_block,
     )

@@ -22,6 +22,7 @@ import ml_dtypes
 import numpy as np
 
 from explorer.core import cache, search_codes
+from explorer.core.context import CancelCheck
 from explorer.core.errors import Cancelled
 from explorer.core.filecheck import check_mapped
 from explorer.core.search_fast import SignIndex, folder_for, load, save_arrays
@@ -134,7 +135,7 @@ def _pass(model, index_dir: Path, u, signs, qrows, qids, check) -> Iterator[floa
 
 
 def build(
-    model, root: Path, cancel: Callable[[], bool] | None = None, bits: int = MIN_BITS
+    model, root: Path, cancelled: CancelCheck = None, bits: int = MIN_BITS
 ) -> Iterator[float | SignIndex]:
     """Build, measure and cache the index; yields progress in 0..1, the finished index last."""
     t0 = time.perf_counter()
@@ -146,7 +147,7 @@ def build(
     tmp.mkdir()
 
     def check() -> None:
-        if cancel is not None and cancel():
+        if cancelled is not None and cancelled():
             raise Cancelled("index build cancelled")
 
     try:

@@ -19,6 +19,7 @@ import numpy as np
 from numba import get_num_threads, njit, prange, types
 from numba.extending import intrinsic
 
+from explorer.core.context import CancelCheck
 from explorer.core.errors import Cancelled
 from explorer.core.filecheck import check_mapped
 from explorer.core.vectors import decode_rows, ggml_type
@@ -160,7 +161,7 @@ def scan(
     matrix: np.ndarray,
     queries: np.ndarray,
     want_sq: bool,
-    cancel: Callable[[], bool] | None = None,
+    cancelled: CancelCheck = None,
     progress: Callable[[float], None] | None = None,
     decode: Callable[[int, int], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -180,7 +181,7 @@ def scan(
     is_bf16 = matrix.dtype == _BF16
     bits = matrix.view(np.uint16) if is_bf16 else None
     for start in range(0, rows, step):
-        if cancel is not None and cancel():
+        if cancelled is not None and cancelled():
             raise Cancelled("search cancelled")
         check_mapped(matrix)  # a file that shrank under the scan would kill us with SIGBUS
         stop = min(rows, start + step)

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from explorer.core.cache import default_cache_dir, tensor_file
+from explorer.core.context import CancelCheck
 from explorer.core.errors import ExplorerError
 from explorer.core.heads import HeadEvidence
 from explorer.core.learning.twin import RandomTwin
@@ -84,7 +85,7 @@ class TwinEmbedding(EmbeddingModel):
     def file_size(self) -> int:  # the twin is never stored: the size of what is open
         return self.real.file_size if self.real is not None else 0
 
-    def check_head(self, cancel=None) -> HeadEvidence:
+    def check_head(self, cancelled: CancelCheck = None) -> HeadEvidence:
         return self.head
 
     def close(self) -> None:  # the real model's files belong to the real model
