@@ -294,12 +294,6 @@ def test_pca_map_of_a_selection_click_selects_and_exports(qtbot, pane, tmp_path)
     assert pane.remap_button.isEnabled()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="123 ms on an idle run (2026-11-30). Causes fixed since (labels placed in the same "
-    "event as the points; GC passes during the warm-up); not yet confirmed idle: loaded runs "
-    "measured 114-334 ms, the rest being ~100 label items painted by pyqtgraph while UMAP runs",
-)
 def test_umap_map_keeps_the_gui_responsive_and_new_request_wins(qtbot, pane):
     from explorer.core import projection
 
