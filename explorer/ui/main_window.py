@@ -387,12 +387,14 @@ class MainWindow(QMainWindow):
     # -- settings ------------------------------------------------------------------------------
     @property
     def pending(self) -> bool:
-        """Anything still to do: a job running, a result undelivered, typed text not yet sent."""
+        """Anything still to do: a job running, a result undelivered, typed text not yet sent,
+        map labels not yet placed."""
         return (
             self.jobs.busy
             or self.token_pane.pending
             or self.neighbors.pending
             or self.state.loading is not None
+            or self.map_pane.view.labels_pending
         )
 
     def _restore(self) -> bool:
