@@ -9,7 +9,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
     QLabel,
-    QProgressBar,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -20,6 +19,7 @@ from explorer.app.controllers.head import HeadShown, TokenShown
 from explorer.core.analysis.head import TokenScore
 from explorer.ui.analysis.plots import Histogram
 from explorer.ui.analysis.table import TokenTable
+from explorer.ui.job_progress import JobProgressBar
 
 DIRECT_TIP = (
     "The logits a model with no layers would give: the next-token guesses of E[t] · Uᵀ "
@@ -63,8 +63,7 @@ class HeadView(QWidget):
         self.banner = QLabel("")
         self.banner.setTextFormat(Qt.TextFormat.RichText)
         self.banner.setWordWrap(True)
-        self.bar = QProgressBar()
-        self.bar.setRange(0, 1000)
+        self.bar = JobProgressBar()
         self.bar.hide()
 
         self.histogram = Histogram("cos(E[i], U[i]) over the vocabulary", "cosine")
@@ -131,9 +130,7 @@ class HeadView(QWidget):
         self.bar.show()
 
     def set_progress(self, text: str, fraction: float) -> None:
-        if fraction >= 0:
-            self.bar.setFormat(f"{escape(text) or 'Working'} %p%")
-            self.bar.setValue(int(fraction * 1000))
+        self.bar.show_progress(text, fraction)
 
     def set_busy(self, busy: bool) -> None:
         self.bar.setVisible(busy)

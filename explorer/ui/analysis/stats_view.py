@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QSizePolicy,
     QSpinBox,
     QSplitter,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 from explorer.app.controllers.stats import DimensionShown, StatsShown
 from explorer.ui.analysis.plots import DimensionBars, DimensionPlot, Histogram
 from explorer.ui.analysis.table import TokenTable
+from explorer.ui.job_progress import JobProgressBar
 
 SUSPICIOUS_TIP = (
     "Rows that look under-trained ('glitch' tokens, Land & Bartolo 2024): all zeros, a norm far "
@@ -61,8 +61,7 @@ class StatsView(QWidget):
         # two lines reserved: a longer summary must not resize (and redraw) the plots below
         self.summary.setMinimumHeight(2 * self.summary.fontMetrics().lineSpacing() + 2)
         self.summary.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        self.bar = QProgressBar()
-        self.bar.setRange(0, 1000)
+        self.bar = JobProgressBar()
         self.bar.setTextVisible(True)
         keep = self.bar.sizePolicy()
         keep.setRetainSizeWhenHidden(True)  # showing it must not resize (and redraw) the plots
@@ -145,9 +144,7 @@ class StatsView(QWidget):
         self.bar.show()
 
     def set_progress(self, text: str, fraction: float) -> None:
-        if fraction >= 0:
-            self.bar.setFormat(f"{escape(text) or 'Working'} %p%")
-            self.bar.setValue(int(fraction * 1000))
+        self.bar.show_progress(text, fraction)
 
     def set_busy(self, busy: bool) -> None:
         self.bar.setVisible(busy)

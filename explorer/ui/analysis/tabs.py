@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence, QStandardItemModel
-from PySide6.QtWidgets import QWidget
+from PySide6.QtGui import QStandardItemModel
 
 from explorer.app.controllers.explain import ExplainController
 from explorer.app.controllers.head import HeadController
@@ -17,6 +16,7 @@ from explorer.core.analysis.kinds import KINDS, TokenKinds
 from explorer.ui.analysis.explain_view import ExplainView
 from explorer.ui.analysis.head_view import HeadView
 from explorer.ui.analysis.stats_view import StatsView
+from explorer.ui.view_tabs import add_view_tab
 
 if TYPE_CHECKING:
     from explorer.ui.main_window import MainWindow
@@ -72,14 +72,20 @@ class AnalysisTabs:
             self.head_view: self.head,
             self.stats_view: self.stats,
         }
-        self._add_tab(
+        add_view_tab(
+            window,
             self.explain_view,
             "Explain",
             "onehot(t) · E = E[t]: the embedding layer is a row lookup",
         )
-        self._add_tab(self.head_view, "Head", "Input embedding E vs output head U; the direct path")
-        self._add_tab(
-            self.stats_view, "Statistics", "Norms, dimensions, suspicious tokens and token kinds"
+        add_view_tab(
+            window, self.head_view, "Head", "Input embedding E vs output head U; the direct path"
+        )
+        add_view_tab(
+            window,
+            self.stats_view,
+            "Statistics",
+            "Norms, dimensions, suspicious tokens and token kinds",
         )
         window.centre.currentChanged.connect(self._tab_changed)
         self._tab_changed(window.centre.currentIndex())
@@ -105,16 +111,6 @@ class AnalysisTabs:
         items = pane.colour.model()
         assert isinstance(items, QStandardItemModel)  # what QComboBox makes
         items.item(pane.colour.findData("kind")).setEnabled(True)
-
-    def _add_tab(self, view: QWidget, title: str, tip: str) -> None:
-        centre = self.window.centre
-        index = centre.addTab(view, title)
-        key = f"Ctrl+{index + 1}"
-        centre.setTabToolTip(index, f"{tip} ({key})")
-        action = QAction(title, self.window)
-        action.setShortcut(QKeySequence(key))
-        action.triggered.connect(lambda _=False, w=view: centre.setCurrentWidget(w))
-        self.window.view_menu.addAction(action)
 
     def _tab_changed(self, _index: int) -> None:
         shown = self.window.centre.currentWidget()

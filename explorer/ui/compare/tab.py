@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
 from explorer.app.controllers.compare import CompareController
 from explorer.ui.compare.view import CompareView
+from explorer.ui.view_tabs import add_view_tab
 
 if TYPE_CHECKING:
     from explorer.ui.main_window import MainWindow
@@ -46,14 +47,13 @@ class CompareTab:
         wire(self.controller, self.view)
         self.view.compareRequested.connect(self.open_dialog)
         self.view.tokenActivated.connect(lambda i: window.state.select([int(i)]))
-        centre = window.centre
-        index = centre.addTab(self.view, "Compare")
-        key = f"Ctrl+{index + 1}"
-        centre.setTabToolTip(index, f"Two models side by side: neighbours, maps, overlap ({key})")
-        show = QAction("Co&mpare", window)
-        show.setShortcut(QKeySequence(key))
-        show.triggered.connect(lambda: centre.setCurrentWidget(self.view))
-        window.view_menu.addAction(show)
+        add_view_tab(
+            window,
+            self.view,
+            "Compare",
+            "Two models side by side: neighbours, maps, overlap",
+            menu_text="Co&mpare",
+        )
         self.action = QAction("Compare &with…", window)
         self.action.setToolTip("Open a second model beside this one (Compare tab)")
         self.action.triggered.connect(self.open_dialog)
@@ -64,7 +64,7 @@ class CompareTab:
             menu.insertAction(actions[at], self.action)
         else:
             menu.addAction(self.action)
-        centre.currentChanged.connect(self._tab_changed)
+        window.centre.currentChanged.connect(self._tab_changed)
         self._tab_changed()
 
     def _tab_changed(self, *_args) -> None:

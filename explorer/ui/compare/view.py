@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
     QSizePolicy,
     QSpinBox,
@@ -29,6 +28,7 @@ from explorer.app.controllers.compare import OverlapShown, Pair, TokenComparison
 from explorer.core.analysis.compare import NeighborRow
 from explorer.ui.analysis.table import TokenTable
 from explorer.ui.compare.plots import OverlapHistogram, PairMap
+from explorer.ui.job_progress import JobProgressBar
 
 COLUMNS = ["#", "Token", "Cosine", "Both"]
 ERROR = "<span style='color:#b91c1c'>{}</span>"
@@ -73,8 +73,7 @@ class CompareView(QWidget):
         top.addWidget(self.pick)
         top.addWidget(self.stop)
 
-        self.bar = QProgressBar()
-        self.bar.setRange(0, 1000)
+        self.bar = JobProgressBar()
         self.cancel = QPushButton("Cancel")
         self.cancel.clicked.connect(self.cancelRequested.emit)
         self.busy_row = QWidget()
@@ -194,9 +193,7 @@ class CompareView(QWidget):
         self.stop.setEnabled(True)
 
     def set_progress(self, text: str, fraction: float) -> None:
-        if fraction >= 0:
-            self.bar.setFormat(f"{escape(text) or 'Working'} %p%")
-            self.bar.setValue(int(fraction * 1000))
+        self.bar.show_progress(text, fraction)
 
     def set_busy(self, busy: bool) -> None:
         self.busy_row.setVisible(busy)
