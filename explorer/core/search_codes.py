@@ -120,37 +120,34 @@ def _encode_rows(x, u, signs, codes, a, wn, sq):  # pragma: no cover - compiled
         _encode_row(w, signs, np.empty(signs.shape[1], np.float32), codes[i])
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _estimate(codes, i, q, table, a, wn, scale, penalty, aq, wq):  # pragma: no cover
+    """Estimated score of row `i` from its code (Hamming distance → angle table)."""
+    h = 0
+    for k in range(codes.shape[1]):
+        h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
+    return (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
+
+
 @njit(cache=True, nogil=True)
 def _scan_all(codes, q, table, a, wn, scale, penalty, aq, wq, out):  # pragma: no cover
-    """Estimated score of every row from its code (Hamming distance → angle table)."""
-    n, nw = codes.shape
-    for i in range(n):
-        h = 0
-        for k in range(nw):
-            h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
-        out[i] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
+    """Estimated score of every row."""
+    for i in range(codes.shape[0]):
+        out[i] = _estimate(codes, i, q, table, a, wn, scale, penalty, aq, wq)
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def _scan_all_par(codes, q, table, a, wn, scale, penalty, aq, wq, out, parts):  # pragma: no cover
-    n, nw = codes.shape
+    n = codes.shape[0]
     for p in prange(parts):
         for i in range(p * n // parts, (p + 1) * n // parts):
-            h = 0
-            for k in range(nw):
-                h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
-            out[i] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
+            out[i] = _estimate(codes, i, q, table, a, wn, scale, penalty, aq, wq)
 
 
 @njit(cache=True, nogil=True)
 def _scan_ids(codes, ids, q, table, a, wn, scale, penalty, aq, wq, out):  # pragma: no cover
-    nw = codes.shape[1]
     for t in range(ids.shape[0]):
-        i = ids[t]
-        h = 0
-        for k in range(nw):
-            h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
-        out[t] = (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
+        out[t] = _estimate(codes, ids[t], q, table, a, wn, scale, penalty, aq, wq)
 
 
 @njit(cache=True, nogil=True)
