@@ -38,15 +38,17 @@ class AnalysisController(FeatureController):
         self._settle.setSingleShot(True)
         self._settle.setInterval(SETTLE_MS)
         self._settle.timeout.connect(self._refresh_if_active)
+        self.lanes: list[JobLane] = []  # every lane this controller's jobs run on
         self._watch(self.lane)
 
     def _watch(self, lane: JobLane) -> None:
+        self.lanes.append(lane)
         lane.progress.connect(self.progress.emit)
         lane.busyChanged.connect(lambda _busy: self.busyChanged.emit(self.working))
 
     @property
     def working(self) -> bool:
-        return self.lane.waiting
+        return any(lane.waiting for lane in self.lanes)
 
     def set_active(self, on: bool) -> None:
         """The view became visible (compute what is stale) or hidden (stop computing)."""

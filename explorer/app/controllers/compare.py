@@ -137,14 +137,6 @@ class CompareController(AnalysisController):
         self._overlap_sent: tuple[int, int] | None = None  # (pair, k) of the job under way
         state.selectionChanged.connect(lambda _ids: self.changed())
 
-    @property
-    def lanes(self):
-        return (self.lane, self.token_lane, self.overlap_lane)
-
-    @property
-    def working(self) -> bool:
-        return any(lane.waiting for lane in self.lanes)
-
     # -- requests (GUI thread) ---------------------------------------------------------------
     def set_other(self, path: str | Path | None, tensor: str | None = None) -> None:
         """Compare with the model at `path` (None: stop comparing)."""

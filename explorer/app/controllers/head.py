@@ -70,10 +70,6 @@ class HeadController(AnalysisController):
         self.token: TokenShown | None = None
         state.selectionChanged.connect(lambda _ids: self.changed())
 
-    @property
-    def working(self) -> bool:
-        return self.lane.waiting or self.token_lane.waiting
-
     def forget(self) -> None:
         self.token_lane.cancel()
         self.latest = None

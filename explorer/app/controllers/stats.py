@@ -100,10 +100,6 @@ class StatsController(AnalysisController):
         self.latest: StatsShown | None = None
         self.dimension: DimensionShown | None = None
 
-    @property
-    def working(self) -> bool:
-        return self.lane.waiting or self.dimension_lane.waiting
-
     def forget(self) -> None:
         self.dimension_lane.cancel()
         self.latest = None
