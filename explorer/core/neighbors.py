@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import ml_dtypes
 import numpy as np
 
-from explorer.core import search_exact, search_fast
 from explorer.core.cache import default_cache_dir
 from explorer.core.context import CancelCheck, check_cancelled
 from explorer.core.errors import ExplorerError
@@ -31,6 +31,9 @@ from explorer.core.neighbor_queries import (  # noqa: F401 - re-exported for cal
     query_for_vector,
 )
 from explorer.core.ranking import top_k, top_unordered
+
+if TYPE_CHECKING:  # the search modules import numba (LLVM): only when a search runs
+    from explorer.core import search_fast
 
 METRICS = ("cosine", "dot", "l2")
 FAST_METRICS = ("cosine", "dot")
@@ -126,6 +129,8 @@ class NeighborSearcher:
 
     def load_cached_fast_index(self) -> bool:
         """Load a cached index of this file if there is one (never builds); True if loaded."""
+        from explorer.core import search_fast
+
         if self._fast is None:
             index = search_fast.load(self.model, self.cache_dir)
             if index is not None:
@@ -138,7 +143,7 @@ class NeighborSearcher:
     ) -> Iterator[float]:
         """Yield progress 0..1 while building (or loading the cached) index. Only on request:
         searches never build one, and small matrices (`exact_is_cheap`) need none."""
-        from explorer.core import search_build
+        from explorer.core import search_build, search_fast
 
         if not rebuild and self.load_cached_fast_index():
             yield 1.0
@@ -185,6 +190,8 @@ class NeighborSearcher:
         cancelled: CancelCheck = None,
     ) -> list[NeighborResult]:
         """Top-k for each query; exact search reads the matrix once for the whole batch."""
+        from explorer.core import search_exact
+
         _check_args(self.model, queries, k, metric)
         if not queries:
             return []
@@ -216,6 +223,8 @@ class NeighborSearcher:
         self, q: Query, where, dots: np.ndarray, k: int, metric: str, include_query: bool
     ) -> NeighborResult:
         """Exact scores from exact dots of the rows `where` (a slice or an id array)."""
+        from explorer.core import search_exact
+
         assert self._sq is not None and self._valid is not None
         sq = self._sq[where]
         valid = self._valid[where].copy()
@@ -265,6 +274,8 @@ class NeighborSearcher:
         )
 
     def _search_fast(self, q: Query, k: int, metric: str, include_query: bool) -> NeighborResult:
+        from explorer.core import search_exact
+
         index = self._fast
         assert index is not None and self._valid is not None and self._sq is not None
         if self._penalty is None:  # float32 helpers: the whole-vocabulary steps stay cheap

@@ -13,6 +13,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
@@ -32,8 +33,10 @@ from explorer.core.learning.trainer import (
     make_trainer,
     train,
 )
-from explorer.core.learning.twin import RandomTwin, RowSource
 from explorer.core.model import EmbeddingModel
+
+if TYPE_CHECKING:
+    from explorer.core.learning.twin import RowSource
 
 _POLL_S = 0.05  # how often a paused job looks at the gate again
 NICE = 10  # the training thread's niceness (as the app's background children)
@@ -151,6 +154,8 @@ class SourceContrast:
 
 def twin_contrast(model: EmbeddingModel, seed: int, ctx: JobContext) -> list[SourceContrast]:
     """Worker thread: the real matrix and its random twin, measured the same way."""
+    from explorer.core.learning.twin import RandomTwin  # numba (LLVM): only on this worker
+
     twin = RandomTwin.of(model, seed=seed)
     real = with_real_tokenizer(model)
     groups = contrast.reference_groups(real.tokenizer) if real.tokenizer else {}

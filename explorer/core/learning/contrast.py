@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.core.errors import Cancelled, ExplorerError
 from explorer.core.learning.measures import unit_rows
-from explorer.core.learning.twin import RowSource
+
+if TYPE_CHECKING:  # twin's kernels import numba (LLVM)
+    from explorer.core.learning.twin import RowSource
 
 BLOCK_ROWS = 8192
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from explorer.core import projection
 from explorer.core.errors import Cancelled, ExplorerError
-from explorer.core.learning import measures, skipgram
+from explorer.core.learning import measures
 from explorer.core.learning.corpus import TokenCorpus, load_corpus
 
 DEFAULT_WATCH = ("list", "file", "true", "read", "class", "error", "the", "two")
@@ -114,6 +114,8 @@ class Trainer:
         self.w_out = np.zeros((v, d), dtype=np.float32)
         self.n_map = min(params.map_tokens, v)
         self.flags = measures.function_word_flags(corpus.labels[: self.n_map])
+        from explorer.core.learning import skipgram  # numba (LLVM): only once training starts
+
         self.cdf = skipgram.negative_table(corpus.counts)
         self.losses: list[tuple[float, float]] = []
         self.seconds = 0.0
@@ -173,6 +175,8 @@ class Trainer:
         progress: Callable[[float], None] | None = None,
     ) -> None:
         """Epoch `epoch` (1-based); the learning rate falls linearly over all epochs."""
+        from explorer.core.learning import skipgram
+
         p = self.params
         start = time.perf_counter()
         centers, contexts = skipgram.epoch_pairs(self.corpus, p.window, p.subsample, self.rng)

@@ -15,6 +15,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,8 +23,10 @@ from explorer.core.cache import default_cache_dir, tensor_file
 from explorer.core.context import CancelCheck
 from explorer.core.errors import ExplorerError
 from explorer.core.heads import HeadEvidence
-from explorer.core.learning.twin import RandomTwin
 from explorer.core.model import EmbeddingModel
+
+if TYPE_CHECKING:  # twin's kernels import numba (LLVM): only when a twin is made
+    from explorer.core.learning.twin import RandomTwin
 
 TWIN_DTYPE = "F32"
 
@@ -97,6 +100,8 @@ def twin_model(
 ) -> TwinEmbedding:
     """The twin of `model` (reads a seeded sample of its rows for the per-dimension scale)."""
     real = model.real if isinstance(model, TwinEmbedding) and model.real is not None else model
+    from explorer.core.learning.twin import RandomTwin
+
     twin = RandomTwin.of(real, seed=seed)
     folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     fields = {f.name: getattr(real, f.name) for f in dataclasses.fields(EmbeddingModel)}
