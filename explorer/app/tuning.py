@@ -6,7 +6,8 @@
   vocabulary) lives as long as the model; `freeze_long_lived()` keeps it out of full GC passes,
   which would otherwise take ~100 ms and, run from any thread, freeze the window that long.
 * numba's thread count is per thread: each job worker leaves one core for the window
-  (`tune_worker_thread`, called by the job layer before every job).
+  (`tune_worker_thread`, called by the job layer before every job). BLAS, whose threads spin
+  while they wait for work, gets the same limit for the whole process (`tune_process`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,18 @@ def tune_process() -> None:
         return
     _tuned = True
     sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
+    limit_blas_threads()
+
+
+def limit_blas_threads() -> None:
+    """BLAS on a job worker (the explain product, the head's logits, PCA) leaves one core for
+    the window: the libraries loaded now through threadpoolctl, later ones by the environment."""
+    from threadpoolctl import threadpool_limits
+
+    threads = worker_threads()
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, str(threads))
+    threadpool_limits(limits=threads, user_api="blas")
 
 
 def freeze_long_lived() -> None:
