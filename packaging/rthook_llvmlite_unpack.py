@@ -1,7 +1,8 @@
 # PyInstaller runtime hook: LLVM (llvmlite/binding/libllvmlite.so, 160 MB stripped, every LLVM
 # target) travels xz-compressed (about 30 MB; packaging/build.sh packs it). The first time anything
 # imports llvmlite's binding (numba: search kernels, UMAP), the library is unpacked once into the
-# user cache folder and loaded from there; the window and the numba-free commands never pay for it.
+# user cache folder and loaded from there; the numba-free commands never pay for it, and on that
+# first launch the window leaves numba to its workers (EMBEDDING_EXPLORER_UNPACK_LLVM).
 import contextlib
 import importlib.abc
 import importlib.util
@@ -14,17 +15,22 @@ _PACKED = os.path.join(_BINDING, "libllvmlite.so.xz")
 _NAME = "libllvmlite.so"
 
 
-def _unpacked_library() -> str:
-    """Path of the unpacked library in the user cache folder, unpacking it when it is missing."""
+def _target() -> tuple[str, bool]:
+    """Path of the unpacked library in the user cache folder, and whether it is there."""
     from platformdirs import user_cache_dir
 
     with open(_PACKED + ".id", encoding="ascii") as f:
         ident, size = f.read().split()  # content hash and size, written by build.sh
-    folder = os.path.join(user_cache_dir("embedding-explorer"), "llvmlite", ident)
-    target = os.path.join(folder, _NAME)
-    if os.path.isfile(target) and os.path.getsize(target) == int(size):
+    target = os.path.join(user_cache_dir("embedding-explorer"), "llvmlite", ident, _NAME)
+    return target, os.path.isfile(target) and os.path.getsize(target) == int(size)
+
+
+def _unpacked_library() -> str:
+    """Path of the unpacked library, unpacking it when it is missing."""
+    target, present = _target()
+    if present:
         return target
-    os.makedirs(folder, exist_ok=True)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
     part = f"{target}.{os.getpid()}.part"  # two first launches at once must not share a file
     try:
         with lzma.open(_PACKED) as src, open(part, "wb") as dst:
@@ -74,3 +80,6 @@ class _FfiFinder(importlib.abc.MetaPathFinder):
 
 if os.path.isfile(_PACKED):  # an unpacked library (a build without packing) needs nothing
     sys.meta_path.insert(0, _FfiFinder())
+    if not _target()[1]:
+        # unpacking takes seconds: the window must not wait for it (explorer.app.tuning reads this)
+        os.environ["EMBEDDING_EXPLORER_UNPACK_LLVM"] = "1"

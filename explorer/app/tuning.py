@@ -8,6 +8,9 @@
 * numba's thread count is per thread: each job worker leaves one core for the window
   (`tune_worker_thread`, called by the job layer before every job). BLAS, whose threads spin
   while they wait for work, gets the same limit for the whole process (`tune_process`).
+* numba's start (its CPU target, the scan kernels from its cache: ~0.7 s, much of it holding
+  the GIL) happens on the GUI thread before the window shows (`start_kernels`), not on a worker
+  later, where it froze the window for ~120 ms at a time.
 """
 
 from __future__ import annotations
@@ -29,6 +32,22 @@ def tune_process() -> None:
     _tuned = True
     sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
     limit_blas_threads()
+    start_kernels()
+
+
+def numba_loads_quickly() -> bool:
+    """False on a frozen app's first launch, whose first numba import unpacks LLVM for seconds
+    (packaging/rthook_llvmlite_unpack.py sets the variable): the window must not wait for that."""
+    return not os.environ.get("EMBEDDING_EXPLORER_UNPACK_LLVM")
+
+
+def start_kernels() -> None:
+    """Start numba and load the search kernels now, unless that means unpacking LLVM (then the
+    first job that needs them does it on its worker)."""
+    if numba_loads_quickly():
+        from explorer.core import search_exact
+
+        search_exact.warm_up()
 
 
 def limit_blas_threads() -> None:

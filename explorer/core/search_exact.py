@@ -231,6 +231,16 @@ def dots_for_ids(matrix: np.ndarray, ids: np.ndarray, queries: np.ndarray) -> np
     return (rows @ q32.T).T
 
 
+def warm_up() -> None:
+    """Load the BF16 kernels from numba's cache and start its CPU target and thread pool: about
+    0.5-1 s, much of it holding the GIL, on the thread that first runs any kernel."""
+    tiny = np.zeros((256, 8), dtype=_BF16)
+    tiny.setflags(write=False)  # as a memory-mapped model is: numba compiles per writability
+    ones = np.ones((1, 8), dtype=np.float32)
+    scan(tiny, ones, want_sq=True)
+    dots_for_ids(tiny, np.arange(256), ones)
+
+
 def widen_dots(
     matrix: np.ndarray, dots: np.ndarray, valid: np.ndarray, ids: np.ndarray, query: np.ndarray
 ) -> np.ndarray:

@@ -104,3 +104,9 @@ def write_bf16_model(
     wordlevel_tokenizer(folder / "tokenizer.json", [f"w{i}" for i in range(rows - 3)])
     (folder / "config.json").write_text(json.dumps({"vocab_size": rows}), encoding="utf-8")
     return folder
+
+
+def activate(qtbot, controller) -> None:
+    """Show an analysis controller's view: its refresh starts on the next event-loop turn."""
+    controller.set_active(True)
+    qtbot.waitUntil(lambda: not controller.stale)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from core.analysis_fixtures import DIM, OUTLIER_DIM, ZERO, make_model
 from PySide6.QtCore import QPoint, QPointF, Qt
+from ui.helpers import activate
 
 from explorer.app.controllers.explain import ExplainController
 from explorer.app.controllers.head import HeadController
@@ -46,7 +47,7 @@ def test_explain_shows_the_computed_product_and_its_cost(qtbot, tmp_path, tied):
     state.open(folder)
     state.select([ZERO + 3])
     assert controller.latest is None  # not shown: nothing computed
-    controller.set_active(True)
+    activate(qtbot, controller)
     e = controller.latest
     assert e is not None and e.id == ZERO + 3
     data = view.diagram.data
@@ -66,7 +67,7 @@ def test_explain_follows_the_selection_once_it_settles_and_clears(qtbot, tmp_pat
     wire_explain(controller, view)
     _show(qtbot, view)
     state.open(folder)
-    controller.set_active(True)
+    activate(qtbot, controller)
     assert "Select a token" in view.diagram.hint
     state.select([7])
     qtbot.waitUntil(lambda: controller.latest is not None and controller.latest.id == 7)
@@ -84,7 +85,7 @@ def test_statistics_view_shows_the_pass_and_opens_tokens(qtbot, tmp_path, tied):
     opened = []
     view.tokenActivated.connect(opened.append)
     state.open(folder)
-    controller.set_active(True)
+    activate(qtbot, controller)
     shown = controller.latest
     assert shown is not None
     norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
@@ -112,7 +113,7 @@ def test_dimension_view_picks_sorts_and_clicks(qtbot, tmp_path):
     wire_stats(controller, view)
     _show(qtbot, view)
     state.open(folder)
-    controller.set_active(True)
+    activate(qtbot, controller)
     view.pick.setValue(3)  # as if a bar were clicked
     assert controller.dimension.index == 3
     column = matrix[:, 3].astype(np.float64)
@@ -142,7 +143,7 @@ def test_head_view_untied_lists_extremes_neighbors_and_direct_path(qtbot, tmp_pa
     view.tokenActivated.connect(opened.append)
     state.open(folder)
     state.select([12])
-    controller.set_active(True)
+    activate(qtbot, controller)
     shown = controller.latest
     assert shown is not None and not shown.result.tied
     e, u = matrix.astype(np.float64), head.astype(np.float64)
@@ -168,7 +169,7 @@ def test_head_view_tied_says_so_and_still_gives_the_direct_path(qtbot, tmp_path)
     _show(qtbot, view)
     state.open(folder)
     state.select([9])
-    controller.set_active(True)
+    activate(qtbot, controller)
     assert "tied" in view.banner.text() and view.overview.isHidden()
     e = matrix.astype(np.float64)
     assert view.direct.source.ids == list(np.argsort(-(e[9] @ e.T))[:4])
@@ -184,7 +185,7 @@ def test_head_view_without_a_head_in_the_files_says_so(qtbot, tmp_path):
     _show(qtbot, view)
     state.open(folder)
     state.select([9])
-    controller.set_active(True)
+    activate(qtbot, controller)
     assert state.model.tied is None
     assert "No output head in these files" in view.banner.text()
     e = matrix.astype(np.float64)

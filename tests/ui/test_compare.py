@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 import pytest
 from PySide6.QtCore import QSettings
-from ui.helpers import make_model, wordlevel_tokenizer
+from ui.helpers import activate, make_model, wordlevel_tokenizer
 from ui.test_presentation import small_fonts
 
 from explorer.app.controllers.compare import CompareController
@@ -60,7 +60,7 @@ def inline(qtbot, models):
     view.show()
     controller.method, controller.points, controller.sample = "pca", 12, 50
     state.open(a)
-    controller.set_active(True)
+    activate(qtbot, controller)
     return state, controller, view
 
 

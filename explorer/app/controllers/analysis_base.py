@@ -47,6 +47,11 @@ class AnalysisController(FeatureController):
         lane.busyChanged.connect(lambda _busy: self.busyChanged.emit(self.working))
 
     @property
+    def stale(self) -> bool:
+        """The input changed since the last refresh (one is due when the view is shown)."""
+        return self._stale
+
+    @property
     def working(self) -> bool:
         return any(lane.waiting for lane in self.lanes)
 
@@ -54,7 +59,9 @@ class AnalysisController(FeatureController):
         """The view became visible (compute what is stale) or hidden (stop computing)."""
         self.active = on
         if on and self._stale:
-            self._refresh_if_active()
+            # on the next turn: the tab's first paint and the job's start (which clears and
+            # redraws its plots) are two short stretches of the GUI thread, not one long one
+            QTimer.singleShot(0, self, self._refresh_if_active)
 
     def changed(self, now: bool = False) -> None:
         """The input changed: refresh now, after the settle delay, or when next shown."""
