@@ -85,9 +85,15 @@ def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
             request, _ = read_message(inp)
         except EOFError:
             return 0
-        if request.get("op") != "encode":
+        if request.get("op") == "encode":
+            write_message(out, {"op": "encoded"}, _encode(info.tokenizer, **request["args"]))
+        elif request.get("op") == "encode_batch":
+            ids = info.encode_batch_ids(request["args"]["texts"])
+            lengths = np.array([len(a) for a in ids], dtype=np.int64)
+            flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+            write_message(out, {"op": "encoded"}, [flat, lengths])
+        else:
             return 0
-        write_message(out, {"op": "encoded"}, _encode(info.tokenizer, **request["args"]))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -64,9 +64,24 @@ class TokenizerService:
             self.close()
             return None, []
         table = VocabTable.from_buffers(header["meta"], buffers)
-        return VocabTokenizer(table, self.encode_ids, rows=rows), list(header["warnings"])
+        tokenizer = VocabTokenizer(table, self.encode_ids, rows, self.encode_batch_ids)
+        return tokenizer, list(header["warnings"])
 
     def encode_ids(self, text: str, special: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ids, offsets, specials = self._ask("encode", {"text": text, "special": special})
+        return (
+            np.frombuffer(ids, dtype=np.int64),
+            np.frombuffer(offsets, dtype=np.int64).reshape(-1, 2),
+            np.frombuffer(specials, dtype=np.uint8).astype(bool),
+        )
+
+    def encode_batch_ids(self, texts: list[str]) -> list[np.ndarray]:
+        """Ids of each text without special tokens, in one request (a corpus to train on)."""
+        flat, lengths = self._ask("encode_batch", {"texts": list(texts)})
+        ends = np.cumsum(np.frombuffer(lengths, dtype=np.int64))
+        return np.split(np.frombuffer(flat, dtype=np.int64), ends[:-1]) if len(ends) else []
+
+    def _ask(self, op: str, args: dict) -> list[bytes]:
         with self._lock:
             if self._closed:
                 raise Cancelled("tokenizer service closed")
@@ -75,16 +90,11 @@ class TokenizerService:
                 self._first_message()
             assert self._proc.stdin is not None and self._proc.stdout is not None
             try:
-                request = {"op": "encode", "args": {"text": text, "special": special}}
-                write_message(self._proc.stdin, request)  # type: ignore[arg-type]
-                _, (ids, offsets, specials) = read_message(self._proc.stdout)  # type: ignore[arg-type]
+                write_message(self._proc.stdin, {"op": op, "args": args})  # type: ignore[arg-type]
+                _, buffers = read_message(self._proc.stdout)  # type: ignore[arg-type]
             except (EOFError, OSError, ValueError):
                 raise self._stopped() from None
-        return (
-            np.frombuffer(ids, dtype=np.int64),
-            np.frombuffer(offsets, dtype=np.int64).reshape(-1, 2),
-            np.frombuffer(specials, dtype=np.uint8).astype(bool),
-        )
+        return buffers
 
     def _stopped(self) -> Exception:
         if self._closed:

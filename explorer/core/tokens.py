@@ -234,6 +234,13 @@ class TokenizerInfo:
         return b"" if piece is None else self.piece_bytes(token_id, piece)
 
     # -- text ---------------------------------------------------------------------------------
+    def encode_batch_ids(self, texts: list[str]) -> list[np.ndarray]:
+        """Token ids of each text, without special tokens (a corpus, paragraph by paragraph)."""
+        import numpy as np
+
+        encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        return [np.asarray(e.ids, dtype=np.int64) for e in encodings]
+
     def encode(self, text: str, special: bool = False) -> list[Token]:
         _check_text(text, "text")
         enc = _encode(self.tokenizer, text, special)

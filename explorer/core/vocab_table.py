@@ -30,12 +30,14 @@ PRESENT, SPECIAL, ADDED, CONTINUES = 1, 2, 4, 8  # flag bits; CONTINUES: a WordP
 
 # (text, add special tokens) -> ids int64 [n], character offsets int64 [n, 2], special bool [n]
 EncodeIds = Callable[[str, bool], tuple[np.ndarray, np.ndarray, np.ndarray]]
+EncodeBatchIds = Callable[[list[str]], list[np.ndarray]]
 
 
 class _Info(Protocol):  # the parts of explorer.core.tokens.TokenizerInfo a table is made from
     source: str
     vocab_size: int
     byte_level: bool
+    metaspace: bool
     subword_prefix: str
     special_ids: set[int]
     added_ids: set[int]
@@ -91,6 +93,7 @@ class VocabTable:
             "source": info.source,
             "vocab_size": info.vocab_size,
             "byte_level": info.byte_level,
+            "metaspace": info.metaspace,
             "subword_prefix": info.subword_prefix,
         }
         return cls(piece_blob, piece_offsets, data_blob, data_offsets, flags, meta)
@@ -169,12 +172,20 @@ class VocabTokenizer:
     """A tokenizer for the app: the vocabulary from a ``VocabTable``, encoding by ``encode_ids``.
     Call ``prepare()`` off the GUI thread before ``find`` (it builds the look-up tables)."""
 
-    def __init__(self, table: VocabTable, encode_ids: EncodeIds, rows: int | None = None):
+    def __init__(
+        self,
+        table: VocabTable,
+        encode_ids: EncodeIds,
+        rows: int | None = None,
+        encode_batch: EncodeBatchIds | None = None,
+    ):
         self.table = table
         self.encode_ids = encode_ids
+        self._encode_batch = encode_batch
         self.source: str = table.meta.get("source", "")
         self.vocab_size: int = int(table.meta.get("vocab_size", len(table)))
         self.byte_level = bool(table.meta.get("byte_level"))
+        self.metaspace = bool(table.meta.get("metaspace"))
         self.subword_prefix: str = table.meta.get("subword_prefix") or ""
         self.rows = rows
         self.labels = _Labels(self, max(len(table), rows or 0))
@@ -268,6 +279,12 @@ class VocabTokenizer:
     def encode(self, text: str, special: bool = False) -> TokenList:
         check_text(text, "text")
         return TokenList(self, *self.encode_ids(text, special))
+
+    def encode_batch_ids(self, texts: list[str]) -> list[np.ndarray]:
+        """Token ids of each text, without special tokens (a corpus, paragraph by paragraph)."""
+        if self._encode_batch is not None:
+            return self._encode_batch(texts)
+        return [self.encode_ids(t, False)[0] for t in texts]
 
 
 class TokenList(Sequence[Token]):

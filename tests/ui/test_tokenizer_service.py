@@ -67,7 +67,20 @@ WINDOW_SCRIPT = textwrap.dedent(
     window.map_pane.request_map()
     wait(lambda: window.map_pane.data is not None and window.map_pane.data.final)
     wait(lambda: not window.pending)
+    from explorer.core.learning.trainer import LearnParams
+
+    learned, contrast = [], []  # training encodes the bundled corpus; the twin finds its groups
+    window.learning.trainingDone.connect(learned.append)
+    window.learning.failed.connect(learned.append)
+    window.learning.contrastReady.connect(contrast.append)
+    window.learning.contrastFailed.connect(contrast.append)
+    window.learning.start(LearnParams(dim=8, epochs=1, map_tokens=20))
+    wait(lambda: learned)
+    window.learning.measure_twin()
+    wait(lambda: contrast)
     out = {
+        "learned": repr(learned[0])[:300],
+        "contrast": repr(contrast[0])[:300],
         "ids": [t.id for t in window.state.tokens],
         "labels": [t.text for t in window.state.tokens],
         "selected": window.state.selection if found else None,
@@ -112,6 +125,8 @@ def test_the_window_process_never_imports_the_rust_tokenizer(bpe_model, tmp_path
     # neither imported nor constructed in the window's process, nor even tried
     assert out["imported"] == [] and out["tried"] == [] and not out["core_tokens"]
     assert out["mapped"] == 30 and out["phrase"][1] > 0, out["phrase"]
+    assert out["learned"].startswith("LearnResult("), out["learned"]
+    assert out["contrast"].startswith("[SourceContrast("), out["contrast"]
     reference = open_model(bpe_model).tokenizer
     assert reference is not None
     assert out["ids"] == [t.id for t in reference.encode(TEXT)]

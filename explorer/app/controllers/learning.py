@@ -8,7 +8,6 @@ waits for the trainer.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from explorer.app.controllers.base import FeatureController
 from explorer.app.controllers.twin import real_of
 from explorer.app.jobs import JobContext, Lane
 from explorer.app.state import AppState
-from explorer.core.errors import Cancelled
+from explorer.core.errors import Cancelled, TokenError
 from explorer.core.learning import contrast
 from explorer.core.learning.trainer import (
     DEFAULT_WATCH,
@@ -101,20 +100,6 @@ class LearnResult:
     comparison: list[Comparison]
 
 
-def with_real_tokenizer(model: EmbeddingModel) -> EmbeddingModel:
-    """The model with the Rust tokenizer loaded in this process (worker thread), for training,
-    which encodes a whole corpus. The window's own tokenizer lives in the tokenizer service; only
-    the Learn tab pays this load, and only when it trains."""
-    from explorer.core.tokens import TokenizerInfo
-
-    if model.tokenizer is None or isinstance(model.tokenizer, TokenizerInfo):
-        return model
-    from explorer.core.model_tokenizer import load_tokenizer
-
-    tokenizer, _ = load_tokenizer(model.path, rows=model.rows)
-    return dataclasses.replace(model, tokenizer=tokenizer)
-
-
 def run_training(
     model: EmbeddingModel,
     params: LearnParams,
@@ -127,7 +112,7 @@ def run_training(
     `source` is the corpus file (None: the bundled one) and the watched words."""
     yield_cpu_to_window()
     ctx.progress(-1.0, "Encoding the corpus")
-    trainer = make_trainer(with_real_tokenizer(model), params, source[0], source[1])
+    trainer = make_trainer(model, params, source[0], source[1])  # encodes in the tokenizer child
     epochs = params.epochs
     state = {"epoch": 0}
 
@@ -152,16 +137,23 @@ class SourceContrast:
     cat_neighbors: list[str]
 
 
+def _single_token(model: EmbeddingModel, word: str) -> int | None:
+    """The id of `word` if it is one token of the model (else no neighbours are listed)."""
+    try:
+        return model.tokenizer.find(word) if model.tokenizer else None
+    except TokenError:
+        return None
+
+
 def twin_contrast(model: EmbeddingModel, seed: int, ctx: JobContext) -> list[SourceContrast]:
     """Worker thread: the real matrix and its random twin, measured the same way."""
     from explorer.core.learning.twin import RandomTwin  # numba (LLVM): only on this worker
 
     twin = RandomTwin.of(model, seed=seed)
-    real = with_real_tokenizer(model)
-    groups = contrast.reference_groups(real.tokenizer) if real.tokenizer else {}
+    groups = contrast.reference_groups(model.tokenizer) if model.tokenizer else {}
     rng = np.random.default_rng(seed)
     ids = np.sort(rng.choice(model.rows, min(500, model.rows), replace=False)).tolist()
-    cat = model.tokenizer.find("cat") if model.tokenizer else None
+    cat = _single_token(model, "cat")
     out = []
     sources: tuple[tuple[str, RowSource], ...] = (("Real", model), ("Random twin", twin))
     for n, (name, src) in enumerate(sources):

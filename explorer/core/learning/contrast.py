@@ -74,12 +74,14 @@ def overlap(a: Sequence[int], b: Sequence[int]) -> float:
 def reference_groups(tokenizer) -> dict[str, list[int]]:
     """REFERENCE_GROUPS as token ids: words that are one token in this tokenizer (a leading
     space first, for byte-level BPE), groups that keep at least three."""
+    texts = [t for words in REFERENCE_GROUPS.values() for w in words for t in (" " + w, w)]
+    encoded = dict(zip(texts, tokenizer.encode_batch_ids(texts), strict=True))
     out: dict[str, list[int]] = {}
     for name, words in REFERENCE_GROUPS.items():
         ids: list[int] = []
         for w in words:
             for text in (" " + w, w):
-                enc = tokenizer.tokenizer.encode(text, add_special_tokens=False).ids
+                enc = encoded[text]
                 if len(enc) == 1:
                     ids.append(int(enc[0]))
                     break

@@ -15,6 +15,7 @@ from explorer.core.resources import resources_dir
 
 if TYPE_CHECKING:  # the window's process never loads the Rust tokenizer just by importing this
     from explorer.core.tokens import TokenizerInfo
+    from explorer.core.vocab_table import VocabTokenizer
 
 MIN_COUNT = 5
 
@@ -46,15 +47,17 @@ def paragraphs(text: str) -> list[str]:
 
 
 def encode_corpus(
-    text: str, tokenizer: TokenizerInfo, min_count: int = MIN_COUNT, rows: int | None = None
+    text: str,
+    tokenizer: TokenizerInfo | VocabTokenizer,
+    min_count: int = MIN_COUNT,
+    rows: int | None = None,
 ) -> TokenCorpus:
     """Tokenize `text` paragraph by paragraph (no special tokens) and keep the tokens seen at
     least `min_count` times (and below `rows`, the embedding's row count, when given)."""
     paras = paragraphs(text)
     if not paras:
         raise ExplorerError("the corpus is empty")
-    encodings = tokenizer.tokenizer.encode_batch(paras, add_special_tokens=False)
-    ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
+    ids = tokenizer.encode_batch_ids(paras)
     para_of = np.concatenate([np.full(len(a), k, dtype=np.int32) for k, a in enumerate(ids)])
     flat = np.concatenate(ids)
     valid = np.ones(len(flat), dtype=bool)
@@ -86,7 +89,7 @@ def encode_corpus(
 
 
 def load_corpus(
-    tokenizer: TokenizerInfo,
+    tokenizer: TokenizerInfo | VocabTokenizer,
     path: str | Path | None = None,
     min_count: int = MIN_COUNT,
     rows: int | None = None,

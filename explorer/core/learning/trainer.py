@@ -83,11 +83,15 @@ class Comparison:
 
 def resolve_watch(corpus: TokenCorpus, tokenizer, words: Sequence[str]) -> list[int]:
     """Vocabulary indices of the watched words that the corpus uses (others are left out)."""
+    spaced = tokenizer.byte_level or tokenizer.metaspace
+    forms = {w: (" " + w, w) if spaced else (w,) for w in words}
+    texts = [t for ts in forms.values() for t in ts]
+    encoded = dict(zip(texts, tokenizer.encode_batch_ids(texts), strict=True))
     found = []
     for w in words:
-        for text in (" " + w, w) if tokenizer.byte_level or tokenizer.metaspace else (w,):
-            ids = tokenizer.tokenizer.encode(text, add_special_tokens=False).ids
-            at = corpus.index_of(ids[0]) if len(ids) == 1 else None
+        for text in forms[w]:
+            ids = encoded[text]
+            at = corpus.index_of(int(ids[0])) if len(ids) == 1 else None
             if at is not None:
                 found.append(at)
                 break
