@@ -4,7 +4,9 @@ The pool is made once: adding items to the scene later, while a projection runs,
 that competes with the worker for the GIL. Each slot remembers which token it shows, so a token
 that keeps its label keeps its item (no text re-layout). ``update`` works out the placement and
 queues the changes to the items; ``apply(n)`` makes n of them, so that a new map's hundred
-labels (~0.4 ms of GUI time each) are spread over a few turns of the event loop.
+labels (~0.4 ms of GUI time each) are spread over a few turns of the event loop. A new
+placement drops the changes still queued (their slots are marked unknown) rather than making
+them all at once.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ class LabelPool:
     def __init__(self, plot: pg.PlotItem):
         self.font = QFont()
         self._slots: list[_Slot] = []
-        self._steps: deque[Callable[[], None]] = deque()  # queued changes to the items
+        # queued changes to the items, each with the slot it changes (None: no slot's record)
+        self._steps: deque[tuple[_Slot | None, Callable[[], None]]] = deque()
         # the rest of them, a turn later; owned by the plot, so it dies with the items
         self._next_turn = QTimer(plot, singleShot=True, interval=0)
         self._next_turn.timeout.connect(self._apply_a_turn)
@@ -79,8 +82,15 @@ class LabelPool:
         """Make up to `n` (None: all) of the queued changes; True while some remain."""
         steps = self._steps
         for _ in range(len(steps) if n is None else min(n, len(steps))):
-            steps.popleft()()
+            steps.popleft()[1]()
         return bool(steps)
+
+    def _drop_queued(self) -> None:
+        """Forget the changes not made yet; their slots no longer know what they show."""
+        for slot, _ in self._steps:
+            if slot is not None:
+                slot.token_id = slot.highlighted = None
+        self._steps.clear()
 
     def visible(self) -> list[tuple[int, str]]:
         """(token id, text) of every label shown once the queued changes are made."""
@@ -107,7 +117,7 @@ class LabelPool:
     ) -> None:
         """Place labels for the points inside the view, in `order` of priority (the changes to
         the items are queued: see ``apply``)."""
-        self.apply()  # the slots' bookkeeping assumes every earlier change was made
+        self._drop_queued()  # each slot's record now matches its item
         rect = viewbox.sceneBoundingRect()
         w_px, h_px = rect.width(), rect.height()
         placed: list[figure.PlacedLabel] = []
@@ -122,7 +132,7 @@ class LabelPool:
         by_token = {s.token_id: s for s in self._slots}
         wanted = {int(ids[p.index]) for p in placed}
         free = [s for s in self._slots if s.token_id not in wanted]
-        steps: deque[Callable[[], None]] = deque()
+        steps: deque[tuple[_Slot | None, Callable[[], None]]] = deque()
         for p in placed:
             token_id = int(ids[p.index])
             slot = by_token.get(token_id)
@@ -138,8 +148,8 @@ class LabelPool:
                 colour = HIGHLIGHT if highlighted else TEXT
                 slot.highlighted = highlighted
             pos = (x0 + p.x / w_px * (x1 - x0), y1 - p.y / h_px * (y1 - y0))
-            steps.append(partial(_show, slot.item, text, colour, pos))
-        steps.extend(slot.item.hide for slot in free if slot.item.isVisible())
+            steps.append((slot, partial(_show, slot.item, text, colour, pos)))
+        steps.extend((None, slot.item.hide) for slot in free if slot.item.isVisible())
         self._steps = steps
         self._apply_a_turn()
 
