@@ -91,6 +91,7 @@ class NeighborSearcher:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._sq: np.ndarray | None = None  # squared row norms, float64
         self._valid: np.ndarray | None = None  # rows that are finite and non-zero
+        self._skipped = 0  # rows that are not
         self._fast: search_fast.SignIndex | None = None
         self._penalty: np.ndarray | None = None  # 0 for usable rows, -inf for skipped ones
         self._norms32: np.ndarray | None = None
@@ -99,13 +100,14 @@ class NeighborSearcher:
     # -- row norms, learned during the first exact pass or from the cache ------------------------
     def _set_norms(self, sq: np.ndarray) -> None:
         self._valid = np.isfinite(sq) & (sq > 0)
+        self._skipped = int(self.model.rows - self._valid.sum())
         self._sq = sq
         self._penalty = None
 
     @property
     def skipped(self) -> int | None:
         """Zero / non-finite rows, once known (after one exact pass or loading the index)."""
-        return None if self._valid is None else int(self.model.rows - self._valid.sum())
+        return None if self._valid is None else self._skipped
 
     @property
     def exact_is_cheap(self) -> bool:
@@ -270,7 +272,7 @@ class NeighborSearcher:
             scores=search_exact.fit_float32(scores[top]),
             metric=metric,
             exact=True,
-            skipped=int(self.model.rows - self._valid.sum()),
+            skipped=self._skipped,
         )
 
     def _search_fast(self, q: Query, k: int, metric: str, include_query: bool) -> NeighborResult:

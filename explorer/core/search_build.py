@@ -30,7 +30,7 @@ from explorer.core.search_fast import cache_key as _key
 from explorer.core.search_tune import CALIBRATE, tune
 
 MIN_BITS = 1024
-HEAD_BITS = 512
+HEAD_BITS = 1024
 MEASURE = 200
 SAMPLE_ROWS = 8192
 K = 10

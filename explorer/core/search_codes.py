@@ -264,7 +264,7 @@ def scan_ids(
     out = np.empty(len(ids), dtype=np.float32)
     ids = np.ascontiguousarray(ids, dtype=np.int64)
     args = (codes, ids, q, table, a, wn, scale, penalty, np.float32(aq), np.float32(wq), out)
-    parts = _parts(len(ids) // 8) if parallel else 1  # a full code is ~8× a head's work
+    parts = _parts(8 * len(ids)) if parallel else 1  # a full code is 8× a head's work
     if parts > 1:
         with KERNEL_LOCK:
             _scan_ids_par(*args, parts)
@@ -273,22 +273,33 @@ def scan_ids(
     return out
 
 
-def top_candidates(est: np.ndarray, count: int) -> np.ndarray:
-    """Positions of the `count` largest finite values of est, unordered.
+def top_candidates(est: np.ndarray, count: int, in_order: bool = False) -> np.ndarray:
+    """Positions of the `count` largest finite values of est (ascending if `in_order`).
 
     A partial sort of a whole vocabulary per query costs more than the scan that made it; a
     threshold read off every 16th value, then one comparison pass, finds the same set.
     """
     n = len(est)
     if count >= n // 8 or count < 64:
-        return top_unordered(est, count)
+        ids = top_unordered(est, count)
+        return np.sort(ids) if in_order else ids
     sample = est[::16]
     rank = max(0, len(sample) - int(1.25 * count / 16))  # a little low: enough pass the cut
     cut = np.partition(sample, rank)[rank]
     ids = np.flatnonzero(est >= cut)
     if len(ids) < count or not np.isfinite(cut):
-        return top_unordered(est, count)
-    return ids[np.argpartition(-est[ids], count - 1)[:count]]
+        ids = top_unordered(est, count)
+        return np.sort(ids) if in_order else ids
+    values = est[ids]
+    if not in_order:
+        return ids[np.argpartition(-values, count - 1)[:count]]
+    # the count-th largest value as a cut keeps flatnonzero's order (no sort); ties at the cut
+    # are broken by position, as a stable sort would
+    kth = np.partition(values, len(values) - count)[len(values) - count]
+    above = values > kth
+    tied = np.flatnonzero(values == kth)[: count - int(above.sum())]
+    above[tied] = True
+    return ids[above]
 
 
 @dataclass
@@ -337,7 +348,7 @@ def scan_ids_q(
     ids = np.ascontiguousarray(ids, dtype=np.int64)
     args = (codes, ids, qc.planes, qc.lin, a, wn, scale, penalty)
     tail = (np.float32(qc.aq), np.float32(qc.wq), out)
-    parts = _parts(len(ids) // 4) if parallel else 1
+    parts = _parts(8 * len(ids)) if parallel else 1  # ≥ 128 rows a part, as many as the head
     if parts > 1:
         with KERNEL_LOCK:
             _scan_ids_q_par(*args, *tail, parts)

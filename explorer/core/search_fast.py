@@ -20,7 +20,7 @@ import numpy as np
 from explorer.core import cache, search_codes
 from explorer.core.ranking import top_unordered
 
-INDEX_VERSION = 3  # 3: stage two is asymmetric, so stored settings of 2 do not apply
+INDEX_VERSION = 4  # 4: 1024-bit heads (stage one keeps half the rows for cosine at 0.99)
 KIND = "neighbors-index"
 TARGET_RECALL = 0.99
 
@@ -95,7 +95,7 @@ class SignIndex:
             return np.arange(self.rows, dtype=np.int64)
         est = self.head_scores(qc, scale, penalty, parallel)
         est[exclude] = -np.inf
-        return np.sort(search_codes.top_candidates(est, c1))  # in file order: ~30% quicker reads
+        return search_codes.top_candidates(est, c1, in_order=True)  # file order: quicker reads
 
     def head_scores(self, qc, scale, penalty, parallel: bool = True) -> np.ndarray:
         hw = self.head.shape[1]

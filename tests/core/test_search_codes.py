@@ -68,12 +68,16 @@ def test_scans_match_hamming_distances_serial_and_parallel():
 
 
 @pytest.mark.parametrize("count", [1, 10, 64, 1000, 5000, 20_000])
-def test_top_candidates_are_the_largest_finite_values(count):
+@pytest.mark.parametrize("in_order", [False, True])
+def test_top_candidates_are_the_largest_finite_values(count, in_order):
     rng = np.random.default_rng(count)
     est = rng.standard_normal(100_000).astype(np.float32)
     est[rng.choice(len(est), 500, replace=False)] = -np.inf
     est[:50] = est[50]  # ties
-    got = search_codes.top_candidates(est, count)
+    est[-50:] = np.sort(est)[-count]  # ties at the cut
+    got = search_codes.top_candidates(est, count, in_order=in_order)
+    if in_order:
+        assert np.all(np.diff(got) > 0)
     assert len(got) == len(set(got.tolist())) == count
     kth = np.sort(est)[-count]
     assert np.all(est[got] >= kth) and np.isfinite(est[got]).all()
