@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
                     target=drop_page_cache, args=(folder / "model.safetensors",)
                 )
                 dropper.start()
-                wait(lambda: not dropper.is_alive())
+                wait(lambda d=dropper: not d.is_alive())
             for n, token_id in enumerate(batch):
                 t = time.perf_counter()
                 window.state.select([token_id], add=(n % 25 == 24))

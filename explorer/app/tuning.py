@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import threading
 
 GIL_SWITCH_INTERVAL = 0.0005  # seconds
 
@@ -82,6 +83,16 @@ def tune_worker_thread() -> None:
 
 
 BACKGROUND_NICE = 10  # children that build or load in the background: the window comes first
+
+
+def lower_thread_priority(nice: int) -> None:
+    """Raise the calling thread's niceness to at least `nice` (Linux: niceness is per thread;
+    threads it starts, such as numba's pool, inherit it). Elsewhere a no-op."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid), nice))
+    except (AttributeError, OSError):
+        pass
 
 
 def background_env() -> dict[str, str]:

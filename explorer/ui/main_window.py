@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
-    QTabWidget,
     QToolBar,
     QWidget,
 )
@@ -44,6 +43,7 @@ from explorer.ui.neighbors_pane import NeighborsPane
 from explorer.ui.presentation import Presenter
 from explorer.ui.session_menu import SessionMenus
 from explorer.ui.status import make_status_bar
+from explorer.ui.steady_tabs import SteadyTabWidget
 from explorer.ui.token_pane import TokenPane
 from explorer.ui.token_search import TokenSearch
 from explorer.ui.twin_switch import install_twin_switch
@@ -95,7 +95,7 @@ class MainWindow(QMainWindow):
         # panes: the viewer and the map share the centre as tabs
         self.viewer = EmbeddingViewer()
         self.map_pane = MapPane(self.state, self.map, warm_up=warm_up)
-        self.centre = QTabWidget()
+        self.centre = SteadyTabWidget()
         self.centre.setDocumentMode(True)
         self.centre.addTab(self.viewer, "Embedding")
         self.centre.addTab(self.map_pane, "Map")  # its controls wrap: never wider than the tab

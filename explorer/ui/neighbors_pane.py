@@ -197,6 +197,10 @@ class NeighborsPane(QWidget):
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setStyleSheet("color: palette(placeholder-text);")
+        # two lines kept: "Searching…" (one line) and the result's caption (two) then do not
+        # resize the table below on every lookup, which repainted the whole dock
+        self.status.setMinimumHeight(2 * self.status.fontMetrics().lineSpacing())
+        self.status.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
 
         self.rows = _Rows(self)
         self.table = QTableView()

@@ -109,3 +109,20 @@ def test_a_long_text_comes_as_a_lazy_token_list(info):
     assert text_token_ids(tokens).tolist() == plain == text_token_ids(want).tolist()
     among = np.asarray(plain[::2] + [10**9])
     assert text_ids_among(tokens, among).tolist() == plain[::2]
+
+
+def test_all_pieces_in_runs_equal_the_pieces_one_by_one(info):
+    tok = _crossed(info, len(info.pieces))
+    assert tok.pieces == info.pieces[: len(tok.table)]
+    for run in (1, 7, 1000):
+        assert tok.table.all_pieces(run) == tok.pieces
+
+
+def test_all_pieces_keeps_a_nul_inside_a_piece_and_absent_ids():
+    text = ["ab", "\ud800", "", "x\x00y", "é"]
+    raw = [t.encode("utf-8", errors="surrogatepass") for t in text]
+    offsets = np.concatenate(([0], np.cumsum([len(r) for r in raw])))
+    flags = np.array([1, 1, 0, 1, 1], dtype=np.uint8)
+    table = VocabTable(b"".join(raw), offsets, b"", np.zeros(6, dtype=np.int64), flags)
+    for run in (2, 100):
+        assert table.all_pieces(run) == ["ab", "\ud800", None, "x\x00y", "é"]

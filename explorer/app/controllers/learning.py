@@ -8,7 +8,6 @@ waits for the trainer.
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
+from explorer.app import tuning
 from explorer.app.controllers.base import FeatureController
 from explorer.app.controllers.twin import real_of
 from explorer.app.jobs import JobContext, Lane
@@ -83,18 +83,6 @@ class EpochGate:
             raise Cancelled()
 
 
-def yield_cpu_to_window() -> None:
-    """Lower this worker thread's CPU priority (the learn lane's own thread, so it stays low).
-    Training keeps a core busy for a minute; on a loaded machine the scheduler then shares the
-    window's core with it, and the window waited hundreds of ms per epoch (the kernels do
-    not hold the GIL). Linux: per-thread nice; elsewhere a no-op."""
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid), NICE))
-    except (AttributeError, OSError):
-        pass
-
-
 @dataclass(frozen=True)
 class LearnResult:
     comparison: list[Comparison]
@@ -110,7 +98,7 @@ def run_training(
 ) -> LearnResult:
     """Worker thread: encode the corpus, then train epoch by epoch, delivering each snapshot.
     `source` is the corpus file (None: the bundled one) and the watched words."""
-    yield_cpu_to_window()
+    tuning.lower_thread_priority(NICE)  # training keeps a core busy for a minute
     ctx.progress(-1.0, "Encoding the corpus")
     trainer = make_trainer(model, params, source[0], source[1])  # encodes in the tokenizer child
     epochs = params.epochs

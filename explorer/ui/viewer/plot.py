@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QWidget
 
 from explorer.core.rows import RowData
@@ -51,31 +51,47 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
         while len(self.curves) > len(rows):
             item.removeItem(self.curves.pop())
         while len(self.curves) < len(rows):
-            curve = pg.PlotDataItem()
+            curve = pg.PlotDataItem(pen=self._pen(len(self.curves)))
             item.addItem(curve)
             self.curves.append(curve)
         for curve, row in zip(self.curves, rows, strict=True):
             curve.setData(np.arange(row.values.shape[0]), row.values)
-        # no legend over the data (the summary table above is the legend), and no axis restyle:
-        # restyling the axes per click costs the GUI thread
-        self._style_curves()
+        # no legend over the data (the summary table above is the legend), and no restyle of
+        # the axes or the curves: each one costs the GUI thread per click
         peak = rows[0].stats.argmax_abs if len(rows) == 1 else -1
         if peak >= 0 and np.isfinite(rows[0].values[peak]):
             self.peak.setData([peak], [float(rows[0].values[peak])])
         else:
             self.peak.setData([], [])
         self.cursor.hide()
-        item.enableAutoRange()
+        self._fit(rows)
+
+    def _fit(self, rows: list[RowData]) -> None:
+        """Show all of the rows: one explicit range, so that the view paints once per new row
+        (pyqtgraph's auto-range set the range during the paint, which then painted again)."""
+        finite = [r.values[np.isfinite(r.values)] for r in rows]
+        finite = [v for v in finite if v.size]
+        if not finite:
+            return
+        low = float(min(v.min() for v in finite))
+        high = float(max(v.max() for v in finite))
+        if low == high:
+            low, high = low - 1.0, high + 1.0
+        n = max(r.values.shape[0] for r in rows)
+        vb = self.getPlotItem().vb
+        vb.setRange(xRange=(0, max(n - 1, 1)), yRange=(low, high))
+        vb.updateMatrix()
 
     def clear_rows(self) -> None:
         self.set_rows([])
 
     # -- palette ------------------------------------------------------------------------------
+    def _pen(self, n: int) -> QPen:
+        return pg.mkPen(series_color(n, is_dark(self)), width=1)  # 1 px lines draw ~3× faster
+
     def _style_curves(self) -> None:
-        dark = is_dark(self)
         for n, curve in enumerate(self.curves):
-            color = series_color(n, dark)
-            curve.setPen(pg.mkPen(color, width=1))  # cosmetic 1 px lines draw ~3× faster
+            curve.setPen(self._pen(n))
 
     def _restyle(self) -> None:
         base = self.palette().color(QPalette.ColorRole.Base)

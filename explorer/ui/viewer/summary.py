@@ -143,6 +143,7 @@ class SummaryTable(QTableWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(0, len(_COLUMNS), parent)
+        self.floor = 0  # least height: the card's, so that two rows do not move the plots
         self.headers = [QTableWidgetItem(text) for text in _COLUMNS]
         for col, item in enumerate(self.headers):
             self.setHorizontalHeaderItem(col, item)
@@ -210,12 +211,13 @@ class SummaryTable(QTableWidget):
         """Show up to five rows without a vertical scrollbar, whatever the horizontal one does."""
         visible = min(self.rowCount(), 5)
         wide = self.horizontalHeader().length() > self.viewport().width()
-        self.setFixedHeight(
+        fit = (
             self.horizontalHeader().sizeHint().height()
             + visible * self.verticalHeader().defaultSectionSize()
             + 2 * self.frameWidth()
             + (self.horizontalScrollBar().sizeHint().height() if wide else 0)
         )
+        self.setFixedHeight(max(fit, self.floor))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -11,12 +11,12 @@ from PySide6.QtWidgets import (
     QLabel,
     QSplitter,
     QStackedWidget,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from explorer.core.rows import RowData
+from explorer.ui.steady_tabs import SteadyTabWidget
 from explorer.ui.viewer.cosine import CosinePanel
 from explorer.ui.viewer.heatmap import RowHeatmap
 from explorer.ui.viewer.plot import ValuesPlot
@@ -52,7 +52,7 @@ class EmbeddingViewer(QWidget):
 
         self.values = ValuesTable()
         self.cosine = CosinePanel()
-        self.tabs = QTabWidget()
+        self.tabs = SteadyTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(overview, "Overview")
         self.tabs.addTab(self.values, "Values && bits")
@@ -147,6 +147,7 @@ class EmbeddingViewer(QWidget):
         self.current = ids.index(previous.id) if previous is not None and previous.id in ids else 0
         multi = len(rows) > 1
         if multi:
+            self.table.floor = self.card.sizeHint().height()
             self.table.set_rows(rows)
             self.table.select(self.current)
             self.card.hide()
@@ -157,10 +158,12 @@ class EmbeddingViewer(QWidget):
             self.card.show()
         self.plot.set_rows(rows)
         self.cosine.set_rows(rows if multi else [])
-        self.tabs.setTabEnabled(2, multi)
-        self.tabs.setTabText(
-            2, f"Cosine similarity ({len(rows)})" if multi else "Cosine similarity"
-        )
+        # unchanged tabs are left alone: each call re-lays out and repaints the whole tab widget
+        if self.tabs.isTabEnabled(2) != multi:
+            self.tabs.setTabEnabled(2, multi)
+        title = f"Cosine similarity ({len(rows)})" if multi else "Cosine similarity"
+        if self.tabs.tabText(2) != title:
+            self.tabs.setTabText(2, title)
         if not multi and self.tabs.currentIndex() == 2:
             self.tabs.setCurrentIndex(0)
         self._show_current()
