@@ -91,6 +91,15 @@ class ModelPanel(QWidget):
             else:
                 label.setText(text)
         self._model_text = self.values["Path"].text()
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """At least as tall as the wrapped lines need at this width: the dock's height is set
+        before a model's text is known, and a second wrapped line was cut off at 1024 px."""
+        layout = self.layout()
+        need = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else 0
+        if need > 0 and need != self.minimumHeight():
+            self.setMinimumHeight(need)
 
     def _elided(self, name: str) -> str:
         label = self.values[name]
@@ -102,6 +111,7 @@ class ModelPanel(QWidget):
         if self.state.model is not None and getattr(self, "_full", None):
             for name in self.ELIDED:
                 self.values[name].setText(self._elided(name))
+            self._fit_height()
 
     def _loading(self, path: str) -> None:
         if self.state.model is None:

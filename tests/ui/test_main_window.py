@@ -252,3 +252,28 @@ def test_find_takes_the_cli_query_language_and_clears_on_another_selection(qtbot
         window.state.select([4])
     assert search.text() == ""
     idle(qtbot, window)
+
+
+def test_model_panel_shows_every_wrapped_line_in_a_small_window(qtbot):
+    """The docks are sized before a model's text is known; at 1024 × 700 the demo's 'Output head'
+    and 'Tokenizer' wrap to two lines, and the second one was cut off."""
+    from explorer.core.resources import demo_model_dir
+
+    win = MainWindow(AppState())
+    qtbot.addWidget(win)
+    win.resize(1024, 700)
+    win.show()
+    with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
+        win.open_path(str(demo_model_dir()))
+    idle(qtbot, win, 120000)
+    qtbot.wait(50)
+    panel = win.model_panel
+    for name, label in panel.values.items():
+        needed = (
+            label.heightForWidth(label.width()) if label.wordWrap() else label.sizeHint().height()
+        )
+        assert label.height() >= needed, name
+        assert label.geometry().bottom() < panel.height(), name
+    assert panel.values["Tokenizer"].heightForWidth(panel.values["Tokenizer"].width()) > (
+        panel.values["Dtype"].height()
+    )  # it does wrap here, so the check above means something
