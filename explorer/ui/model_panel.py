@@ -97,7 +97,9 @@ class ModelPanel(QWidget):
         """At least as tall as the wrapped lines need at this width: the dock's height is set
         before a model's text is known, and a second wrapped line was cut off at 1024 px."""
         layout = self.layout()
-        need = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else 0
+        if layout is None or not layout.hasHeightForWidth():
+            return
+        need = layout.totalHeightForWidth(self.width())
         if need > 0 and need != self.minimumHeight():
             self.setMinimumHeight(need)
 
