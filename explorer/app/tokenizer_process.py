@@ -4,7 +4,8 @@ The Rust tokenizer holds the GIL while it loads (over a second for a 248k-token 
 encodes, so the window's process never imports it: this child loads the model's tokenizer
 (tokenizer.json, vocab files, tokenizer.model or GGUF metadata: core/model_tokenizer.py),
 sends the vocabulary once as a ``VocabTable`` (a few flat buffers), then answers encode requests
-with ids, offsets and special flags as arrays. It exits when its stdin closes.
+with ids, offsets and special flags as arrays, and the kind of every token as three arrays.
+It exits when its stdin closes.
 
 A message is a 4-byte length, a JSON header, then the raw buffers the header's ``buffers``
 lists the lengths of. Nothing is pickled.
@@ -18,6 +19,7 @@ import json
 import os
 import struct
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any, BinaryIO
 
@@ -60,6 +62,38 @@ def _encode(tokenizer: Any, text: str, special: bool) -> list[np.ndarray]:
     ]
 
 
+class _KindsJob:
+    """Token kinds of every row, computed on a thread of the child (about a second of Python
+    for 248k tokens); a "kinds" request answers "pending" until they are done, so encode
+    requests in between are not held up."""
+
+    def __init__(self, info: Any, rows: int):
+        self.info, self.rows = info, rows
+        self.result: list[np.ndarray] | None = None
+        self.error: str | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        from types import SimpleNamespace
+
+        from explorer.core.analysis.kinds import token_kinds
+
+        try:
+            k = token_kinds(SimpleNamespace(rows=self.rows, tokenizer=self.info))
+            self.result = [k.codes, k.word_start.view(np.uint8), k.continuation.view(np.uint8)]
+        except Exception as e:  # reported to the window as an error, not a dead child
+            self.error = f"token kinds failed: {e}"
+
+    def reply(self, out: BinaryIO) -> None:
+        if self.thread.is_alive():
+            write_message(out, {"op": "pending"})
+        elif self.error is not None:
+            write_message(out, {"op": "error", "message": self.error})
+        else:
+            write_message(out, {"op": "kinds"}, self.result or [])
+
+
 def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
     from explorer.core.errors import ExplorerError
     from explorer.core.model_tokenizer import load_tokenizer
@@ -80,6 +114,7 @@ def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
     header = {"op": "ready", "meta": table.meta, "warnings": warnings}
     write_message(out, header, table.buffers())
     del table
+    kinds: dict[int, _KindsJob] = {}
     while True:
         try:
             request, _ = read_message(inp)
@@ -92,6 +127,11 @@ def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
             lengths = np.array([len(a) for a in ids], dtype=np.int64)
             flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
             write_message(out, {"op": "encoded"}, [flat, lengths])
+        elif request.get("op") == "kinds":
+            rows = int(request["args"]["rows"])
+            if rows not in kinds:
+                kinds[rows] = _KindsJob(info, rows)
+            kinds[rows].reply(out)
         else:
             return 0
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,8 @@ from explorer.app.tokenizer_process import read_message, write_message
 from explorer.core.errors import Cancelled, ExplorerError, ModelFormatError
 from explorer.core.model import EmbeddingModel, open_model
 from explorer.core.vocab_table import VocabTable, VocabTokenizer
+
+KINDS_POLL = 0.05  # seconds between "are the token kinds done?" requests
 
 
 class TokenizerService:
@@ -64,7 +67,9 @@ class TokenizerService:
             self.close()
             return None, []
         table = VocabTable.from_buffers(header["meta"], buffers)
-        tokenizer = VocabTokenizer(table, self.encode_ids, rows, self.encode_batch_ids)
+        tokenizer = VocabTokenizer(
+            table, self.encode_ids, rows, self.encode_batch_ids, kinds=self.kinds
+        )
         return tokenizer, list(header["warnings"])
 
     def encode_ids(self, text: str, special: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -81,7 +86,26 @@ class TokenizerService:
         ends = np.cumsum(np.frombuffer(lengths, dtype=np.int64))
         return np.split(np.frombuffer(flat, dtype=np.int64), ends[:-1]) if len(ends) else []
 
+    def kinds(self, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Kind codes, word starts and continuations of every row, made in the child; asks
+        again every KINDS_POLL seconds while it works, so other requests go in between."""
+        while True:
+            header, buffers = self._request("kinds", {"rows": int(rows)})
+            if header["op"] == "error":
+                raise ExplorerError(header["message"])
+            if header["op"] == "kinds":
+                codes, starts, continues = buffers
+                return (
+                    np.frombuffer(codes, dtype=np.uint8).copy(),
+                    np.frombuffer(starts, dtype=np.uint8).astype(bool),
+                    np.frombuffer(continues, dtype=np.uint8).astype(bool),
+                )
+            time.sleep(KINDS_POLL)
+
     def _ask(self, op: str, args: dict) -> list[bytes]:
+        return self._request(op, args)[1]
+
+    def _request(self, op: str, args: dict) -> tuple[dict, list[bytes]]:
         with self._lock:
             if self._closed:
                 raise Cancelled("tokenizer service closed")
@@ -91,10 +115,9 @@ class TokenizerService:
             assert self._proc.stdin is not None and self._proc.stdout is not None
             try:
                 write_message(self._proc.stdin, {"op": op, "args": args})  # type: ignore[arg-type]
-                _, buffers = read_message(self._proc.stdout)  # type: ignore[arg-type]
+                return read_message(self._proc.stdout)  # type: ignore[arg-type]
             except (EOFError, OSError, ValueError):
                 raise self._stopped() from None
-        return buffers
 
     def _stopped(self) -> Exception:
         if self._closed:

@@ -31,6 +31,8 @@ PRESENT, SPECIAL, ADDED, CONTINUES = 1, 2, 4, 8  # flag bits; CONTINUES: a WordP
 # (text, add special tokens) -> ids int64 [n], character offsets int64 [n, 2], special bool [n]
 EncodeIds = Callable[[str, bool], tuple[np.ndarray, np.ndarray, np.ndarray]]
 EncodeBatchIds = Callable[[list[str]], list[np.ndarray]]
+# rows -> (kind codes uint8 [rows], starts a word bool [rows], continues a word bool [rows])
+KindsOf = Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 class _Info(Protocol):  # the parts of explorer.core.tokens.TokenizerInfo a table is made from
@@ -200,10 +202,14 @@ class VocabTokenizer:
         encode_ids: EncodeIds,
         rows: int | None = None,
         encode_batch: EncodeBatchIds | None = None,
+        kinds: KindsOf | None = None,
     ):
         self.table = table
         self.encode_ids = encode_ids
         self._encode_batch = encode_batch
+        # token kinds made where the real tokenizer is (analysis.kinds.token_kinds asks): a
+        # second of per-token Python there, not in the window's process
+        self.kinds_elsewhere = kinds
         self.source: str = table.meta.get("source", "")
         self.vocab_size: int = int(table.meta.get("vocab_size", len(table)))
         self.byte_level = bool(table.meta.get("byte_level"))

@@ -179,3 +179,26 @@ def test_offsets_and_ids_arrive_as_arrays(bpe_model):
         assert special.any()  # <s> … </s>
     finally:
         service.close()
+
+
+@pytest.mark.parametrize("which", ["bpe", "demo"])
+def test_token_kinds_made_in_the_child_equal_the_kinds_made_here(which, bpe_model):
+    from explorer.core.analysis.kinds import token_kinds
+    from explorer.core.resources import demo_model_dir
+
+    path = bpe_model if which == "bpe" else demo_model_dir()
+    opened = open_with_tokenizer(path, None)
+    reference = open_model(path)
+    try:
+        tok = opened.model.tokenizer
+        assert tok is not None and tok.kinds_elsewhere is not None
+        there = token_kinds(opened.model)  # asks the child, "pending" until its thread is done
+        here = token_kinds(reference)  # the real tokenizer, in this process
+        assert np.array_equal(there.codes, here.codes)
+        assert np.array_equal(there.word_start, here.word_start)
+        assert np.array_equal(there.continuation, here.continuation)
+        assert len(set(here.codes.tolist())) > 3  # several kinds: the comparison means something
+        assert tok.encode("cat sat") == reference.tokenizer.encode("cat sat")  # still serving
+    finally:
+        opened.service.close()
+        reference.close()

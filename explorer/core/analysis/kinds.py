@@ -139,6 +139,9 @@ def token_kinds(model) -> TokenKinds:
     tok = model.tokenizer
     if tok is None:
         return TokenKinds(np.full(rows, CODE["other_script"], np.uint8), word_start, continuation)
+    elsewhere = getattr(tok, "kinds_elsewhere", None)
+    if elsewhere is not None:
+        return TokenKinds(*elsewhere(rows))
     special = tok.special_ids
     for i, piece in enumerate(tok.pieces[:rows]):
         if piece is None:
