@@ -134,6 +134,9 @@ def fuzzy_graph(
     return (edges[nz] // n).astype(np.int32), (edges[nz] % n).astype(np.int32), w[nz]
 
 
+EPOCHS_PER_CALL = 10  # epochs per kernel call, progress report and cancellation check
+
+
 def default_epochs(n: int) -> int:
     return 500 if n <= 10_000 else 200
 
@@ -142,7 +145,7 @@ def _kernel():
     configure_numba_cache()
     from explorer.core import layout_kernel  # numba: only when a layout runs
 
-    return layout_kernel.sgd_epoch
+    return layout_kernel.sgd_epochs
 
 
 def optimize(
@@ -155,8 +158,9 @@ def optimize(
     epoch: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
     """UMAP's SGD from `init` [n, 2] over the graph's edges; `epoch(done, total)` is called
-    after each epoch (it may raise to cancel). Returns the layout [n, 2] float32."""
-    sgd_epoch = _kernel()
+    after every EPOCHS_PER_CALL epochs (it may raise to cancel). Returns the layout [n, 2]
+    float32."""
+    sgd_epochs = _kernel()
     n = len(init)
     n_epochs = default_epochs(n) if n_epochs is None else n_epochs
     head, tail, w = graph
@@ -172,12 +176,12 @@ def optimize(
     span = np.where(hi > lo, hi - lo, 1.0)
     y = np.ascontiguousarray(10.0 * (init - lo) / span, dtype=np.float32)
     state = np.array([np.random.default_rng(seed).integers(1, 2**63)], dtype=np.uint64)
-    for e in range(n_epochs):
-        alpha = 1.0 - max(e - 1, 0) / n_epochs  # umap-learn lowers it after each epoch
-        sgd_epoch(
+    for first in range(0, n_epochs, EPOCHS_PER_CALL):
+        last = min(first + EPOCHS_PER_CALL, n_epochs)
+        sgd_epochs(
             y, head, tail, epochs_per_sample, epochs_per_negative, next_sample, next_negative,
-            float(e), a, b, alpha, state,
+            first, last, n_epochs, a, b, state,
         )  # fmt: skip
         if epoch is not None:
-            epoch(e + 1, n_epochs)
+            epoch(last, n_epochs)
     return y

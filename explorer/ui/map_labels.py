@@ -26,7 +26,7 @@ from explorer.core import figure
 MAX_LABELS = 120
 MAX_TRIES = 800  # labels tried per pass: bounds the work whatever the zoom
 LABEL_PX = 13
-LABELS_PER_TURN = 30  # label items changed per turn of the event loop (~0.4 ms each)
+LABELS_PER_TURN = 8  # label items changed per turn of the event loop (~0.4 ms each)
 TEXT = "#1a1a1a"
 HIGHLIGHT = "#d62728"
 
