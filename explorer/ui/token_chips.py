@@ -39,8 +39,9 @@ class TokenChips(QWidget):
         self._shown: list[Token] = []  # the first MAX_CHIPS tokens, the ones laid out
         self._widths: dict[str, int] = {}  # text width per chip text (a text repeats its tokens)
         self.selected: set[int] = set()
-        self._rects: list[QRect] = []
+        self._boxes: list[tuple[int, int, int]] = []  # x, y, width of each shown chip
         self._bottoms: list[int] = []
+        self._line_h = 0
         self._height = 0
         self._laid_out_width = -1
         self._more = ""
@@ -68,12 +69,20 @@ class TokenChips(QWidget):
     def chip_rect(self, index: int) -> QRect:
         """Where chip `index` is drawn (for tests and for scrolling it into view)."""
         self._ensure_layout()
-        return QRect(self._rects[index])
+        return self._rect(index)
+
+    def _rect(self, index: int) -> QRect:
+        x, y, w = self._boxes[index]
+        return QRect(x, y, w, self._line_h)
 
     def chip_at(self, pos: QPoint) -> int:
         self._ensure_layout()
-        for i, r in enumerate(self._rects):
-            if r.contains(pos):
+        px, py = pos.x(), pos.y()
+        for i in range(bisect.bisect_left(self._bottoms, py), len(self._boxes)):
+            x, y, w = self._boxes[i]
+            if y > py:
+                break
+            if x <= px < x + w:
                 return i
         return -1
 
@@ -90,7 +99,7 @@ class TokenChips(QWidget):
         width = max(self.width(), 80)
         line_h = fm.height() + 2 * PAD_Y
         x = y = 0
-        rects = []
+        boxes = []
         if len(self._widths) > 50_000:  # many texts later: start again
             self._widths.clear()
         widths = self._widths
@@ -101,11 +110,11 @@ class TokenChips(QWidget):
             w = min(w, width)
             if x > 0 and x + w > width:
                 x, y = 0, y + line_h + LINE_GAP
-            rects.append(QRect(x, y, w, line_h))
+            boxes.append((x, y, w))  # plain ints: QRects are made only for chips painted
             x += w + GAP
-        self._rects = rects
-        self._bottoms = [r.bottom() for r in rects]  # never decreasing
-        self._height = (y + line_h if rects else 0) + (line_h + LINE_GAP if self._more else 0)
+        self._boxes, self._line_h = boxes, line_h
+        self._bottoms = [b[1] + line_h - 1 for b in boxes]  # never decreasing
+        self._height = (y + line_h if boxes else 0) + (line_h + LINE_GAP if self._more else 0)
         self._laid_out_width = self.width()
         self.setMinimumHeight(self._height)
         self.updateGeometry()
@@ -147,8 +156,8 @@ class TokenChips(QWidget):
         painter.setFont(self._font())
         # rows of chips go down the widget: start at the first one that reaches the clip
         first = bisect.bisect_left(self._bottoms, clip.top())
-        for i in range(first, len(self._rects)):
-            tok, rect = self._shown[i], self._rects[i]
+        for i in range(first, len(self._boxes)):
+            tok, rect = self._shown[i], self._rect(i)
             if rect.top() > clip.bottom():
                 break
             if not rect.intersects(clip):
@@ -166,8 +175,8 @@ class TokenChips(QWidget):
                 painter.setPen(Qt.PenStyle.NoPen)
             painter.drawRoundedRect(rect.adjusted(1, 1, -1, -1), 4, 4)
             self._draw_text(painter, fm, rect, tok.text or "∅", text_colour, mark_colour)
-        if self._more and self._rects:
-            last = self._rects[-1]
+        if self._more and self._boxes:
+            last = self._rect(len(self._boxes) - 1)
             painter.setPen(mark_colour)
             painter.drawText(
                 QRect(0, last.bottom() + LINE_GAP, self.width(), last.height()),
@@ -239,7 +248,7 @@ class TokenChips(QWidget):
             i = self.chip_at(e.pos())
             if i >= 0:
                 QToolTip.showText(
-                    e.globalPos(), token_tooltip(self._shown[i]), self, self._rects[i]
+                    e.globalPos(), token_tooltip(self._shown[i]), self, self._rect(i)
                 )
             else:
                 QToolTip.hideText()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from explorer.app.state import AppState
 from explorer.ui.token_chips import MAX_CHIPS
@@ -43,13 +43,18 @@ def test_long_text_lays_out_a_capped_number_of_chips(qtbot, tiny_model):
         pane.set_text(" ".join(["cat", "dog"] * (n // 2)))
     assert len(blocker.args[0]) == n
     chips = pane.chips
-    assert len(chips._rects) == MAX_CHIPS
+    assert len(chips._boxes) == MAX_CHIPS
     assert "2,000 more tokens" in chips._more
     assert f"{n:,} tokens" in pane.counts.text()
     # chips wrap inside the pane's width and every chip is hit where it is drawn
-    assert all(r.right() < chips.width() for r in chips._rects)
+    assert all(chips.chip_rect(i).right() < chips.width() for i in range(MAX_CHIPS))
     last = chips.chip_rect(MAX_CHIPS - 1)
     assert chips.chip_at(last.center()) == MAX_CHIPS - 1
+    for i in (0, 1, MAX_CHIPS // 2, MAX_CHIPS - 2):  # hit where drawn, and not in the gaps
+        r = chips.chip_rect(i)
+        assert chips.chip_at(r.center()) == i and chips.chip_at(r.topLeft()) == i
+        assert chips.chip_at(r.bottomRight()) == i
+        assert chips.chip_at(QPoint(r.right() + 2, r.center().y())) in (-1, i + 1)
     with qtbot.waitSignal(state.selectionChanged, timeout=30000) as sel:
         qtbot.mouseClick(
             chips, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, last.center()
