@@ -247,9 +247,7 @@ class TokenChips(QWidget):
         if e.type() == _TOOLTIP:
             i = self.chip_at(e.pos())
             if i >= 0:
-                QToolTip.showText(
-                    e.globalPos(), token_tooltip(self._shown[i]), self, self._rect(i)
-                )
+                QToolTip.showText(e.globalPos(), token_tooltip(self._shown[i]), self, self._rect(i))
             else:
                 QToolTip.hideText()
             return True
