@@ -9,7 +9,9 @@ from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer
 
 
 class GapMeter(QObject):
-    """Start it on the GUI thread; `max_gap_ms` is the longest time between two timer ticks."""
+    """Start it on the GUI thread; `max_gap_ms` is the longest time between two timer ticks, and
+    `max_gap_cpu_ms` the GUI thread's own CPU time within it (the rest it waited: for a core, for
+    the GIL, for the disk)."""
 
     def __init__(self, interval_ms: int = 5, parent: QObject | None = None):
         super().__init__(parent)
@@ -19,14 +21,17 @@ class GapMeter(QObject):
         self._timer.timeout.connect(self._tick)
         self._clock = QElapsedTimer()
         self._last = 0
+        self._last_cpu = 0.0
         self.max_gap_ms = 0.0
+        self.max_gap_cpu_ms = 0.0
         self.ticks = 0
 
     def start(self) -> None:
-        self.max_gap_ms = 0.0
+        self.reset()
         self.ticks = 0
         self._clock.start()
         self._last = self._clock.nsecsElapsed()
+        self._last_cpu = time.thread_time()
         self._timer.start()
 
     def stop(self) -> float:
@@ -34,10 +39,15 @@ class GapMeter(QObject):
         self._timer.stop()
         return self.max_gap_ms
 
+    def reset(self) -> None:
+        self.max_gap_ms = self.max_gap_cpu_ms = 0.0
+
     def _tick(self) -> None:
-        now = self._clock.nsecsElapsed()
-        self.max_gap_ms = max(self.max_gap_ms, (now - self._last) / 1e6)
-        self._last = now
+        now, cpu = self._clock.nsecsElapsed(), time.thread_time()
+        gap = (now - self._last) / 1e6
+        if gap > self.max_gap_ms:
+            self.max_gap_ms, self.max_gap_cpu_ms = gap, (cpu - self._last_cpu) * 1000
+        self._last, self._last_cpu = now, cpu
         self.ticks += 1
 
 
