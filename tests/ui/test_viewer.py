@@ -395,3 +395,20 @@ def test_a_new_row_repaints_the_plot_once_and_not_the_whole_viewer(viewer, bf16_
     ys = viewer.plot.getPlotItem().vb.viewRange()[1]
     values = load_rows(model, [6])[0].values
     assert ys[0] <= values.min() and ys[1] >= values.max()  # the row fits the view
+
+
+def test_titles_in_other_scripts_never_move_the_plots(viewer, bf16_model, qtbot):
+    """A Bengali or Tamil title made the card a pixel shorter: the plots below moved, and the
+    whole viewer re-laid out and repainted on that click. The card now only grows."""
+    import dataclasses
+
+    model, _ = bf16_model
+    row = load_rows(model, [2])[0]
+    viewer.set_rows([row])
+    qtbot.wait(30)
+    plot_geometry = viewer.plot.geometry()
+    for label in ["cat", "জে", "প্", "ர்கள்", "弗里", "␣अच्छ", "🐱", "Emerald", "x"]:
+        viewer.set_rows([dataclasses.replace(row, label=label)])
+        qtbot.wait(10)
+        assert viewer.card.minimumHeight() >= viewer.card.sizeHint().height(), label
+        assert viewer.plot.geometry() == plot_geometry, label

@@ -130,6 +130,11 @@ class SummaryCard(QFrame):
                 x = float(getattr(s, key))
                 label.setText(fmt(x))
                 label.setToolTip(f"{tip}: {x!r}")
+        # grow, never shrink: a title in another script (Bengali, Tamil) is a pixel shorter, and
+        # each change of height moved the plots below, which then all re-laid out and repainted
+        hint = self.sizeHint().height()
+        if hint > self.minimumHeight():
+            self.setMinimumHeight(hint)
 
 
 _COLUMNS = ("token", "id", "L2 norm", "mean", "std", "min", "max", "largest |value|", "cosine")

@@ -147,7 +147,7 @@ class EmbeddingViewer(QWidget):
         self.current = ids.index(previous.id) if previous is not None and previous.id in ids else 0
         multi = len(rows) > 1
         if multi:
-            self.table.floor = self.card.sizeHint().height()
+            self.table.floor = max(self.card.sizeHint().height(), self.card.minimumHeight())
             self.table.set_rows(rows)
             self.table.select(self.current)
             self.card.hide()
