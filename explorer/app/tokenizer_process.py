@@ -4,7 +4,8 @@ The Rust tokenizer holds the GIL while it loads (over a second for a 248k-token 
 encodes, so the window's process never imports it: this child loads the model's tokenizer
 (tokenizer.json, vocab files, tokenizer.model or GGUF metadata: core/model_tokenizer.py),
 sends the vocabulary once as a ``VocabTable`` (a few flat buffers), then answers encode requests
-with ids, offsets and special flags as arrays, and the kind of every token as three arrays.
+with ids, offsets and special flags as arrays; the kind of every token and the ids in the Find
+box's order as arrays, made on a thread.
 It exits when its stdin closes.
 
 A message is a 4-byte length, a JSON header, then the raw buffers the header's ``buffers``
@@ -20,7 +21,8 @@ import os
 import struct
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -62,28 +64,23 @@ def _encode(tokenizer: Any, text: str, special: bool) -> list[np.ndarray]:
     ]
 
 
-class _KindsJob:
-    """Token kinds of every row, computed on a thread of the child (about a second of Python
-    for 248k tokens); a "kinds" request answers "pending" until they are done, so encode
-    requests in between are not held up."""
+class _Job:
+    """Work over the whole vocabulary on a thread of the child (about a second of Python for
+    248k tokens); its request answers "pending" until the work is done, so encode requests in
+    between are not held up."""
 
-    def __init__(self, info: Any, rows: int):
-        self.info, self.rows = info, rows
+    def __init__(self, name: str, work: Callable[[], list[np.ndarray]]):
+        self.name, self.work = name, work
         self.result: list[np.ndarray] | None = None
         self.error: str | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
-        from types import SimpleNamespace
-
-        from explorer.core.analysis.kinds import token_kinds
-
         try:
-            k = token_kinds(SimpleNamespace(rows=self.rows, tokenizer=self.info))
-            self.result = [k.codes, k.word_start.view(np.uint8), k.continuation.view(np.uint8)]
+            self.result = self.work()
         except Exception as e:  # reported to the window as an error, not a dead child
-            self.error = f"token kinds failed: {e}"
+            self.error = f"{self.name} failed: {e}"
 
     def reply(self, out: BinaryIO) -> None:
         if self.thread.is_alive():
@@ -91,7 +88,25 @@ class _KindsJob:
         elif self.error is not None:
             write_message(out, {"op": "error", "message": self.error})
         else:
-            write_message(out, {"op": "kinds"}, self.result or [])
+            write_message(out, {"op": self.name}, self.result or [])
+
+
+def _kinds(info: Any, rows: int) -> list[np.ndarray]:
+    from types import SimpleNamespace
+
+    from explorer.core.analysis.kinds import token_kinds
+
+    k = token_kinds(SimpleNamespace(rows=rows, tokenizer=info))
+    return [k.codes, k.word_start.view(np.uint8), k.continuation.view(np.uint8)]
+
+
+def _vocab_order(info: Any, rows: int) -> list[np.ndarray]:
+    from explorer.core.vocab_index import sorted_ids
+
+    return [np.asarray(sorted_ids([info.label(i) for i in range(rows)]), dtype=np.int64)]
+
+
+_WORK = {"kinds": _kinds, "vocab_order": _vocab_order}
 
 
 def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
@@ -114,7 +129,7 @@ def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
     header = {"op": "ready", "meta": table.meta, "warnings": warnings}
     write_message(out, header, table.buffers())
     del table
-    kinds: dict[int, _KindsJob] = {}
+    jobs: dict[tuple[str, int], _Job] = {}
     while True:
         try:
             request, _ = read_message(inp)
@@ -127,11 +142,11 @@ def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
             lengths = np.array([len(a) for a in ids], dtype=np.int64)
             flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
             write_message(out, {"op": "encoded"}, [flat, lengths])
-        elif request.get("op") == "kinds":
-            rows = int(request["args"]["rows"])
-            if rows not in kinds:
-                kinds[rows] = _KindsJob(info, rows)
-            kinds[rows].reply(out)
+        elif request.get("op") in _WORK:
+            op, rows = request["op"], int(request["args"]["rows"])
+            if (op, rows) not in jobs:
+                jobs[op, rows] = _Job(op, partial(_WORK[op], info, rows))
+            jobs[op, rows].reply(out)
         else:
             return 0
 

@@ -11,6 +11,8 @@ import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from explorer.core.errors import TokenError
 from explorer.core.limits import parse_hash_id
 
@@ -34,17 +36,41 @@ class Match:
     label: str
 
 
+def sorted_ids(labels: Sequence[str]) -> list[int]:
+    """Ids ordered by their labels' search keys (ties: by id)."""
+    keys = [search_key(label) for label in labels]
+    # Short sorted runs merged in Python: one sort of 250k keys would hold the GIL for a third
+    # of a second (the window, built on a worker, would freeze that long). Sorting ids by key
+    # (stable: ties keep id order) makes no tuples, so no garbage-collector passes.
+    at = keys.__getitem__
+    runs = [sorted(range(s, min(s + RUN, len(keys))), key=at) for s in range(0, len(keys), RUN)]
+    return list(heapq.merge(*runs, key=at))  # a Python generator: the GIL changes hands
+
+
+class _KeysInOrder(Sequence[str]):
+    """The search key at each sorted position, made when bisect or the scan asks for it."""
+
+    def __init__(self, labels: Sequence[str], ids: list[int]):
+        self._labels, self._ids = labels, ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, pos):  # type: ignore[override]
+        return search_key(self._labels[self._ids[pos]])
+
+
 class VocabIndex:
-    def __init__(self, labels: Sequence[str]):
+    def __init__(self, labels: Sequence[str], order: Sequence[int] | np.ndarray | None = None):
+        """`order`: the ids already sorted by `sorted_ids` (made elsewhere, e.g. in the tokenizer's
+        process); without it they are sorted here."""
         self.labels = labels
-        keys = [search_key(label) for label in labels]
-        # Short sorted runs merged in Python: one sort of 250k keys would hold the GIL for a
-        # third of a second (the window, built on a worker, would freeze that long). Sorting ids
-        # by key (stable: ties keep id order) makes no tuples, so no garbage-collector passes.
-        at = keys.__getitem__
-        runs = [sorted(range(s, min(s + RUN, len(keys))), key=at) for s in range(0, len(keys), RUN)]
-        self._ids = list(heapq.merge(*runs, key=at))  # a Python generator: the GIL changes hands
-        self._keys = [keys[i] for i in self._ids]
+        if order is None:
+            self._ids = sorted_ids(labels)
+            self._keys: Sequence[str] = [search_key(labels[i]) for i in self._ids]
+        else:
+            self._ids = np.asarray(order).tolist()
+            self._keys = _KeysInOrder(labels, self._ids)  # labels decode lazily: nothing up front
 
     def __len__(self) -> int:
         return len(self._ids)

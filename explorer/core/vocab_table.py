@@ -33,6 +33,7 @@ EncodeIds = Callable[[str, bool], tuple[np.ndarray, np.ndarray, np.ndarray]]
 EncodeBatchIds = Callable[[list[str]], list[np.ndarray]]
 # rows -> (kind codes uint8 [rows], starts a word bool [rows], continues a word bool [rows])
 KindsOf = Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]]
+OrderOf = Callable[[int], np.ndarray]  # rows -> ids sorted by their labels' search keys
 
 
 class _Info(Protocol):  # the parts of explorer.core.tokens.TokenizerInfo a table is made from
@@ -203,6 +204,7 @@ class VocabTokenizer:
         rows: int | None = None,
         encode_batch: EncodeBatchIds | None = None,
         kinds: KindsOf | None = None,
+        vocab_order: OrderOf | None = None,
     ):
         self.table = table
         self.encode_ids = encode_ids
@@ -210,6 +212,7 @@ class VocabTokenizer:
         # token kinds made where the real tokenizer is (analysis.kinds.token_kinds asks): a
         # second of per-token Python there, not in the window's process
         self.kinds_elsewhere = kinds
+        self.order_elsewhere = vocab_order  # the same for the Find box's sorted ids
         self.source: str = table.meta.get("source", "")
         self.vocab_size: int = int(table.meta.get("vocab_size", len(table)))
         self.byte_level = bool(table.meta.get("byte_level"))

@@ -202,3 +202,24 @@ def test_token_kinds_made_in_the_child_equal_the_kinds_made_here(which, bpe_mode
     finally:
         opened.service.close()
         reference.close()
+
+
+@pytest.mark.parametrize("which", ["bpe", "demo"])
+def test_find_box_index_sorted_in_the_child_answers_like_one_sorted_here(which, bpe_model):
+    from explorer.app.controllers.vocabulary import build_index
+    from explorer.core.resources import demo_model_dir
+    from explorer.core.vocab_index import VocabIndex
+
+    path = bpe_model if which == "bpe" else demo_model_dir()
+    opened = open_with_tokenizer(path, None)
+    try:
+        tok = opened.model.tokenizer
+        assert tok is not None and tok.order_elsewhere is not None
+        there = build_index(opened.model)  # the child's order, labels decoded when asked
+        here = VocabIndex([tok.labels[i] for i in range(opened.model.rows)])  # sorted here
+        assert there._ids == here._ids
+        for query in ["c", "ca", "cat", "th", "the", "##", "a", "[", "#5", "zzz", "Ġ", "e"]:
+            assert there.search(query) == here.search(query), query
+        assert any(there.search(q) for q in ["c", "th", "a"])  # the queries find something
+    finally:
+        opened.service.close()

@@ -15,12 +15,13 @@ MAX_SUGGESTIONS = 50
 
 def build_index(model: EmbeddingModel) -> VocabIndex:
     """Worker thread: labels of every row, sorted for prefix search."""
-    labels = (
-        model.tokenizer.labels
-        if model.tokenizer is not None
-        else [f"#{i}" for i in range(model.rows)]
-    )
-    return VocabIndex(labels[: model.rows])
+    tok = model.tokenizer
+    if tok is None:
+        return VocabIndex([f"#{i}" for i in range(model.rows)])
+    order_elsewhere = getattr(tok, "order_elsewhere", None)  # the tokenizer's process sorts
+    if order_elsewhere is not None and len(tok.labels) == model.rows:
+        return VocabIndex(tok.labels, order=order_elsewhere(model.rows))
+    return VocabIndex(tok.labels[: model.rows])
 
 
 class VocabularyController(FeatureController):
