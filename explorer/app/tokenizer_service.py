@@ -180,12 +180,15 @@ def open_with_tokenizer(
 ) -> Opened:
     """Worker thread: the model without its tokenizer here, the tokenizer in a child process."""
     if getattr(sys, "frozen", False):  # a frozen app cannot run `-m`: load it in this process
-        return Opened(open_model(path, tensor=tensor), None)
+        model = open_model(path, tensor=tensor)
+        model.file_size  # noqa: B018 - stat()ed here, not on the GUI thread
+        return Opened(model, None)
     service = TokenizerService(path, tensor)  # loads while this thread opens the matrix
     if ctx is not None:
         ctx.call_on_cancel(service.kill)
     try:
         model = open_model(path, tensor=tensor, tokenizer=False)
+        model.file_size  # noqa: B018 - stat()ed here, not on the GUI thread
         tokenizer, warnings = service.wait_ready(model.rows)
         if ctx is not None:
             ctx.raise_if_cancelled()

@@ -52,12 +52,16 @@ class _KeysInOrder(Sequence[str]):
 
     def __init__(self, labels: Sequence[str], ids: list[int]):
         self._labels, self._ids = labels, ids
+        self._made: dict[int, str] = {}  # the keys looked at so far (typing asks again)
 
     def __len__(self) -> int:
         return len(self._ids)
 
     def __getitem__(self, pos):  # type: ignore[override]
-        return search_key(self._labels[self._ids[pos]])
+        key = self._made.get(pos)
+        if key is None:
+            key = self._made[pos] = search_key(self._labels[self._ids[pos]])
+        return key
 
 
 class VocabIndex:
