@@ -110,6 +110,10 @@ class EmbeddingViewer(QWidget):
         self.heatmap_caption = QLabel()
         self.heatmap_caption.setTextFormat(Qt.TextFormat.PlainText)
         self.heatmap_caption.setWordWrap(True)
+        # two lines kept: a caption that wraps on some rows and not on others resized the
+        # heatmap below it (a relayout and repaint of the view) on those clicks
+        self.heatmap_caption.setMinimumHeight(2 * self.heatmap_caption.fontMetrics().lineSpacing())
+        self.heatmap_caption.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         heat_box = QWidget()
         hv = QVBoxLayout(heat_box)
         hv.setContentsMargins(0, 0, 0, 0)
