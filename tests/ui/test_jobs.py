@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+from PySide6.QtCore import QTimer
+
 from explorer.app import jobs as jobs_mod
 from explorer.app.jobs import JobContext, Jobs, Lane, error_message
 from explorer.core.errors import TokenError
@@ -202,3 +204,28 @@ def test_shutdown_cancels_every_lane_before_waiting_on_any(qtbot):
     qtbot.waitUntil(lambda: len(started) == 2, timeout=5000)
     assert hub.shutdown(3000)  # one lane after the other would wait on the stuck job first
     assert later_cancelled.is_set() and jobs_mod.running_workers() == 0
+
+
+def test_gap_meter_tells_work_on_the_gui_thread_from_waiting(qtbot):
+    """The longest gap comes with the GUI thread's own CPU time in it: a busy turn spends it,
+    a turn that waits (here: sleeps, as when it waits for the GIL or a core) does not."""
+    from explorer.app.gapmeter import GapMeter
+
+    def longest(block) -> tuple[float, float]:
+        meter = GapMeter(5)
+        meter.start()
+        qtbot.wait(30)
+        QTimer.singleShot(0, block)
+        qtbot.wait(150)
+        meter.stop()
+        return meter.max_gap_ms, meter.max_gap_cpu_ms
+
+    def busy() -> None:
+        end = time.perf_counter() + 0.08
+        while time.perf_counter() < end:
+            pass
+
+    gap, cpu = longest(busy)
+    assert gap >= 75 and cpu >= 0.5 * gap
+    gap, cpu = longest(lambda: time.sleep(0.08))
+    assert gap >= 75 and cpu < 0.25 * gap
