@@ -321,3 +321,15 @@ def test_plain_sample_leaves_out_special_and_unused_placeholder_tokens(demo):
     # the unfiltered draw of this size does pick some placeholders: the filter did something
     assert any(demo.label(int(i)).startswith("[unused") for i in every.ids)
     assert np.array_equal(plain.ids, neighborhood.sample(demo, n, seed=2, plain=True).ids)
+
+
+def test_umap_needs_four_distinct_rows_else_pca():
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((4, 6)).astype(np.float32)
+    three = np.vstack([base[:3]] * 4)  # 12 rows, 3 different
+    seen, coords = steps(projection.project(three, FAST))
+    assert "too few points for UMAP" in seen[-1].message and coords.shape == (12, 2)
+    four = np.vstack([base] * 3)  # 12 rows, 4 different: UMAP runs
+    seen, coords = steps(projection.project(four, FAST))
+    assert not any("too few" in s.message for s in seen) and np.isfinite(coords).all()
+    assert projection._has_distinct_rows(four, 4) and not projection._has_distinct_rows(three, 4)
