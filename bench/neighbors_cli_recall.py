@@ -23,19 +23,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # core.fixtures
 
 import neighbor_data as data
+from core.fixtures import brute_force
 
 CACHE = Path(os.environ.get("EE_BENCH_CACHE", Path.home() / ".cache" / "ee-bench"))
-
-
-def truth(values: np.ndarray, qid: int, metric: str, k: int = 10) -> set[int]:
-    s = values @ values[qid]
-    if metric == "cosine":
-        s = s / np.linalg.norm(values, axis=1)
-    s[qid] = -np.inf
-    kth = np.sort(s)[-k]
-    return set(np.flatnonzero(s >= kth - 1e-9 * abs(kth)).tolist())
 
 
 def fast_ids(model: Path, qid: int, metric: str, env: dict) -> tuple[list[int], str]:
@@ -66,7 +59,7 @@ def main() -> int:
                 hits, worst = 0, 10
                 for qid in qids.tolist():
                     got, _ = fast_ids(paths[name], qid, metric, env)
-                    found = min(10, len(set(got) & truth(values, qid, metric)))
+                    found = min(10, len(set(got) & brute_force(values, qid, metric)))
                     hits, worst = hits + found, min(worst, found)
                 recall = hits / (10 * len(qids))
                 print(

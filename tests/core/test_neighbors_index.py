@@ -11,24 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from core.fixtures import brute_force
 
 from explorer.core import neighbors, search_tune
 from explorer.core.model import open_model
 from explorer.core.neighbors import NeighborSearcher, query_for_ids
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "smollm2_rows.safetensors"
-
-
-def brute_force(values: np.ndarray, qid: int, metric: str, k: int = 10) -> set[int]:
-    """The true top-k, plus every row tied with the k-th (real vocabularies hold duplicate
-    rows; any of the tied ones is a right answer)."""
-    v = values.astype(np.float64)
-    s = v @ v[qid]
-    if metric == "cosine":
-        s = s / np.linalg.norm(v, axis=1)
-    s[qid] = -np.inf
-    kth = np.sort(s)[-k]
-    return set(np.flatnonzero(s >= kth - 1e-9 * abs(kth)).tolist())
 
 
 def recall(searcher, values, metric, ids, **kw) -> float:

@@ -110,3 +110,19 @@ def activate(qtbot, controller) -> None:
     """Show an analysis controller's view: its refresh starts on the next event-loop turn."""
     controller.set_active(True)
     qtbot.waitUntil(lambda: not controller.stale)
+
+
+def open_window(qtbot, path, size: tuple[int, int] = (1280, 800), timeout: int = 30000, **kwargs):
+    """A shown main window (MainWindow keyword arguments in `kwargs`) with the model at `path`
+    open and every job it started done."""
+    from explorer.app.state import AppState
+    from explorer.ui.main_window import MainWindow
+
+    win = MainWindow(AppState(), **kwargs)
+    qtbot.addWidget(win)
+    win.resize(*size)
+    win.show()
+    with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
+        win.open_path(str(path))
+    qtbot.waitUntil(lambda: not win.pending, timeout=timeout)
+    return win

@@ -13,23 +13,16 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QTableView
+from ui.helpers import open_window
 
-from explorer.app.state import AppState
 from explorer.ui.exports import SCALES
-from explorer.ui.main_window import MainWindow
 from explorer.ui.map_pane import MapPane
 
 
 @pytest.fixture
 def window(qtbot, tmp_path, tiny_model):
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(AppState(), settings=settings, persist=False)
-    qtbot.addWidget(win)
-    win.resize(1280, 800)
-    win.show()
-    with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
-        win.open_path(str(tiny_model[0]))
-    qtbot.waitUntil(lambda: not win.pending, timeout=60000)
+    win = open_window(qtbot, tiny_model[0], timeout=60000, settings=settings, persist=False)
     yield win
     if win.error_box is not None:
         win.error_box.close()

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
-from ui.helpers import make_model
+from ui.helpers import make_model, open_window
 
 from explorer.app import settings as recent
 from explorer.app.state import AppState
@@ -20,15 +20,7 @@ def idle(qtbot, window: MainWindow, timeout: int = 30000) -> None:
 
 @pytest.fixture
 def window(qtbot, tiny_model):
-    path, _ = tiny_model
-    win = MainWindow(AppState())
-    qtbot.addWidget(win)
-    win.resize(1280, 800)
-    win.show()
-    with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
-        win.open_path(str(path))
-    idle(qtbot, win)
-    return win
+    return open_window(qtbot, tiny_model[0])
 
 
 def type_text(qtbot, window: MainWindow, text: str) -> list:
@@ -259,13 +251,7 @@ def test_model_panel_shows_every_wrapped_line_in_a_small_window(qtbot):
     and 'Tokenizer' wrap to two lines, and the second one was cut off."""
     from explorer.core.resources import demo_model_dir
 
-    win = MainWindow(AppState())
-    qtbot.addWidget(win)
-    win.resize(1024, 700)
-    win.show()
-    with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
-        win.open_path(str(demo_model_dir()))
-    idle(qtbot, win, 120000)
+    win = open_window(qtbot, demo_model_dir(), size=(1024, 700), timeout=120000)
     qtbot.wait(50)
     panel = win.model_panel
     for name, label in panel.values.items():

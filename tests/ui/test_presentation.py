@@ -6,8 +6,8 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QDockWidget, QWidget
+from ui.helpers import open_window
 
-from explorer.app.state import AppState
 from explorer.ui.main_window import MainWindow
 
 
@@ -17,15 +17,8 @@ def idle(qtbot, window: MainWindow, timeout: int = 30000) -> None:
 
 @pytest.fixture
 def window(qtbot, tiny_model, tmp_path):
-    path, _ = tiny_model
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(AppState(), settings=settings, persist=False)
-    qtbot.addWidget(win)
-    win.resize(1280, 800)
-    win.show()
-    with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
-        win.open_path(str(path))
-    idle(qtbot, win)
+    win = open_window(qtbot, tiny_model[0], settings=settings, persist=False)
     yield win
     win.presenter.leave()
 

@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ui.helpers import open_window
 
-from explorer.app.state import AppState
 from explorer.core.learning.twin_model import TwinEmbedding
-from explorer.ui.main_window import MainWindow
 
 
 @pytest.fixture
 def window(qtbot, tiny_model):
-    path, _ = tiny_model
-    win = MainWindow(AppState())
-    qtbot.addWidget(win)
-    win.resize(1280, 800)
-    win.show()
-    with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
-        win.open_path(str(path))
-    qtbot.waitUntil(lambda: not win.pending, timeout=30000)
-    return win
+    return open_window(qtbot, tiny_model[0])
 
 
 def best_cosine(rows: np.ndarray, q: int, used: np.ndarray) -> int:
