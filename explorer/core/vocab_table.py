@@ -143,13 +143,14 @@ class VocabTable:
         for lo in range(0, n, run):
             hi = min(lo + run, n)
             part = blob[at[lo] : at[hi]]
-            try:
-                if 0 in part:  # a piece holding NUL cannot be split on it
-                    raise UnicodeDecodeError("utf-8", b"", 0, 0, "NUL")
+            if 0 not in part:  # a piece holding NUL cannot be split on it: one at a time
                 joined = np.insert(part, at[lo + 1 : hi] - at[lo], 0).tobytes()
-                out.extend(joined.decode("utf-8", errors="surrogatepass").split("\x00"))
-            except UnicodeDecodeError:
-                out.extend(self.piece(i) for i in range(lo, hi))
+                try:
+                    out.extend(joined.decode("utf-8", errors="surrogatepass").split("\x00"))
+                    continue
+                except UnicodeDecodeError:
+                    pass
+            out.extend(self.piece(i) for i in range(lo, hi))
         for i in np.flatnonzero((self.flags & PRESENT) == 0).tolist():
             out[i] = None
         return out

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from explorer.core.neighbors import METRICS, NeighborResult
 from explorer.ui.roles import EXPORT_ROLE
+from explorer.ui.style import reserve_lines
 
 METRIC_NAMES = {"cosine": "Cosine", "dot": "Dot product", "l2": "Euclidean"}
 SCORE_NAMES = {"cosine": "Cosine", "dot": "Dot", "l2": "Distance"}
@@ -211,10 +212,7 @@ class NeighborsPane(QWidget):
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setStyleSheet("color: palette(placeholder-text);")
-        # two lines kept: "Searching…" (one line) and the result's caption (two) then do not
-        # resize the table below on every lookup, which repainted the whole dock
-        self.status.setMinimumHeight(2 * self.status.fontMetrics().lineSpacing())
-        self.status.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        reserve_lines(self.status)  # "Searching…" takes one line, a result's caption two
 
         self.rows = _Rows(self)
         self.table = QTableView()

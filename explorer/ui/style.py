@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 ACCENT_LIGHT = QColor("#2563eb")
 ACCENT_DARK = QColor("#60a5fa")
@@ -97,3 +97,11 @@ def chip_colors(dark: bool) -> tuple[QColor, QColor, QColor]:
 
 def accent(widget: QWidget) -> QColor:
     return widget.palette().color(QPalette.ColorRole.Highlight)
+
+
+def reserve_lines(label: QLabel, lines: int = 2) -> None:
+    """A wrapping caption keeps room for `lines` lines, top-aligned: text that wraps on one
+    click and not the next would otherwise resize what lies below it, and every plot there is
+    laid out and repainted again."""
+    label.setMinimumHeight(lines * label.fontMetrics().lineSpacing())
+    label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from explorer.core.rows import RowData
 from explorer.ui.steady_tabs import SteadyTabWidget
+from explorer.ui.style import reserve_lines
 from explorer.ui.viewer.cosine import CosinePanel
 from explorer.ui.viewer.heatmap import RowHeatmap
 from explorer.ui.viewer.plot import ValuesPlot
@@ -110,10 +111,7 @@ class EmbeddingViewer(QWidget):
         self.heatmap_caption = QLabel()
         self.heatmap_caption.setTextFormat(Qt.TextFormat.PlainText)
         self.heatmap_caption.setWordWrap(True)
-        # two lines kept: a caption that wraps on some rows and not on others resized the
-        # heatmap below it (a relayout and repaint of the view) on those clicks
-        self.heatmap_caption.setMinimumHeight(2 * self.heatmap_caption.fontMetrics().lineSpacing())
-        self.heatmap_caption.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        reserve_lines(self.heatmap_caption)  # "row ±…, clipped" wraps on some rows only
         heat_box = QWidget()
         hv = QVBoxLayout(heat_box)
         hv.setContentsMargins(0, 0, 0, 0)
