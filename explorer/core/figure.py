@@ -8,7 +8,7 @@ interactive map (explorer/ui/map_view.py).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
@@ -100,6 +100,32 @@ def place_labels(
     below) where its box overlaps no label placed before and stays inside `bounds`
     (x0, y0, x1, y1, in the same pixel units as px/py), `offset` pixels from the point.
     Labels that do not fit are left out."""
+    steps = placing_labels(
+        px, py, texts, order, width_of, height, bounds, max_labels, max_tries, gap, offset
+    )
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def placing_labels(
+    px: np.ndarray,
+    py: np.ndarray,
+    texts: Sequence[str],
+    order: Sequence[int],
+    width_of: Callable[[str], float],
+    height: float,
+    bounds: tuple[float, float, float, float],
+    max_labels: int = 200,
+    max_tries: int = 4000,
+    gap: float = 2.0,
+    offset: float | None = None,
+    tries_per_step: int = 4000,
+) -> Generator[None, None, list[PlacedLabel]]:
+    """``place_labels`` in steps of `tries_per_step` labels tried: a window spreads the work
+    over turns of its event loop; the placement is the generator's return value."""
     x0, y0, x1, y1 = bounds
     cell = 4.0 * height  # a grid of buckets: each test looks only at nearby labels
     grid: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
@@ -108,6 +134,8 @@ def place_labels(
     for tries, i in enumerate(order):
         if len(placed) >= max_labels or tries >= max_tries:
             break
+        if tries and tries % tries_per_step == 0:
+            yield
         i = int(i)
         x, y = float(xs[i]), float(ys[i])
         if not (x0 <= x <= x1 and y0 <= y <= y1):  # also false for NaN

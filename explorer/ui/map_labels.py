@@ -2,17 +2,18 @@
 
 The pool is made once: adding items to the scene later, while a projection runs, costs GUI time
 that competes with the worker for the GIL. Each slot remembers which token it shows, so a token
-that keeps its label keeps its item (no text re-layout). ``update`` works out the placement and
-queues the changes to the items; ``apply(n)`` makes n of them, so that a new map's hundred
-labels (~0.4 ms of GUI time each) are spread over a few turns of the event loop. A new
-placement drops the changes still queued (their slots are marked unknown) rather than making
-them all at once.
+that keeps its label keeps its item (no text re-layout). ``update`` starts the placement, which
+tries a few dozen labels per turn of the event loop (800 tries at once held the GUI thread for
+10-30 ms), then queues the changes to the items; ``apply(n)`` makes n of them, so that a new
+map's hundred labels (~0.4 ms of GUI time each) are spread over a few turns too. A new
+placement drops the one under way and the changes still queued (their slots are marked
+unknown) rather than finishing them.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from functools import partial
 
@@ -27,6 +28,7 @@ MAX_LABELS = 120
 MAX_TRIES = 800  # labels tried per pass: bounds the work whatever the zoom
 LABEL_PX = 13
 LABELS_PER_TURN = 8  # label items changed per turn of the event loop (~0.4 ms each)
+TRIES_PER_TURN = 60  # labels tried per turn of the event loop (~1 ms)
 TEXT = "#1a1a1a"
 HIGHLIGHT = "#d62728"
 
@@ -44,6 +46,8 @@ class LabelPool:
         self._slots: list[_Slot] = []
         # queued changes to the items, each with the slot it changes (None: no slot's record)
         self._steps: deque[tuple[_Slot | None, Callable[[], None]]] = deque()
+        self._placing: Generator[None, None, list[figure.PlacedLabel]] | None = None
+        self._placed: Callable[[list[figure.PlacedLabel]], None] = lambda placed: None
         # the rest of them, a turn later; owned by the plot, so it dies with the items
         self._next_turn = QTimer(plot, singleShot=True, interval=0)
         self._next_turn.timeout.connect(self._apply_a_turn)
@@ -75,18 +79,30 @@ class LabelPool:
         self._widths = {}
 
     @property
+    def placing(self) -> bool:
+        """A placement is under way (a step per turn of the event loop)."""
+        return self._placing is not None
+
+    @property
     def pending(self) -> bool:
-        return bool(self._steps)
+        return self.placing or bool(self._steps)
 
     def apply(self, n: int | None = None) -> bool:
-        """Make up to `n` (None: all) of the queued changes; True while some remain."""
+        """Make up to `n` (None: all) of the queued changes, after the placement under way (in
+        full when n is None, else one step of it); True while some work remains."""
+        while self._placing is not None:
+            self._place_a_step()
+            if n is not None:
+                return True
         steps = self._steps
         for _ in range(len(steps) if n is None else min(n, len(steps))):
             steps.popleft()[1]()
         return bool(steps)
 
     def _drop_queued(self) -> None:
-        """Forget the changes not made yet; their slots no longer know what they show."""
+        """Forget the placement under way and the changes not made yet; their slots no longer
+        know what they show."""
+        self._placing = None
         for slot, _ in self._steps:
             if slot is not None:
                 slot.token_id = slot.highlighted = None
@@ -115,19 +131,37 @@ class LabelPool:
         order: np.ndarray,
         highlight_ids: set[int],
     ) -> None:
-        """Place labels for the points inside the view, in `order` of priority (the changes to
-        the items are queued: see ``apply``)."""
+        """Place labels for the points inside the view, in `order` of priority: the placement
+        runs a step per turn of the event loop, then the changes to the items are queued (see
+        ``apply``)."""
         self._drop_queued()  # each slot's record now matches its item
         rect = viewbox.sceneBoundingRect()
         w_px, h_px = rect.width(), rect.height()
-        placed: list[figure.PlacedLabel] = []
-        (x0, x1), (y0, y1) = viewbox.viewRange()
+        view = viewbox.viewRange()
+        (x0, x1), (y0, y1) = view
         if len(ids) and w_px > 20 and h_px > 20 and x1 > x0 and y1 > y0:
             px = (coords[:, 0] - x0) / (x1 - x0) * w_px
             py = (y1 - coords[:, 1]) / (y1 - y0) * h_px
             inside = (px >= 0) & (px <= w_px) & (py >= 0) & (py <= h_px)
             cap = int(min(MAX_LABELS, max(8, w_px * h_px / 2600)))
-            placed = self._place(px, py, labels, order[inside[order]], (w_px, h_px), cap)
+            placing = self._placing_labels(px, py, labels, order[inside[order]], (w_px, h_px), cap)
+        else:
+            placing = _nothing()
+        self._placing = placing
+        self._placed = partial(self._queue, ids, labels, highlight_ids, (w_px, h_px), view)
+        self._apply_a_turn()
+
+    def _place_a_step(self) -> None:
+        assert self._placing is not None
+        try:
+            next(self._placing)
+        except StopIteration as done:
+            self._placing = None
+            self._placed(done.value)
+
+    def _queue(self, ids, labels, highlight_ids, size, view, placed) -> None:
+        """Queue the changes that show `placed` (which slot shows which token, where)."""
+        (w_px, h_px), ((x0, x1), (y0, y1)) = size, view
         placed = placed[: len(self._slots)]
         by_token = {s.token_id: s for s in self._slots}
         wanted = {int(ids[p.index]) for p in placed}
@@ -151,7 +185,6 @@ class LabelPool:
             steps.append((slot, partial(_show, slot.item, text, colour, pos)))
         steps.extend((None, slot.item.hide) for slot in free if slot.item.isVisible())
         self._steps = steps
-        self._apply_a_turn()
 
     def _apply_a_turn(self) -> None:
         if self.apply(LABELS_PER_TURN):
@@ -163,16 +196,17 @@ class LabelPool:
             w = self._widths[k] = self._metrics.horizontalAdvance(labels[k]) + self._pad
         return w
 
-    def _place(self, px, py, labels, order, size, cap) -> list[figure.PlacedLabel]:
-        widths = {int(k): self._width(labels, int(k)) for k in order[:MAX_TRIES]}
-        index_of = {id(labels[k]): k for k in widths}  # width_of gets the text; map back cheaply
+    def _placing_labels(self, px, py, labels, order, size, cap):
+        index_of = {id(labels[k]): int(k) for k in order[:MAX_TRIES]}  # text -> its index
 
-        def width_of(text: str) -> float:
+        def width_of(text: str) -> float:  # measured when tried: the steps share that work
             k = index_of.get(id(text))
-            return widths[k] if k is not None else self._metrics.horizontalAdvance(text) + self._pad
+            if k is None:
+                return self._metrics.horizontalAdvance(text) + self._pad
+            return self._width(labels, k)
 
         w_px, h_px = size
-        return figure.place_labels(
+        return figure.placing_labels(
             px,
             py,
             labels,
@@ -183,7 +217,13 @@ class LabelPool:
             cap,
             max_tries=MAX_TRIES,
             offset=9.0,  # clear of the larger highlighted markers
+            tries_per_step=TRIES_PER_TURN,
         )
+
+
+def _nothing() -> Generator[None, None, list[figure.PlacedLabel]]:
+    return []
+    yield  # a generator that places nothing
 
 
 def _show(item: pg.TextItem, text: str | None, colour: str | None, pos: tuple[float, float]):

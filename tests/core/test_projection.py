@@ -252,6 +252,24 @@ def test_placed_labels_never_overlap_and_stay_inside(n, seed):
         assert placed[0].index == 0
 
 
+def test_placement_in_steps_is_the_same_placement():
+    rng = np.random.default_rng(3)
+    px, py = rng.uniform(0, 800, 300), rng.uniform(0, 500, 300)
+    texts = [f"w{i}" * int(rng.integers(1, 4)) for i in range(300)]
+    args = (px, py, texts, range(300), lambda s: 9.0 * len(s) + 6, 16.0, (0, 0, 800, 500), 120)
+    steps = figure.placing_labels(*args, tries_per_step=25)
+    yields = 0
+    while True:
+        try:
+            next(steps)
+            yields += 1
+        except StopIteration as done:
+            in_steps = done.value
+            break
+    assert yields >= 4  # the tries went in steps of 25
+    assert in_steps == figure.place_labels(*args) and len(in_steps) > 20
+
+
 def test_svg_figure_and_coordinate_files():
     coords = np.array([[0.0, 0.0], [1.0, 2.0], [2.0, -1.0]])
     labels = ["cat", "<dog & co>", "##s"]

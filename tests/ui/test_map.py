@@ -223,6 +223,28 @@ def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot):
     assert len(shown) / len(in_view()) > before / 3000 * 2
 
 
+def test_label_placement_is_spread_over_turns_of_the_event_loop(qtbot):
+    """800 labels tried at once held the GUI thread for 10-30 ms while a map was drawn: the
+    placement goes a few dozen tries per turn, and ends with the same labels."""
+    v = MapView()
+    qtbot.addWidget(v)
+    v.resize(600, 400)
+    v.show()
+    qtbot.waitExposed(v)
+    coords = np.random.default_rng(1).normal(size=(2000, 2)).astype(np.float32)
+    v.set_points(np.arange(2000), [f"word{i}" for i in range(2000)], coords)
+    qtbot.waitUntil(lambda: not v.labels_pending)
+    settled = v.visible_labels()
+    v.update_labels()  # the same placement again, as after a pan that came back
+    assert v._labels.placing  # not done within the call
+    turns = 0
+    while v.labels_pending:
+        QApplication.processEvents()
+        turns += 1
+    assert turns >= 8  # up to 800 tries, 60 per turn, then the item changes
+    assert v.visible_labels() == settled and len(settled) > 20
+
+
 def test_colour_modes_and_legend(qtbot, view):
     assert view.colour_bar.isVisible()
     view.set_colour_mode("none")

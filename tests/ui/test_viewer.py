@@ -412,3 +412,17 @@ def test_titles_in_other_scripts_never_move_the_plots(viewer, bf16_model, qtbot)
         qtbot.wait(10)
         assert viewer.card.minimumHeight() >= viewer.card.sizeHint().height(), label
         assert viewer.plot.geometry() == plot_geometry, label
+
+
+def test_plot_scale_is_round_and_steady_across_rows_of_similar_size():
+    from explorer.ui.viewer.plot import steady_range
+
+    assert steady_range(-0.073, 0.081) == (-0.1, 0.1)  # round, symmetric about 0
+    assert steady_range(-0.061, 0.095) == steady_range(-0.09, 0.052)  # the same scale
+    assert steady_range(0.01, 0.5) == (0.0, 0.5)  # one sign: from 0
+    assert steady_range(-3.0, -1.0) == (-3.0, 0.0)
+    low, high = steady_range(4.999, 5.001)  # a narrow band far from 0 keeps its own range
+    assert 4.99 < low < 4.999 and 5.001 < high < 5.01
+    for lo, hi in [(-0.12, 0.09), (-1e-5, 2e-5), (-7.5, 0.2), (0.3, 1e4)]:
+        a, b = steady_range(lo, hi)
+        assert a <= lo and b >= hi

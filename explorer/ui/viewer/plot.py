@@ -3,6 +3,8 @@ above, with each row's colour swatch, is their legend)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
@@ -12,6 +14,31 @@ from PySide6.QtWidgets import QWidget
 from explorer.core.rows import RowData
 from explorer.ui.viewer.picking import IndexPicking
 from explorer.ui.viewer.style import is_dark, muted_text, series_color, style_plot
+
+NICE_STEPS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0)
+
+
+def nice_ceil(x: float) -> float:
+    """The smallest of 1, 1.5, 2, 3, 5, 7 × 10^k that is ≥ x > 0."""
+    scale = 10.0 ** math.floor(math.log10(x))
+    return next(m * scale for m in NICE_STEPS if m * scale >= x * (1 - 1e-12))
+
+
+def steady_range(low: float, high: float) -> tuple[float, float]:
+    """A y-range holding [low, high] whose ends are round numbers, symmetric about 0 when the
+    values have both signs, so that clicking through the rows of a model mostly keeps the same
+    scale (easier to compare, and the axis is not laid out again on every click); a narrow band
+    far from zero keeps its own range."""
+    if low < 0 < high:
+        top = nice_ceil(max(-low, high))
+        bottom = -top
+    else:
+        top = nice_ceil(high) if high > 0 else 0.0
+        bottom = -nice_ceil(-low) if low < 0 else 0.0
+    if (high - low) < 0.25 * (top - bottom):
+        pad = 0.05 * (high - low)
+        return low - pad, high + pad
+    return bottom, top
 
 
 class ValuesPlot(IndexPicking, pg.PlotWidget):
@@ -79,7 +106,7 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
             low, high = low - 1.0, high + 1.0
         n = max(r.values.shape[0] for r in rows)
         vb = self.getPlotItem().vb
-        vb.setRange(xRange=(0, max(n - 1, 1)), yRange=(low, high))
+        vb.setRange(xRange=(0, max(n - 1, 1)), yRange=steady_range(low, high), padding=0.02)
         vb.updateMatrix()
 
     def clear_rows(self) -> None:
