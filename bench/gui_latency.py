@@ -294,12 +294,14 @@ def main(argv: list[str] | None = None) -> int:
         search_ms = []
         for query in ("hel", "cat", "tokeni", "#123456"):
             window.search.clear()
-            t = time.perf_counter()
-            for ch in query:
+            typing = 0.0
+            for ch in query:  # a keystroke each turn of the event loop, as when typed
+                t = time.perf_counter()
                 window.search.insert(ch)
                 window.search.textEdited.emit(window.search.text())
-            search_ms.append((time.perf_counter() - t) * 1000 / len(query))
-            app.processEvents()
+                typing += time.perf_counter() - t
+                app.processEvents()
+            search_ms.append(typing * 1000 / len(query))
         window.search.clear()
         window.search.insert("hello")
         window.search.textEdited.emit(window.search.text())

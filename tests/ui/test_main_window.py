@@ -65,7 +65,7 @@ def test_clicking_a_chip_shows_exact_values_of_that_row(qtbot, window, tiny_mode
     assert [r.id for r in rows] == [4]
     np.testing.assert_array_equal(rows[0].values, matrix[4].astype(np.float32))
     assert rows[0].raw.tobytes() == matrix[4].tobytes()
-    assert window.viewer.stack.currentIndex() == 1
+    assert window.viewer.showing_rows
     assert window.token_pane.chips.selected == {4}
     # Ctrl-click adds a second row, then the viewer overlays both
     click_chip(qtbot, window, 2, Qt.KeyboardModifier.ControlModifier)

@@ -59,7 +59,7 @@ def viewer(qtbot):
 
 
 def test_starts_empty_with_a_hint(viewer):
-    assert viewer.stack.currentIndex() == 0
+    assert not viewer.showing_rows
     assert "Click a token" in viewer.hint.text()
     viewer.clear("Reading rows…")
     assert viewer.hint.text() == "Reading rows…"
@@ -69,7 +69,7 @@ def test_summary_shows_the_exact_stats_of_the_row(viewer, bf16_model):
     model, matrix = bf16_model
     cat = model.tokenizer.find("cat")
     viewer.set_rows(load_rows(model, [cat]))
-    assert viewer.stack.currentIndex() == 1
+    assert viewer.showing_rows
     assert viewer.card.isVisible() and not viewer.table.isVisible()
     card = viewer.card
     assert card.title.text() == "cat"
@@ -297,7 +297,7 @@ def test_clear_empties_everything(viewer, bf16_model):
     model, _ = bf16_model
     viewer.set_rows(load_rows(model, [2, 3]))
     viewer.clear()
-    assert viewer.stack.currentIndex() == 0
+    assert not viewer.showing_rows
     assert viewer.hint.text() == "Click a token to see its embedding"
     assert viewer.rows == [] and viewer.current_row is None
     assert viewer.values.model.rowCount() == 0
@@ -306,7 +306,7 @@ def test_clear_empties_everything(viewer, bf16_model):
     assert viewer.cosine.table.rowCount() == 0
     viewer.set_rows(load_rows(model, [2]))
     viewer.set_rows([])  # an empty selection is the empty state too
-    assert viewer.stack.currentIndex() == 0
+    assert not viewer.showing_rows
 
 
 def test_follows_a_dark_palette_and_renders(viewer, bf16_model, tmp_path):
