@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QPalette
+from PySide6.QtGui import QFont, QPalette, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QLabel,
     QSplitter,
@@ -92,11 +92,11 @@ class EmbeddingViewer(QWidget):
     def showing_rows(self) -> bool:
         return not self.empty.isVisibleTo(self)
 
-    def resizeEvent(self, event: QEvent) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.empty.setGeometry(self.rect())
 
-    def showEvent(self, event: QEvent) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if not self._painted_once:
             self._painted_once = True
