@@ -9,8 +9,8 @@
   (`tune_worker_thread`, called by the job layer before every job). BLAS, whose threads spin
   while they wait for work, gets the same limit for the whole process (`tune_process`).
 * numba's start (its CPU target, the scan kernels from its cache: ~0.7 s, much of it holding
-  the GIL) happens on the GUI thread before the window shows (`start_kernels`), not on a worker
-  later, where it froze the window for ~120 ms at a time.
+  the GIL) and the fast index's modules happen on the GUI thread before the window shows
+  (`start_kernels`), not on a worker later, where they froze the window for ~120 ms at a time.
 """
 
 from __future__ import annotations
@@ -44,9 +44,11 @@ def numba_loads_quickly() -> bool:
 
 def start_kernels() -> None:
     """Start numba and load the search kernels now, unless that means unpacking LLVM (then the
-    first job that needs them does it on its worker)."""
+    first job that needs them does it on its worker). The fast index's modules too (~20 ms):
+    imported by the neighbours job as a model opened, they held the GIL while the window
+    showed the model."""
     if numba_loads_quickly():
-        from explorer.core import search_exact
+        from explorer.core import search_exact, search_fast  # noqa: F401
 
         search_exact.warm_up()
 

@@ -36,6 +36,7 @@ from explorer.ui import stores_menu
 from explorer.ui.analysis.tabs import AnalysisTabs
 from explorer.ui.compare.tab import CompareTab
 from explorer.ui.exports import Exports
+from explorer.ui.layout_fence import LayoutFence
 from explorer.ui.learning.learn_tab import LearnTab
 from explorer.ui.map_pane import MapPane
 from explorer.ui.model_panel import ModelPanel
@@ -178,8 +179,8 @@ class MainWindow(QMainWindow):
         """Neighbours of the selection: searched by NeighborsController, shown by NeighborsPane."""
         pane = NeighborsPane(k=self.neighbors.k, metric=self.neighbors.metric)
         self.neighbors_pane = pane
-        self.neighbors_dock = self.add_dock(
-            pane, "Nearest neighbours", Qt.DockWidgetArea.LeftDockWidgetArea
+        self.neighbors_dock = self.add_dock(  # fenced: new results re-lay out the pane only
+            LayoutFence(pane), "Nearest neighbours", Qt.DockWidgetArea.LeftDockWidgetArea
         )
         pane.paramsChanged.connect(lambda: self.neighbors.set_options(*pane.options))
         pane.tokenActivated.connect(self._neighbor_clicked)

@@ -222,8 +222,9 @@ class LabelPool:
 
 
 def _nothing() -> Generator[None, None, list[figure.PlacedLabel]]:
+    """A placement with no steps and no labels (no points in view)."""
+    yield from ()
     return []
-    yield  # a generator that places nothing
 
 
 def _show(item: pg.TextItem, text: str | None, colour: str | None, pos: tuple[float, float]):

@@ -40,11 +40,18 @@ class JobStatus(QWidget):
             policy.setRetainSizeWhenHidden(True)
             w.setSizePolicy(policy)
         self.label.setFixedWidth(LABEL_WIDTH)
-        self.setFixedHeight(max(self.cancel.sizeHint().height(), self.bar.sizeHint().height()))
+        height = max(self.cancel.sizeHint().height(), self.bar.sizeHint().height())
+        self.setFixedSize(self.sizeHint().width(), height)  # fixed: a new text stops here
         self._reveal = QTimer(self)
         self._reveal.setSingleShot(True)
         self._reveal.setInterval(SHOW_AFTER_MS)
         self._reveal.timeout.connect(self._refresh)
+        # several jobs start or report in one turn of the event loop (8 as a model opens): the
+        # label is made once for all of them, a turn later
+        self._coalesce = QTimer(self)
+        self._coalesce.setSingleShot(True)
+        self._coalesce.setInterval(0)
+        self._coalesce.timeout.connect(self._refresh)
         jobs.activity.connect(self._activity)
         self._set_visible(False)
 
@@ -58,7 +65,7 @@ class JobStatus(QWidget):
             self._set_visible(False)
             return
         if self.label.isVisible():
-            self._refresh()
+            self._coalesce.start()
         elif not self._reveal.isActive():
             self._reveal.start()
 
@@ -71,7 +78,8 @@ class JobStatus(QWidget):
         self.label.setText(
             self.label.fontMetrics().elidedText(label, Qt.TextElideMode.ElideRight, LABEL_WIDTH)
         )
-        self.label.setToolTip(label)
+        if self.label.toolTip() != label:  # each call sends an event, and relays out the label
+            self.label.setToolTip(label)
         if fraction < 0:
             self.bar.setRange(0, 0)  # busy indicator
         else:

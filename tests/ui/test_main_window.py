@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtCore import QEvent, QMimeData, QObject, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 from ui.helpers import make_model, open_window
@@ -36,6 +36,32 @@ def click_chip(qtbot, window: MainWindow, index: int, modifier=Qt.KeyboardModifi
     with qtbot.waitSignal(window.rows.lane.finished, timeout=30000):
         qtbot.mouseClick(chips, Qt.MouseButton.LeftButton, modifier, centre)
     idle(qtbot, window)
+
+
+class _LayoutRequests(QObject):
+    def __init__(self, widget):
+        super().__init__()
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        self.count += event.type() == QEvent.Type.LayoutRequest
+        return False
+
+
+def test_a_click_re_lays_out_the_panes_it_changes_not_the_whole_window(qtbot, window):
+    """A new title, caption or neighbour list re-laid out the main window on every click (every
+    pane's size hints asked again, 2-4 ms): the viewer and the neighbours pane are fenced."""
+    type_text(qtbot, window, "the cat sat on the mat")
+    click_chip(qtbot, window, 0)
+    qtbot.wait(100)
+    requests = _LayoutRequests(window)
+    for index in (1, 2, 3, 4):
+        click_chip(qtbot, window, index)
+        qtbot.waitUntil(lambda: window.neighbors.latest is not None, timeout=30000)
+        qtbot.wait(50)
+    assert window.viewer.rows[0].id == window.state.selection[0]
+    assert requests.count == 0
 
 
 def test_typing_updates_chips(qtbot, window):

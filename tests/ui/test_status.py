@@ -36,3 +36,43 @@ def test_long_job_shows_progress_and_cancel_stops_it(qtbot):
     qtbot.waitUntil(lambda: not jobs.busy, timeout=30000)
     assert results == []
     qtbot.waitUntil(lambda: not status.bar.isVisible(), timeout=30000)
+
+
+def test_job_texts_never_re_lay_out_the_status_bar(qtbot):
+    """The job widget has a fixed size: a new job's text re-lays out that widget only, not the
+    status bar and the window above it."""
+    from PySide6.QtCore import QEvent, QObject
+
+    class Requests(QObject):
+        count = 0
+
+        def eventFilter(self, watched, event) -> bool:
+            self.count += event.type() == QEvent.Type.LayoutRequest
+            return False
+
+    jobs = Jobs()
+    bar, status = make_status_bar(jobs)
+    qtbot.addWidget(bar)
+    bar.show()
+    release = threading.Event()
+
+    def job(text):
+        def run():
+            yield (text, 0.5)
+            release.wait(10)
+
+        return run
+
+    lane = jobs.lane(Lane.PROJECTION)
+    lane.submit(job("short"), label="short")
+    qtbot.waitUntil(lambda: status.label.isVisible(), timeout=30000)
+    requests = Requests()
+    bar.installEventFilter(requests)
+    texts = ["a much longer label for a job that reports", "UMAP of 5000 tokens, epoch 10"]
+    for text in texts:
+        lane.submit(job(text), label=text)
+    qtbot.waitUntil(lambda: status.label.toolTip() == texts[-1], timeout=30000)
+    release.set()
+    qtbot.waitUntil(lambda: not jobs.busy, timeout=30000)
+    assert status.minimumSize() == status.maximumSize()
+    assert requests.count == 0

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.core.rows import RowData
+from explorer.ui.layout_fence import LayoutFence
 from explorer.ui.steady_tabs import SteadyTabWidget
 from explorer.ui.style import reserve_lines
 from explorer.ui.viewer.cosine import CosinePanel
@@ -76,7 +77,7 @@ class EmbeddingViewer(QWidget):
         # first show (polish, the plots' resize handling: ~20 ms on the GUI thread)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(content)
+        layout.addWidget(LayoutFence(content))  # a new title or caption re-lays out the viewer only
         self.content = content
         self.empty = empty
         empty.setParent(self)
