@@ -32,10 +32,11 @@ from explorer.core.errors import ExplorerError, TokenError
 from explorer.core.model import EmbeddingModel, open_model
 from explorer.core.read_ahead import read_ahead
 from explorer.core.token_text import Token, parse_token_ref
+from explorer.core.vectors import quantile
 from explorer.core.vocab_table import TokenList
 
 LEVEL_SAMPLE = 2048  # rows sampled to fix the heatmap colour range of a model…
-LEVEL_VALUES = 1 << 20  # …but at most this many values (numpy's quantile holds the GIL)
+LEVEL_VALUES = 1 << 20  # …but at most this many values (the quantile holds the GIL)
 LEVEL_QUANTILE = 0.999
 TOKENS_MADE_AHEAD = 4096  # tokens of a long text made on the worker (the pane shows ≤ 3000)
 
@@ -69,7 +70,7 @@ def shared_level(model: EmbeddingModel, sample: int = LEVEL_SAMPLE, seed: int = 
     values = values[np.isfinite(values)]
     if values.size == 0:
         return 1.0
-    limit = float(np.quantile(values, LEVEL_QUANTILE))
+    limit = quantile(values, LEVEL_QUANTILE)
     return limit if limit > 0 else float(values.max() or 1.0)
 
 

@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 from core.fixtures import NUMPY_DTYPES
 
-from explorer.core.vectors import bit_fields, cosine_matrix, decode_rows, near_square, row_stats
+from explorer.core.vectors import (
+    bit_fields,
+    cosine_matrix,
+    decode_rows,
+    near_square,
+    quantile,
+    row_stats,
+)
 
 
 @pytest.mark.parametrize(
@@ -109,3 +116,16 @@ def test_near_square_fills_common_dims_exactly(n):
     rows, cols = near_square(n)
     assert rows * cols == n
     assert near_square(4096) == (64, 64)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_quantile_from_one_partition_equals_numpy(dtype):
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        values = np.abs(rng.normal(size=int(rng.integers(1, 2000)))).astype(dtype)
+        if trial % 3 == 0:
+            values = np.round(values, 1)  # ties
+        for q in (0.0, 0.5, 0.999, 1.0, float(rng.random())):
+            assert quantile(values, q) == float(np.quantile(values, q)), (trial, q)
+    with pytest.raises(ValueError):
+        quantile(np.zeros(0, dtype=dtype), 0.5)
