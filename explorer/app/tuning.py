@@ -2,9 +2,10 @@
 
 * The GIL switch interval: a worker running Python holds the GIL for up to this long before
   the GUI thread, which gives it up on every call into Qt, gets it back (CPython: 5 ms).
-* The cyclic GC: everything alive once a model is open (modules, numba's compiler state, the
-  vocabulary) lives as long as the model; `freeze_long_lived()` keeps it out of full GC passes,
-  which would otherwise take ~100 ms and, run from any thread, freeze the window that long.
+* The cyclic GC: everything alive once the app has started (modules, numba's compiler state)
+  lives as long as the app, and what a model brings (its vocabulary) as long as the model;
+  `freeze_long_lived()`, after the start and after each open, keeps it out of full GC passes,
+  which would otherwise take 60-100 ms and, run from any thread, freeze the window that long.
 * numba's thread count is per thread: each job worker leaves one core for the window
   (`tune_worker_thread`, called by the job layer before every job). BLAS, whose threads spin
   while they wait for work, gets the same limit for the whole process (`tune_process`).
@@ -34,6 +35,7 @@ def tune_process() -> None:
     sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
     limit_blas_threads()
     start_kernels()
+    freeze_long_lived()  # the start-up's ~240k objects: full passes took 60-80 ms as a model opened
 
 
 def numba_loads_quickly() -> bool:
