@@ -301,7 +301,10 @@ def test_clear_empties_everything(viewer, bf16_model):
     assert viewer.hint.text() == "Click a token to see its embedding"
     assert viewer.rows == [] and viewer.current_row is None
     assert viewer.values.model.rowCount() == 0
-    assert viewer.plot.curves == []
+    assert all(
+        curve.getData()[0] is None or len(curve.getData()[0]) == 0 for curve in viewer.plot.curves
+    )
+    assert len(viewer.plot.curves) == 1  # kept, empty, for the next click
     assert viewer.heatmap.image.image is None
     assert viewer.cosine.table.rowCount() == 0
     viewer.set_rows(load_rows(model, [2]))
@@ -426,3 +429,21 @@ def test_plot_scale_is_round_and_steady_across_rows_of_similar_size():
     for lo, hi in [(-0.12, 0.09), (-1e-5, 2e-5), (-7.5, 0.2), (0.3, 1e4)]:
         a, b = steady_range(lo, hi)
         assert a <= lo and b >= hi
+
+
+def test_new_scales_never_re_lay_out_the_plot(viewer, bf16_model, qtbot):
+    """The value axis has a fixed width: tick labels of another length (0.1, then 0.15, then
+    12.5) re-laid out the plot and repainted all of it on a click."""
+    import dataclasses
+
+    model, _ = bf16_model
+    row = load_rows(model, [2])[0]
+    peak = float(np.abs(row.values).max())
+    viewer.set_rows([row])
+    qtbot.wait(50)
+    box = viewer.plot.getPlotItem().vb.sceneBoundingRect()
+    for scale in (0.1, 0.15, 12.5, 0.00015, 3.0):
+        values = (row.values / peak * scale).astype(np.float32)
+        viewer.set_rows([dataclasses.replace(row, values=values)])
+        qtbot.wait(30)
+        assert viewer.plot.getPlotItem().vb.sceneBoundingRect() == box, scale

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QColor, QPalette, QPen
+from PySide6.QtGui import QColor, QFontMetrics, QPalette, QPen
 from PySide6.QtWidgets import QWidget
 
 from explorer.core.rows import RowData
@@ -48,12 +48,15 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.rows: list[RowData] = []
-        self.curves: list[pg.PlotDataItem] = []
+        self.curves: list[pg.PlotDataItem] = []  # one per row shown (one, empty, for none)
         item = self.getPlotItem()
         item.setLabel("bottom", "dimension")
         item.setLabel("left", "value")
         for name in ("left", "bottom"):
             item.getAxis(name).enableAutoSIPrefix(False)  # show 0.15, not 150 (×0.001)
+        # a fixed width: tick labels of another length (0.1, then 0.15) re-laid out the plot
+        # and repainted all of it on a click
+        item.getAxis("left").setWidth(QFontMetrics(self.font()).horizontalAdvance("-0.00015") + 34)
         # no grid: its lines are redrawn with the axis on every repaint (~5 ms each)
         item.setMenuEnabled(False)
         item.hideButtons()
@@ -65,6 +68,7 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
         self.peak = pg.ScatterPlotItem(size=9, symbol="o")
         for it in (self.zero, self.cursor, self.peak):
             item.addItem(it, ignoreBounds=True)
+        self._add_curve()  # made now, not on the first click
         self.setToolTip(
             "Values of the row by position; drag to pan, wheel to zoom, double-click a "
             "point to show it in the values table"
@@ -75,14 +79,14 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
     def set_rows(self, rows: list[RowData]) -> None:
         self.rows = list(rows)
         item = self.getPlotItem()
-        while len(self.curves) > len(rows):
+        while len(self.curves) > max(len(rows), 1):  # one stays, empty, for the next click
             item.removeItem(self.curves.pop())
         while len(self.curves) < len(rows):
-            curve = pg.PlotDataItem(pen=self._pen(len(self.curves)))
-            item.addItem(curve)
-            self.curves.append(curve)
-        for curve, row in zip(self.curves, rows, strict=True):
+            self._add_curve()
+        for curve, row in zip(self.curves, rows, strict=False):  # no rows: one empty curve
             curve.setData(np.arange(row.values.shape[0]), row.values)
+        for curve in self.curves[len(rows) :]:
+            curve.setData([], [])
         # no legend over the data (the summary table above is the legend), and no restyle of
         # the axes or the curves: each one costs the GUI thread per click
         peak = rows[0].stats.argmax_abs if len(rows) == 1 else -1
@@ -92,6 +96,11 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
             self.peak.setData([], [])
         self.cursor.hide()
         self._fit(rows)
+
+    def _add_curve(self) -> None:
+        curve = pg.PlotDataItem(pen=self._pen(len(self.curves)))
+        self.getPlotItem().addItem(curve)
+        self.curves.append(curve)
 
     def _fit(self, rows: list[RowData]) -> None:
         """Show all of the rows: one explicit range, so that the view paints once per new row
