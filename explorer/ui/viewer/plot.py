@@ -56,7 +56,7 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
             item.getAxis(name).enableAutoSIPrefix(False)  # show 0.15, not 150 (×0.001)
         # a fixed width: tick labels of another length (0.1, then 0.15) re-laid out the plot
         # and repainted all of it on a click
-        item.getAxis("left").setWidth(QFontMetrics(self.font()).horizontalAdvance("-0.00015") + 34)
+        item.getAxis("left").setWidth(QFontMetrics(self.font()).horizontalAdvance("-0.00015") + 28)
         # no grid: its lines are redrawn with the axis on every repaint (~5 ms each)
         item.setMenuEnabled(False)
         item.hideButtons()
