@@ -73,7 +73,10 @@ class VocabIndex:
             self._ids = sorted_ids(labels)
             self._keys: Sequence[str] = [search_key(labels[i]) for i in self._ids]
         else:
-            self._ids = np.asarray(order).tolist()
+            order = np.asarray(order)  # to Python ints a run at a time: one call holds the GIL
+            self._ids = [
+                i for at in range(0, len(order), RUN) for i in order[at : at + RUN].tolist()
+            ]
             self._keys = _KeysInOrder(labels, self._ids)  # labels decode lazily: nothing up front
 
     def __len__(self) -> int:

@@ -160,10 +160,13 @@ class VocabTable:
         return self.data[at[i] : at[i + 1]]
 
 
-def _first_wins(keys: list[bytes], ids: list[int], run: int = 8192) -> dict[bytes, int]:
-    """{key: the first id with it}, built by dict.update in C a run at a time: one call over
-    250k keys would hold the GIL (and freeze the window) for tens of milliseconds."""
-    index: dict[bytes, int] = {}
+def _first_wins(
+    keys: list[bytes], ids: list[int], run: int = 8192, into: dict[bytes, int] | None = None
+) -> dict[bytes, int]:
+    """{key: the first id with it} (added to `into`, over what it held), built by dict.update in
+    C a run at a time: one call over 250k keys would hold the GIL (and freeze the window) for
+    tens of milliseconds."""
+    index: dict[bytes, int] = {} if into is None else into
     for end in range(len(keys), 0, -run):  # last run first: earlier ids overwrite later ones
         start = max(0, end - run)
         index.update(zip(reversed(keys[start:end]), reversed(ids[start:end]), strict=True))
@@ -279,7 +282,7 @@ class VocabTokenizer:
         index: dict[bytes, int] = {}
         for kind in (CONTINUES, 0):  # continuations first, so words overwrite them
             ids = np.flatnonzero((flags & PRESENT) & ((flags & CONTINUES) == kind)).tolist()
-            index.update(_first_wins([self.table.token_bytes(i) for i in ids], ids))
+            _first_wins([self.table.token_bytes(i) for i in ids], ids, into=index)
         return index
 
     def find(self, text: str) -> int:
