@@ -134,6 +134,7 @@ class MainWindow(QMainWindow):
         self.state.modelChanged.connect(self._model_changed)
         self.twin = install_twin_switch(self)  # View › Random twin
         self.rows.rowsReady.connect(self.viewer.set_rows)
+        self.rows.reading.connect(self.viewer.uncover)
         self.rows.cleared.connect(self.viewer.clear)
         self.state.levelsChanged.connect(self.viewer.set_levels)
         self.state.statusMessage.connect(lambda m: self.status.showMessage(m, 8000))

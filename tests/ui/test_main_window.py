@@ -289,3 +289,16 @@ def test_model_panel_shows_every_wrapped_line_in_a_small_window(qtbot):
     assert panel.values["Tokenizer"].heightForWidth(panel.values["Tokenizer"].width()) > (
         panel.values["Dtype"].height()
     )  # it does wrap here, so the check above means something
+
+
+def test_a_selection_uncovers_the_viewer_before_its_rows_arrive(qtbot, window):
+    """The whole viewer's first paint after the empty state and the new row's paint go in two
+    turns of the event loop, not one: the content shows as soon as the rows are asked for."""
+    type_text(qtbot, window, "the cat sat")
+    assert not window.viewer.showing_rows
+    window.state.select([4])
+    assert window.viewer.showing_rows and window.viewer.rows == []  # no row read yet
+    qtbot.waitUntil(lambda: [r.id for r in window.viewer.rows] == [4], timeout=30000)
+    window.state.select([])
+    assert not window.viewer.showing_rows
+    idle(qtbot, window)

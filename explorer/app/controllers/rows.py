@@ -18,6 +18,7 @@ class RowsController(FeatureController):
 
     rowsReady = Signal(object)  # list[RowData] of the (first MAX_VIEW_ROWS) selected tokens
     cleared = Signal(str)  # nothing selected: a hint to show instead ("" for none)
+    reading = Signal()  # rows of a new selection are being read
 
     def __init__(self, state: AppState, parent: QObject | None = None):
         super().__init__(state, parent)
@@ -42,6 +43,7 @@ class RowsController(FeatureController):
             self.state.statusMessage.emit(
                 f"{len(ids)} tokens selected; the viewer shows the first {MAX_VIEW_ROWS}"
             )
+        self.reading.emit()
         self.lane.submit(
             load_rows,
             model,

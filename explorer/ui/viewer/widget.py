@@ -197,6 +197,13 @@ class EmbeddingViewer(QWidget):
         self.readout.setText(READOUT_HINT)
         self.empty.hide()
 
+    def uncover(self) -> None:
+        """Rows are on their way: show the content (still empty) now. Its first paint after
+        the empty state (the whole viewer) then happens in this turn of the event loop, and the
+        rows' own paint in a later one, not both at once (~45 ms on the first click)."""
+        if not self.rows:
+            self.empty.hide()
+
     def clear(self, message: str = "") -> None:
         """Empty state with a hint (or `message`, e.g. an error or 'Loading…')."""
         self.rows = []
