@@ -447,3 +447,16 @@ def test_new_scales_never_re_lay_out_the_plot(viewer, bf16_model, qtbot):
         viewer.set_rows([dataclasses.replace(row, values=values)])
         qtbot.wait(30)
         assert viewer.plot.getPlotItem().vb.sceneBoundingRect() == box, scale
+
+
+def test_the_first_row_moves_nothing(viewer, bf16_model, qtbot):
+    """Under the empty state the viewer is laid out for one row from the start (no summary
+    table, the card as tall as with a row): the first click re-lays out and repaints nothing
+    but what shows the row (the plots moved by the table's and the card's heights before)."""
+    model, _ = bf16_model
+    qtbot.wait(50)  # the first show's work is done
+    where = viewer.plot.mapTo(viewer, viewer.plot.rect().topLeft()), viewer.plot.size()
+    viewer.set_rows(load_rows(model, [2]))
+    qtbot.wait(30)
+    assert (viewer.plot.mapTo(viewer, viewer.plot.rect().topLeft()), viewer.plot.size()) == where
+    assert viewer.card.isVisible() and not viewer.table.isVisible()

@@ -112,6 +112,16 @@ class SummaryCard(QFrame):
         layout.addLayout(head)
         layout.addLayout(grid)
 
+    def reserve_height(self) -> None:
+        """Take the height of a shown row now (measured with sample texts, then emptied): the
+        first row then moves nothing below the card (that re-laid out and repainted the plots)."""
+        labels = [self.title, self.id_chip, self.dtype_chip, *self.values.values()]
+        for label in labels:
+            label.setText("Xg #0")
+        self.setMinimumHeight(max(self.minimumHeight(), self.sizeHint().height()))
+        for label in labels:
+            label.setText("")
+
     def set_row(self, row: RowData) -> None:
         s = row.stats
         self.title.setText(row.label)

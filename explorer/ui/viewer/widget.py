@@ -48,6 +48,7 @@ class EmbeddingViewer(QWidget):
         self.card = SummaryCard()
         self.table = SummaryTable()
         self.table.currentRowChanged.connect(self._activate)
+        self.table.hide()  # laid out for one row from the start: the first click moves nothing
 
         overview = self._overview()
 
@@ -107,6 +108,7 @@ class EmbeddingViewer(QWidget):
         """Paint the covered content once off screen when the window appears: the plots' first
         paint (fonts, cached axis pictures) is then not part of the first click."""
         if not self.showing_rows:
+            self.card.reserve_height()
             self.content.grab()
 
     def _empty_state(self) -> QWidget:
