@@ -16,10 +16,21 @@ from PySide6.QtWidgets import QWidget
 
 
 class LayoutFence(QWidget):
+    """Places `child` over its whole area, and any overlays (e.g. an empty-state cover) on top:
+    showing or hiding an overlay invalidates no layout either (a child shown or hidden under a
+    widget with a layout invalidates that layout, whether the child is in it or not)."""
+
     def __init__(self, child: QWidget, parent: QWidget | None = None):
         super().__init__(parent)
         self.child = child
+        self.overlays: list[QWidget] = []
         child.setParent(self)
+
+    def add_overlay(self, widget: QWidget) -> None:
+        widget.setParent(self)
+        widget.setGeometry(self.rect())
+        widget.raise_()
+        self.overlays.append(widget)
 
     def sizeHint(self) -> QSize:
         return self.child.sizeHint()
@@ -29,4 +40,5 @@ class LayoutFence(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self.child.setGeometry(self.rect())
+        for widget in (self.child, *self.overlays):
+            widget.setGeometry(self.rect())

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QPalette, QResizeEvent, QShowEvent
+from PySide6.QtGui import QFont, QPalette, QShowEvent
 from PySide6.QtWidgets import (
     QLabel,
     QSplitter,
@@ -75,14 +75,17 @@ class EmbeddingViewer(QWidget):
 
         # The empty state covers the content rather than taking turns with it in a stack: the
         # content stays shown and laid out under it, so the first click does not pay for its
-        # first show (polish, the plots' resize handling: ~20 ms on the GUI thread)
+        # first show (polish, the plots' resize handling: ~20 ms on the GUI thread). Both sit in
+        # a fence: a new title or caption, or the cover shown or hidden, re-lays out the viewer
+        # only, not the window
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(LayoutFence(content))  # a new title or caption re-lays out the viewer only
+        fence = LayoutFence(content)
+        layout.addWidget(fence)
         self.content = content
         self.empty = empty
-        empty.setParent(self)
         empty.setAutoFillBackground(True)  # opaque: Qt does not paint the content beneath
+        fence.add_overlay(empty)
 
         for source in (self.plot, self.heatmap):
             source.hovered.connect(self._hovered)
@@ -93,10 +96,6 @@ class EmbeddingViewer(QWidget):
     @property
     def showing_rows(self) -> bool:
         return not self.empty.isVisibleTo(self)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self.empty.setGeometry(self.rect())
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -216,7 +215,6 @@ class EmbeddingViewer(QWidget):
         self.heatmap.set_row(None, 1.0)
         self.values.set_row(None)
         self.cosine.set_rows([])
-        self.empty.setGeometry(self.rect())
         self.empty.show()
         self.empty.raise_()
 
