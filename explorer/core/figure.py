@@ -10,11 +10,14 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
 from xml.sax.saxutils import escape
 
 import numpy as np
 
 FONT = "DejaVu Sans, Verdana, sans-serif"
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # matplotlib's viridis at 9 stops: perceptually even and readable in grey
 _VIRIDIS = np.array(
@@ -83,33 +86,6 @@ class PlacedLabel:
     h: float
 
 
-def place_labels(
-    px: np.ndarray,
-    py: np.ndarray,
-    texts: Sequence[str],
-    order: Sequence[int],
-    width_of: Callable[[str], float],
-    height: float,
-    bounds: tuple[float, float, float, float],
-    max_labels: int = 200,
-    max_tries: int = 4000,
-    gap: float = 2.0,
-    offset: float | None = None,
-) -> list[PlacedLabel]:
-    """Greedy placement: in priority order, put each label beside its point (right, left, above,
-    below) where its box overlaps no label placed before and stays inside `bounds`
-    (x0, y0, x1, y1, in the same pixel units as px/py), `offset` pixels from the point.
-    Labels that do not fit are left out."""
-    steps = placing_labels(
-        px, py, texts, order, width_of, height, bounds, max_labels, max_tries, gap, offset
-    )
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value
-
-
 def placing_labels(
     px: np.ndarray,
     py: np.ndarray,
@@ -124,8 +100,11 @@ def placing_labels(
     offset: float | None = None,
     tries_per_step: int = 4000,
 ) -> Generator[None, None, list[PlacedLabel]]:
-    """``place_labels`` in steps of `tries_per_step` labels tried: a window spreads the work
-    over turns of its event loop; the placement is the generator's return value."""
+    """Greedy placement: in priority order, put each label beside its point (right, left, above,
+    below) where its box overlaps no label placed before and stays inside `bounds`
+    (x0, y0, x1, y1, in the same pixel units as px/py), `offset` pixels from the point.
+    Labels that do not fit are left out. It goes in steps of `tries_per_step` labels tried (a
+    window spreads them over turns of its event loop); the placement is the return value."""
     x0, y0, x1, y1 = bounds
     cell = 4.0 * height  # a grid of buckets: each test looks only at nearby labels
     grid: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
@@ -168,6 +147,23 @@ def placing_labels(
             placed.append(PlacedLabel(i, float(cx), float(cy), float(w), float(h)))
             break
     return placed
+
+
+def all_at_once(stepwise: Callable[P, Generator[None, None, R]]) -> Callable[P, R]:
+    """`stepwise` run to its end in one call, returning the generator's value."""
+
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        steps = stepwise(*args, **kwargs)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+
+    return run
+
+
+place_labels = all_at_once(placing_labels)  # the whole placement in one call (the SVG figure)
 
 
 def label_order(n: int, similarity: np.ndarray | None, highlight: Sequence[int]) -> list[int]:
