@@ -46,8 +46,7 @@ class LabelPool:
         self._slots: list[_Slot] = []
         # queued changes to the items, each with the slot it changes (None: no slot's record)
         self._steps: deque[tuple[_Slot | None, Callable[[], None]]] = deque()
-        self._placing: Generator[None, None, list[figure.PlacedLabel]] | None = None
-        self._placed: Callable[[list[figure.PlacedLabel]], None] = lambda placed: None
+        self._placing: Generator[None, None, None] | None = None  # placing, then queueing
         # the rest of them, a turn later; owned by the plot, so it dies with the items
         self._next_turn = QTimer(plot, singleShot=True, interval=0)
         self._next_turn.timeout.connect(self._apply_a_turn)
@@ -147,17 +146,23 @@ class LabelPool:
             placing = self._placing_labels(px, py, labels, order[inside[order]], (w_px, h_px), cap)
         else:
             placing = _nothing()
-        self._placing = placing
-        self._placed = partial(self._queue, ids, labels, highlight_ids, (w_px, h_px), view)
+        self._placing = self._place_then_queue(
+            placing, ids, labels, highlight_ids, (w_px, h_px), view
+        )
         self._apply_a_turn()
 
     def _place_a_step(self) -> None:
         assert self._placing is not None
         try:
             next(self._placing)
-        except StopIteration as done:
+        except StopIteration:
             self._placing = None
-            self._placed(done.value)
+
+    def _place_then_queue(
+        self, placing, ids, labels, highlight_ids, size, view
+    ) -> Generator[None, None, None]:
+        placed = yield from placing
+        self._queue(ids, labels, highlight_ids, size, view, placed)
 
     def _queue(self, ids, labels, highlight_ids, size, view, placed) -> None:
         """Queue the changes that show `placed` (which slot shows which token, where)."""
