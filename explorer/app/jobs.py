@@ -63,6 +63,7 @@ class Lane(StrEnum):
     TOKENIZE = "tokenize"
     LOOKUP = "lookup"  # rows of the selection for the viewer
     VOCAB = "vocab"
+    FIND = "find"  # the token that text typed in the Find box names
     NEIGHBORS = "neighbors"
     INDEX = "index"  # the fast neighbour index (child process)
     PROJECTION = "projection"

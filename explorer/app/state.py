@@ -30,9 +30,8 @@ from explorer.app.jobs import JobContext, Jobs, Lane, error_message
 from explorer.app.tokenizer_service import Opened, TokenizerService, open_with_tokenizer
 from explorer.core.errors import ExplorerError, TokenError
 from explorer.core.model import EmbeddingModel, open_model
-from explorer.core.read_ahead import read_ahead
 from explorer.core.token_text import Token, parse_token_ref
-from explorer.core.vectors import quantile
+from explorer.core.vectors import decode_rows, quantile
 from explorer.core.vocab_table import TokenList
 
 LEVEL_SAMPLE = 2048  # rows sampled to fix the heatmap colour range of a model…
@@ -65,8 +64,7 @@ def shared_level(model: EmbeddingModel, sample: int = LEVEL_SAMPLE, seed: int = 
     if n == 0:
         return 1.0
     ids = np.sort(np.random.default_rng(seed).choice(model.rows, size=n, replace=False))
-    read_ahead(model.matrix, ids.tolist())  # cold rows read without the GIL
-    values = np.abs(model.vectors(ids).astype(np.float32, copy=False))
+    values = np.abs(decode_rows(model.cold_rows(ids)).astype(np.float32, copy=False))
     values = values[np.isfinite(values)]
     if values.size == 0:
         return 1.0

@@ -17,7 +17,7 @@ import numpy as np
 from explorer.core import neighborhood, projection
 from explorer.core.context import JobContext, raise_if_cancelled
 from explorer.core.model import EmbeddingModel
-from explorer.core.read_ahead import read_ahead
+from explorer.core.vectors import decode_rows
 
 SOURCES = ("around", "text", "list", "sample")
 MAX_CLUSTERS = 8
@@ -88,8 +88,7 @@ def choose_and_preview(
     yield ("Choosing tokens", 0.02)
     nb = choose(model, req, ctx)
     yield ("Reading rows", 0.55)
-    read_ahead(model.matrix, nb.ids.tolist())  # cold rows read without the GIL
-    vectors = model.vectors(nb.ids)
+    vectors = decode_rows(model.cold_rows(nb.ids))
     norms = np.linalg.norm(np.nan_to_num(vectors.astype(np.float64)), axis=1)
     yield ("PCA preview", 0.7)
     coords = projection.pca_2d(projection.prepare(vectors), req.params.seed)

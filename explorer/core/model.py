@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer.core import heads
+from explorer.core.cold_rows import read_rows
 from explorer.core.context import CancelCheck
 from explorer.core.errors import ModelFormatError, TokenError
 from explorer.core.filecheck import check_mapped, first_change
@@ -109,6 +110,19 @@ class EmbeddingModel:
         return self.tokenizer.label(token_id)
 
     def raw_rows(self, ids) -> np.ndarray:
+        ids = self._checked_ids(ids)
+        check_mapped(self.matrix)  # a file that shrank since it was opened would kill us (SIGBUS)
+        return np.asarray(self.matrix[ids])
+
+    def cold_rows(self, ids) -> np.ndarray:
+        """``raw_rows`` for a few rows that may not be in memory: read from the file with the
+        GIL released while the disk answers (a fault in the memory map would hold it)."""
+        ids = self._checked_ids(ids)
+        check_mapped(self.matrix)  # the same verdict on a cut file as raw_rows'
+        rows = read_rows(self.matrix, ids.tolist())
+        return rows if rows is not None else self.raw_rows(ids)
+
+    def _checked_ids(self, ids) -> np.ndarray:
         if self.matrix.shape[0] != self.rows:  # a worker may still ask after the model was closed
             raise ModelFormatError(f"{self.path.name}: the model was closed")
         try:
@@ -120,8 +134,7 @@ class EmbeddingModel:
         bad = ids[(ids < 0) | (ids >= self.rows)]
         if bad.size:
             self.check_id(int(bad[0]))
-        check_mapped(self.matrix)  # a file that shrank since it was opened would kill us (SIGBUS)
-        return np.asarray(self.matrix[ids])
+        return ids
 
     def vectors(self, ids) -> np.ndarray:
         """Rows decoded exactly to float32 (float64 for F64), shape [len(ids), dim]."""

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core.model import EmbeddingModel
-from explorer.core.read_ahead import read_ahead
 from explorer.core.vectors import RowStats, decode_rows, row_stats
 
 
@@ -24,8 +23,7 @@ class RowData:
 
 
 def load_rows(model: EmbeddingModel, ids: Sequence[int]) -> list[RowData]:
-    read_ahead(model.matrix, ids)  # a cold row's disk read without the GIL (the window waits)
-    raw = model.raw_rows(list(ids))
+    raw = model.cold_rows(list(ids))  # a cold row's disk read without the GIL (the window waits)
     values = decode_rows(raw)
     return [
         RowData(

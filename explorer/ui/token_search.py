@@ -9,8 +9,6 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication, QCompleter, QLine
 
 from explorer.app.controllers.vocabulary import VocabularyController
 from explorer.app.state import AppState
-from explorer.core.errors import ExplorerError
-from explorer.core.token_text import parse_token_ref
 from explorer.core.vocab_index import Match
 
 SEP = "\u2003 #"  # between label and id in a suggestion
@@ -61,6 +59,7 @@ class TokenSearch(QLineEdit):
         self.completer_.setWidget(self)
         self.completer_.activated[str].connect(self._activated)  # type: ignore[index]
         self.textEdited.connect(self._suggest)
+        self.textEdited.connect(lambda _text: self.vocabulary.forget_find())
         self.returnPressed.connect(self._enter)
         self.vocabulary.indexCleared.connect(self._index_cleared)
         self.vocabulary.indexReady.connect(self._index_ready)
@@ -109,15 +108,15 @@ class TokenSearch(QLineEdit):
         if QUERY_SYNTAX.search(text):
             self._query(text)
             return
-        try:
-            token_id = self.state.model.check_id(parse_token_ref(text, self.state.model.tokenizer))
-        except ExplorerError:
-            if self.matches:  # not one token as typed: take the best suggestion
-                self._select(self.matches[0].id, add=add)
-            else:  # e.g. a word of several tokens: the neighbours of their mean
-                self._query(text)
-            return
-        self._select(token_id, add=add)
+        self.vocabulary.find(text, lambda token_id: self._found(text, token_id, add))
+
+    def _found(self, text: str, token_id: int | None, add: bool) -> None:
+        if token_id is not None:
+            self._select(token_id, add=add)
+        elif self.matches:  # not one token as typed: take the best suggestion
+            self._select(self.matches[0].id, add=add)
+        else:  # e.g. a word of several tokens: the neighbours of their mean
+            self._query(text)
 
     def _query(self, text: str) -> None:
         self._popup().hide()

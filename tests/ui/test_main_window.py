@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QMimeData, QObject, QPoint, QPointF, Qt, QUrl
@@ -206,6 +208,27 @@ def test_search_box_selects_by_text_and_id(qtbot, window, tiny_model):
         qtbot.keyClick(search, Qt.Key.Key_Return)
     idle(qtbot, window)
     assert window.state.selection == [12]
+
+
+def test_find_asks_the_tokenizer_on_a_worker(qtbot, window, monkeypatch):
+    """A word the vocabulary does not list is encoded, which may wait on the tokenizer's process
+    (busy with a long paste): Return must not make the window wait for it."""
+    tokenizer = window.state.model.tokenizer
+    threads = []
+
+    def find(text):
+        threads.append(threading.current_thread())
+        return type(tokenizer).find(tokenizer, text)
+
+    monkeypatch.setattr(tokenizer, "find", find)
+    window.focus_search()
+    qtbot.keyClicks(window.search, "kitten")
+    window.search.completer_.popup().hide()  # Return reads the text, not a suggestion
+    with qtbot.waitSignal(window.state.selectionChanged, timeout=30000) as blocker:
+        qtbot.keyClick(window.search, Qt.Key.Key_Return)
+    assert blocker.args[0] == [10]
+    assert threads and threading.main_thread() not in threads
+    idle(qtbot, window)
 
 
 def test_shortcuts_focus_panes_and_settings_survive(qtbot, window):
