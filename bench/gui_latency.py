@@ -210,11 +210,13 @@ def main(argv: list[str] | None = None) -> int:
             sampler.start()
         others = OtherLoad()
         phases: dict[str, float] = {}
-        gap_cpu: dict[str, float] = {}  # the GUI thread's own CPU time in each longest gap
+        # within each longest gap: the GUI thread's own CPU time, its wait for a core, and the
+        # time the hypervisor took from the machine (steal)
+        gap_cpu: dict[str, tuple[float, float, float]] = {}
 
         def phase(name: str) -> None:
             phases[name] = meter.max_gap_ms
-            gap_cpu[name] = meter.max_gap_cpu_ms
+            gap_cpu[name] = (meter.max_gap_cpu_ms, meter.max_gap_queued_ms, meter.max_gap_steal_ms)
             meter.reset()
             if sampler is not None:
                 for stall in sampler.stalls:
@@ -349,10 +351,17 @@ def main(argv: list[str] | None = None) -> int:
             f"search completion per keystroke: {statistics.mean(search_ms):.2f} ms "
             f"over {args.rows} tokens"
         )
-        print("longest GUI-thread gap (5 ms timer), and the GUI thread's CPU time within it:")
+        print(
+            "longest GUI-thread gap (5 ms timer); within it the GUI thread's CPU time, its wait "
+            "for a core, and steal (time the hypervisor took from the machine's CPUs):"
+        )
         for name, gap in phases.items():
-            print(f"  {name:<58} {gap:6.1f} ms  (cpu {gap_cpu[name]:5.1f})")
-        print(f"  {'overall':<58} {max(phases.values()):6.1f} ms")
+            cpu, queued, steal = gap_cpu[name]
+            print(
+                f"  {name:<52} {gap:6.1f} ms  (cpu {cpu:5.1f}, queued {queued:5.1f}, "
+                f"steal {steal:4.0f})"
+            )
+        print(f"  {'overall':<52} {max(phases.values()):6.1f} ms")
         print(
             f"machine: {os.cpu_count()} cores; other processes used {others.share():.0%} of "
             f"them during the run (load average {os.getloadavg()[0]:.1f})"

@@ -8,10 +8,26 @@ import time
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer
 
 
+def _waits() -> tuple[float, float]:
+    """Seconds so far (Linux; else 0): the calling thread's wait for a core (run queue), and the
+    time the hypervisor took from this machine's CPUs (steal, all CPUs summed)."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as f:
+            queued = int(f.read().split()[1]) / 1e9
+        with open("/proc/stat", "rb") as f:
+            fields = f.readline().split()
+        steal = int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0.0
+    except (OSError, ValueError, IndexError):
+        return 0.0, 0.0
+    return queued, steal
+
+
 class GapMeter(QObject):
     """Start it on the GUI thread; `max_gap_ms` is the longest time between two timer ticks, and
     `max_gap_cpu_ms` the GUI thread's own CPU time within it (the rest it waited: for a core, for
-    the GIL, for the disk)."""
+    the GIL, for the disk). Within the same gap, `max_gap_queued_ms` is how long the thread
+    waited for a core and `max_gap_steal_ms` the time the hypervisor took from the machine's
+    CPUs (10 ms resolution): the part of a gap that no code of ours can shorten."""
 
     def __init__(self, interval_ms: int = 5, parent: QObject | None = None):
         super().__init__(parent)
@@ -22,8 +38,11 @@ class GapMeter(QObject):
         self._clock = QElapsedTimer()
         self._last = 0
         self._last_cpu = 0.0
+        self._last_waits = (0.0, 0.0)
         self.max_gap_ms = 0.0
         self.max_gap_cpu_ms = 0.0
+        self.max_gap_queued_ms = 0.0
+        self.max_gap_steal_ms = 0.0
         self.ticks = 0
 
     def start(self) -> None:
@@ -32,6 +51,7 @@ class GapMeter(QObject):
         self._clock.start()
         self._last = self._clock.nsecsElapsed()
         self._last_cpu = time.thread_time()
+        self._last_waits = _waits()
         self._timer.start()
 
     def stop(self) -> float:
@@ -41,13 +61,16 @@ class GapMeter(QObject):
 
     def reset(self) -> None:
         self.max_gap_ms = self.max_gap_cpu_ms = 0.0
+        self.max_gap_queued_ms = self.max_gap_steal_ms = 0.0
 
     def _tick(self) -> None:
-        now, cpu = self._clock.nsecsElapsed(), time.thread_time()
+        now, cpu, waits = self._clock.nsecsElapsed(), time.thread_time(), _waits()
         gap = (now - self._last) / 1e6
         if gap > self.max_gap_ms:
             self.max_gap_ms, self.max_gap_cpu_ms = gap, (cpu - self._last_cpu) * 1000
-        self._last, self._last_cpu = now, cpu
+            self.max_gap_queued_ms = (waits[0] - self._last_waits[0]) * 1000
+            self.max_gap_steal_ms = (waits[1] - self._last_waits[1]) * 1000
+        self._last, self._last_cpu, self._last_waits = now, cpu, waits
         self.ticks += 1
 
 

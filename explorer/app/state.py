@@ -144,7 +144,7 @@ class AppState(QObject):
         previous, self.tokenizer_service = self.tokenizer_service, opened.service
         self.set_model(opened.model)
         if previous is not None:  # after set_model: its lanes no longer wait on the old child
-            previous.close()
+            previous.close_soon()
 
     def close_tokenizer(self) -> None:
         """End the tokenizer's child process (the window calls it on close)."""

@@ -164,6 +164,13 @@ class TokenizerService:
                         pass
             self._errors.close()
 
+    def close_soon(self) -> None:
+        """``close`` without waiting here (the GUI thread): the child is killed now, and reaped
+        and its pipes freed on a thread. A dying child can take 50-150 ms to exit on a busy
+        machine, holding a large tokenizer."""
+        self.kill()
+        threading.Thread(target=self.close, name="tokenizer-reaper", daemon=True).start()
+
     @property
     def running(self) -> bool:
         return self._proc.poll() is None

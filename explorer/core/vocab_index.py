@@ -15,6 +15,7 @@ import numpy as np
 
 from explorer.core.errors import TokenError
 from explorer.core.limits import parse_hash_id
+from explorer.core.short_holds import int_list
 
 # Marks that start a word piece; "cat" should find "␣cat", "Ġcat", "▁cat" and "##cat" too.
 _LEADING = ("␣", "▁", "Ġ", "##")
@@ -73,10 +74,7 @@ class VocabIndex:
             self._ids = sorted_ids(labels)
             self._keys: Sequence[str] = [search_key(labels[i]) for i in self._ids]
         else:
-            order = np.asarray(order)  # to Python ints a run at a time: one call holds the GIL
-            self._ids = [
-                i for at in range(0, len(order), RUN) for i in order[at : at + RUN].tolist()
-            ]
+            self._ids = int_list(order)
             self._keys = _KeysInOrder(labels, self._ids)  # labels decode lazily: nothing up front
 
     def __len__(self) -> int:

@@ -17,6 +17,7 @@ from typing import Any, Protocol, overload
 
 import numpy as np
 
+from explorer.core.short_holds import FirstWins, int_list
 from explorer.core.token_text import (
     CHAR_TO_BYTE,
     Token,
@@ -119,11 +120,11 @@ class VocabTable:
 
     @cached_property
     def _piece_at(self) -> list[int]:  # Python ints: numpy scalar indexing is slow per id
-        return self.piece_offsets.tolist()
+        return int_list(self.piece_offsets)
 
     @cached_property
     def _data_at(self) -> list[int]:
-        return self.data_offsets.tolist()
+        return int_list(self.data_offsets)
 
     def piece_utf8(self, i: int) -> bytes:
         at = self._piece_at
@@ -151,26 +152,13 @@ class VocabTable:
                 except UnicodeDecodeError:
                     pass
             out.extend(self.piece(i) for i in range(lo, hi))
-        for i in np.flatnonzero((self.flags & PRESENT) == 0).tolist():
+        for i in int_list(np.flatnonzero((self.flags & PRESENT) == 0)):
             out[i] = None
         return out
 
     def token_bytes(self, i: int) -> bytes:
         at = self._data_at
         return self.data[at[i] : at[i + 1]]
-
-
-def _first_wins(
-    keys: list[bytes], ids: list[int], run: int = 8192, into: dict[bytes, int] | None = None
-) -> dict[bytes, int]:
-    """{key: the first id with it} (added to `into`, over what it held), built by dict.update in
-    C a run at a time: one call over 250k keys would hold the GIL (and freeze the window) for
-    tens of milliseconds."""
-    index: dict[bytes, int] = {} if into is None else into
-    for end in range(len(keys), 0, -run):  # last run first: earlier ids overwrite later ones
-        start = max(0, end - run)
-        index.update(zip(reversed(keys[start:end]), reversed(ids[start:end]), strict=True))
-    return index
 
 
 class _Labels(Sequence[str]):
@@ -226,7 +214,7 @@ class VocabTokenizer:
         self.labels = _Labels(self, max(len(table), rows or 0))
         self.special_ids = set(np.flatnonzero(table.flags & SPECIAL).tolist())
         self.added_ids = set(np.flatnonzero(table.flags & ADDED).tolist())  # as TokenizerInfo's
-        self._flags: list[int] = table.flags.tolist()  # per-id reads: list, not numpy scalars
+        self._flags: list[int] = int_list(table.flags)  # per-id reads: list, not numpy scalars
 
     def has_id(self, token_id: int) -> bool:
         return 0 <= token_id < len(self._flags) and bool(self._flags[token_id] & PRESENT)
@@ -270,19 +258,21 @@ class VocabTokenizer:
         return self
 
     @cached_property
-    def _piece_index(self) -> dict[bytes, int]:
+    def _piece_index(self) -> FirstWins:
         """UTF-8 of each piece → its id."""
-        ids = np.flatnonzero(self.table.flags & PRESENT).tolist()
-        return _first_wins([self.table.piece_utf8(i) for i in ids], ids)
+        ids = int_list(np.flatnonzero(self.table.flags & PRESENT))
+        index = FirstWins()
+        index.add([self.table.piece_utf8(i) for i in ids], ids)
+        return index
 
     @cached_property
-    def _bytes_index(self) -> dict[bytes, int]:
+    def _bytes_index(self) -> FirstWins:
         """Exact bytes → id; a WordPiece continuation ('##s') only where no word has them."""
         flags = self.table.flags
-        index: dict[bytes, int] = {}
+        index = FirstWins()
         for kind in (CONTINUES, 0):  # continuations first, so words overwrite them
-            ids = np.flatnonzero((flags & PRESENT) & ((flags & CONTINUES) == kind)).tolist()
-            _first_wins([self.table.token_bytes(i) for i in ids], ids, into=index)
+            ids = int_list(np.flatnonzero((flags & PRESENT) & ((flags & CONTINUES) == kind)))
+            index.add([self.table.token_bytes(i) for i in ids], ids, overwrite=True)
         return index
 
     def find(self, text: str) -> int:

@@ -79,8 +79,8 @@ def test_labels_are_a_lazy_sequence(info):
         tok.labels[n]
 
 
-def test_first_wins_in_short_runs_keeps_the_first_id_of_each_key():
-    from explorer.core.vocab_table import _first_wins
+def test_first_wins_keeps_the_first_id_of_each_key_and_overwrites_when_told():
+    from explorer.core.short_holds import FirstWins, int_list
 
     rng = np.random.default_rng(3)
     keys = [bytes([int(k)]) for k in rng.integers(0, 40, size=500)]
@@ -88,8 +88,17 @@ def test_first_wins_in_short_runs_keeps_the_first_id_of_each_key():
     want: dict[bytes, int] = {}
     for k, i in zip(keys, ids, strict=True):
         want.setdefault(k, i)
-    for run in (1, 7, 64, 10_000):
-        assert _first_wins(keys, ids, run=run) == want
+    index = FirstWins()
+    index.add(keys, ids)
+    assert index.as_dict() == want and len(index) == len(want)
+    assert all(index.get(k) == i for k, i in want.items()) and index.get(b"none") is None
+    later = [bytes([k]) for k in (1, 2, 200)]
+    index.add(later + later, [1001, 1002, 1003, 2001, 2002, 2003])  # held keys keep their ids
+    assert index.get(b"\x01") == want[b"\x01"] and index.get(bytes([200])) == 1003
+    index.add(later + later, [3001, 3002, 3003, 4001, 4002, 4003], overwrite=True)
+    assert [index.get(k) for k in later] == [3001, 3002, 3003]  # the first of the new ones
+    values = np.arange(20_000, dtype=np.int64) * 3
+    assert int_list(values, run=7) == values.tolist() and type(int_list(values)[5]) is int
 
 
 def test_a_long_text_comes_as_a_lazy_token_list(info):

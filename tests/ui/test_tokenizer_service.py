@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 from core.fixtures import write_model
 
 import explorer
+from explorer.app.state import AppState
 from explorer.app.tokenizer_service import TokenizerService, open_with_tokenizer
 from explorer.core.errors import Cancelled, ModelFormatError
 from explorer.core.model import open_model
@@ -154,6 +156,28 @@ def test_service_encodes_like_the_tokenizer_and_restarts_after_a_crash(bpe_model
     assert not opened.service.running
     with pytest.raises(Cancelled):
         opened.service.encode_ids("cat", False)
+
+
+def test_opening_another_model_does_not_wait_for_the_old_child_to_exit(qtbot, bpe_model):
+    """A dying child holding a large tokenizer takes 50-150 ms to exit on a busy machine: the
+    GUI thread kills it and goes on; it is reaped on another thread."""
+    state = AppState()
+    first = open_with_tokenizer(bpe_model, None)
+    state.set_opened(first)
+    reaped_on = []
+    wait = first.service._proc.wait
+
+    def waited(*args, **kwargs):
+        reaped_on.append(threading.current_thread())
+        return wait(*args, **kwargs)
+
+    first.service._proc.wait = waited
+    state.set_opened(open_with_tokenizer(bpe_model, None))
+    qtbot.waitUntil(lambda: not first.service.running and bool(reaped_on), timeout=10000)
+    assert threading.main_thread() not in reaped_on
+    assert state.tokenizer_service.running
+    state.close_tokenizer()
+    state.jobs.shutdown()
 
 
 def test_a_model_without_a_tokenizer_ends_the_child(tmp_path):
