@@ -77,6 +77,11 @@ class _Job:
         self.thread.start()
 
     def _run(self) -> None:
+        from explorer.app import tuning
+
+        # at a lower priority: on two cores it took the window's core while a model opened
+        # (encode requests, on the main thread, wait for it only as long as it holds the GIL)
+        tuning.lower_thread_priority(tuning.BACKGROUND_NICE)
         try:
             self.result = self.work()
         except Exception as e:  # reported to the window as an error, not a dead child
