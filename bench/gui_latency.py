@@ -367,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
             f"them during the run (load average {os.getloadavg()[0]:.1f})"
         )
         print(f"tokenizers imported in the window's process: {'tokenizers' in sys.modules}")
+        from machine_jitter import measure
+
+        print(f"machine steadiness (10 s after the run, window idle): {measure(10.0)}")
         if sampler is not None:
             sampler.report()
     finally:

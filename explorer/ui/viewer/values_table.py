@@ -276,6 +276,7 @@ class ValuesTable(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.model = ValuesModel(self)
+        self._sized_for: tuple | None = None  # what the column widths were measured for
         self.caption = QLabel()
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
         self.caption.setWordWrap(True)  # a long caption (quantised rows) never widens the window
@@ -344,6 +345,17 @@ class ValuesTable(QWidget):
         self._size_columns(n)
 
     def _size_columns(self, n: int) -> None:
+        quant = self.model.quant
+        layout = (
+            self.model.bold_font.key(),
+            self.model.row_dtype,
+            self.model.bits.width if self.model.bits is not None else None,
+            None if quant is None else quant.minimum is not None,
+            len(str(n)),
+        )
+        if layout == self._sized_for:  # clicking through one model: the same widths again
+            return
+        self._sized_for = layout
         fm = QFontMetrics(self.model.bold_font)
         pad = 18
         widths = {
