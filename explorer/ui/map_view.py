@@ -203,7 +203,11 @@ class MapView(QWidget):
         self._label_timer.start(0)
 
     def set_highlight(self, ids) -> None:
-        self.highlight_ids = {int(i) for i in ids}
+        highlight = {int(i) for i in ids}
+        shown_before = {i for i in self.highlight_ids if i in self._index}
+        self.highlight_ids = highlight
+        if {i for i in highlight if i in self._index} == shown_before:
+            return  # no point of this map changes (a click on a token it does not hold)
         self._reorder()
         self._update_overlay()
         self._label_timer.start(60)

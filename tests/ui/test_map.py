@@ -57,6 +57,20 @@ def test_hover_shows_piece_id_and_similarity(qtbot, view):
     qtbot.waitUntil(lambda: view.hover_id is None, timeout=3000)
 
 
+def test_a_highlight_outside_the_map_redraws_nothing(qtbot, view):
+    """Each click in the window highlights its token here: one the map does not hold changes
+    none of its points, and costs no redraw of the overlay or the labels."""
+    drawn = []
+    view.overlay.sigPlotChanged.connect(lambda *_: drawn.append(1))
+    view.set_highlight([1000, 5, 7])  # 5 and 7 are not on the map
+    view.set_highlight([1000, 9])
+    assert drawn == [] and not view._label_timer.isActive()
+    assert view.highlight_ids == {1000, 9}
+    view.set_highlight([1001])  # a point of the map: drawn, labels placed again
+    assert drawn and view._label_timer.isActive()
+    assert view.visible_labels()
+
+
 def test_click_emits_the_token_id(qtbot, view):
     target = 1000 + 21
     pos = view.point_position(target).toPoint()
