@@ -25,8 +25,8 @@ def int_list(values: np.ndarray | Sequence[int], run: int = RUN) -> list[int]:
 
 
 class FirstWins:
-    """{key: the first id given with it}, a read-only mapping over SHARDS dicts chosen by the
-    key's hash, so that the growth of any one dict rehashes at most a 1/SHARDS part of it."""
+    """{key: the first id given with it}, looked up with ``get``, kept in SHARDS dicts chosen by
+    the key's hash, so that the growth of any one dict rehashes at most a 1/SHARDS part of it."""
 
     SHARDS = 32
 
