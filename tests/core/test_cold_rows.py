@@ -47,3 +47,17 @@ def test_a_file_replaced_by_another_of_another_size_is_a_changed_model(tmp_path)
     (tmp_path / "other" / "model.safetensors").replace(tmp_path / "m" / "model.safetensors")
     with pytest.raises(ModelChangedError, match="changed on disk"):
         read_rows(model.matrix, [3])
+
+
+@pytest.mark.parametrize("kind", ["F16", "Q8_0", "Q4_K"])
+def test_gguf_rows_read_from_the_file_equal_the_rows_of_the_map(tmp_path, kind):
+    from core.gguf_fixtures import random_values, stored, write_gguf
+
+    path = write_gguf(
+        tmp_path / "m.gguf", {"token_embd.weight": (stored(random_values(64, 256), kind), kind)}
+    )
+    model = open_model(path)
+    ids = [3, 0, 63, 3]
+    rows = read_rows(model.matrix, ids)
+    assert rows is not None and rows.tobytes() == np.asarray(model.matrix[ids]).tobytes()
+    np.testing.assert_array_equal(decode_rows(model.cold_rows(ids)), model.vectors(ids))
