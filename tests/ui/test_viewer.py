@@ -431,6 +431,20 @@ def test_plot_scale_is_round_and_steady_across_rows_of_similar_size():
         assert a <= lo and b >= hi
 
 
+def test_plot_scale_stays_while_rows_fit_it():
+    from explorer.ui.viewer.plot import next_range
+
+    first = next_range(None, -0.073, 0.081)
+    assert first == (-0.1, 0.1)
+    assert next_range(first, -0.09, 0.052) == first  # fits, fills 90 %
+    assert next_range(first, -0.02, 0.045) == first  # fills 45 %: the scale stays
+    assert next_range(first, -0.02, 0.03) == (-0.03, 0.03)  # 30 %: a scale of its own
+    assert next_range(first, -0.13, 0.05) == pytest.approx((-0.15, 0.15))  # wider: it did not fit
+    band = next_range(None, 4.999, 5.001)
+    assert next_range(band, 4.9995, 5.0009) == band
+    assert next_range(band, 4.0, 6.0) != band
+
+
 def test_new_scales_never_re_lay_out_the_plot(viewer, bf16_model, qtbot):
     """The value axis has a fixed width: tick labels of another length (0.1, then 0.15, then
     12.5) re-laid out the plot and repainted all of it on a click."""

@@ -41,6 +41,23 @@ def steady_range(low: float, high: float) -> tuple[float, float]:
     return bottom, top
 
 
+def next_range(
+    previous: tuple[float, float] | None, low: float, high: float, fill: float = 0.4
+) -> tuple[float, float]:
+    """The y-range for a row spanning [low, high]: the previous one while the row fits in it and
+    fills at least `fill` of it (the scale stays put while clicking through similar rows, and
+    the axis is not drawn again), else a new ``steady_range``."""
+    if previous is not None:
+        bottom, top = previous
+        if bottom <= 0 <= top:  # a range from or about 0: how far the row reaches from it
+            fills = max(-low, high) >= fill * max(-bottom, top)
+        else:  # a narrow band far from 0
+            fills = high - low >= fill * (top - bottom)
+        if bottom <= low and high <= top and fills:
+            return previous
+    return steady_range(low, high)
+
+
 class ValuesPlot(IndexPicking, pg.PlotWidget):
     hovered = Signal(int)  # index under the mouse, -1 when it leaves the data
     indexClicked = Signal(int)
@@ -49,6 +66,7 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
         super().__init__(parent)
         self.rows: list[RowData] = []
         self.curves: list[pg.PlotDataItem] = []  # one per row shown (one, empty, for none)
+        self.y_range: tuple[float, float] | None = None
         item = self.getPlotItem()
         item.setLabel("bottom", "dimension")
         item.setLabel("left", "value")
@@ -115,7 +133,8 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
             low, high = low - 1.0, high + 1.0
         n = max(r.values.shape[0] for r in rows)
         vb = self.getPlotItem().vb
-        vb.setRange(xRange=(0, max(n - 1, 1)), yRange=steady_range(low, high), padding=0.02)
+        self.y_range = next_range(self.y_range, low, high)
+        vb.setRange(xRange=(0, max(n - 1, 1)), yRange=self.y_range, padding=0.02)
         vb.updateMatrix()
 
     def clear_rows(self) -> None:
