@@ -115,8 +115,8 @@ class EmbeddingModel:
         return np.asarray(self.matrix[ids])
 
     def cold_rows(self, ids) -> np.ndarray:
-        """``raw_rows`` for a few rows that may not be in memory: read from the file with the
-        GIL released while the disk answers (a fault in the memory map would hold it)."""
+        """``raw_rows`` for a few rows that may not be in memory: read from the file, a row a
+        call (a fault in the memory map reads synchronously around the page: ~10x slower)."""
         ids = self._checked_ids(ids)
         check_mapped(self.matrix)  # the same verdict on a cut file as raw_rows'
         rows = read_rows(self.matrix, ids.tolist())
