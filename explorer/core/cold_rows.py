@@ -17,20 +17,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from explorer.core.errors import ModelChangedError
+from explorer.core.filecheck import mapped_base
 
 MAX_READ = 64 << 20  # bytes read per call at most: more rows than that are copied from the map
 
 
 def _mapped_file(matrix: np.ndarray) -> tuple[str, int, mmap.mmap] | None:
     """(file name, file offset of matrix[0], the map) of a view of a np.memmap."""
-    mm = getattr(matrix, "_mmap", None)
-    base: object = matrix
-    while base is not None and not isinstance(mm, mmap.mmap):
-        base = getattr(base, "base", None)
-        mm = getattr(base, "_mmap", None)
+    base = mapped_base(matrix)
     filename = getattr(base, "filename", None)
-    if not isinstance(mm, mmap.mmap) or not filename:
+    if base is None or not filename:
         return None
+    mm: mmap.mmap = base._mmap  # type: ignore[attr-defined]
     offset = int(getattr(base, "offset", 0))  # numpy maps from the granularity below it
     map_start = np.frombuffer(mm, dtype=np.uint8).__array_interface__["data"][0]
     here = matrix.__array_interface__["data"][0] - map_start

@@ -79,14 +79,20 @@ def _changed(name: str, detail: str) -> ModelChangedError:
     )
 
 
+def mapped_base(array: np.ndarray) -> np.memmap | None:
+    """The np.memmap that `array` is (or views), holding the map; None if it views none."""
+    base: object = array
+    while base is not None and not isinstance(getattr(base, "_mmap", None), mmap.mmap):
+        base = getattr(base, "base", None)
+    return base  # type: ignore[return-value]  # np.memmap is the class that keeps a _mmap
+
+
 def check_mapped(array: np.ndarray) -> None:
     """Raise ModelChangedError if reading `array` (a np.memmap or a view of one) could fault.
 
     Arrays that are not memory maps pass at once.
     """
-    base: object = array
-    while base is not None and not isinstance(getattr(base, "_mmap", None), mmap.mmap):
-        base = getattr(base, "base", None)
+    base = mapped_base(array)
     if base is None:
         return
     mm: mmap.mmap = base._mmap  # type: ignore[attr-defined]
