@@ -68,8 +68,7 @@ class VocabularyController(FeatureController):
 
     def forget_find(self) -> None:
         """The typed text changed: a find under way answers for text no longer there."""
-        if self.find_lane.busy:
-            self.find_lane.cancel()
+        self.find_lane.cancel()  # nothing to do when none is under way
 
     def _ready(self, index: VocabIndex) -> None:
         self.index = index

@@ -75,9 +75,6 @@ class TwinEmbedding(EmbeddingModel):
     def raw_rows(self, ids) -> np.ndarray:
         return self.vectors(ids)
 
-    def cold_rows(self, ids) -> np.ndarray:
-        return self.vectors(ids)
-
     def vectors(self, ids) -> np.ndarray:
         return self._rows().vectors(ids)
 
