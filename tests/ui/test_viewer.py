@@ -19,7 +19,16 @@ from explorer.core.rows import load_rows
 from explorer.core.vectors import near_square
 from explorer.ui.viewer import EmbeddingViewer
 from explorer.ui.viewer.style import fmt
-from explorer.ui.viewer.values_table import BITS, EXPONENT, HEX, INDEX, MANTISSA, SIGN, VALUE
+from explorer.ui.viewer.values_table import (
+    BITS,
+    EXPONENT,
+    HEX,
+    INDEX,
+    MANTISSA,
+    SIGN,
+    VALUE,
+    ValuesModel,
+)
 
 WORDS = ["[UNK]", "the", "cat", "sat", "on", "mat", "dog", "banana", "kitten"]
 
@@ -158,6 +167,58 @@ def test_table_f16_bits_with_special_values(viewer, tmp_path):
     assert values[:4] == [0.0, -0.0, np.inf, -np.inf] and np.isnan(values[4])
     assert values[8] == 65504.0
     assert viewer.card.nonfinite_badge.isVisible()
+
+
+def test_table_paints_each_field_in_its_colour_without_asking_the_model_per_cell(
+    viewer, bf16_model
+):
+    """The view draws the model's text itself: a screenful cost ~13 ms per click when Qt's
+    delegate asked data() for seven roles of every cell."""
+    model, _ = bf16_model
+    calls = []
+
+    class CountingModel(ValuesModel):
+        def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+            calls.append(role)
+            return super().data(index, role)
+
+    table = viewer.values
+    table.model = CountingModel(table)
+    table.view.setModel(table.model)
+    viewer.tabs.setCurrentWidget(table)
+    viewer.set_rows(load_rows(model, [3]))
+    table.show_index(5)  # selected: drawn in the highlight's text colour
+    calls.clear()
+    table.view.viewport().repaint()
+    assert calls == []
+    image = table.view.viewport().grab().toImage()
+    view, m = table.view, table.model
+
+    def colours_in(row: int, col: int) -> set[str]:
+        rect = view.visualRect(m.index(row, col))
+        return {
+            image.pixelColor(x, y).name()
+            for x in range(rect.left(), rect.right())
+            for y in range(rect.top(), rect.bottom())
+        }
+
+    for field in (SIGN, EXPONENT, MANTISSA):
+        ink = m.colors[field].name()
+        assert any(_near(c, ink) for c in colours_in(0, field))
+        assert any(_near(c, ink) for c in colours_in(0, BITS))  # the field's bits, same colour
+    highlight = view.palette().color(QPalette.ColorRole.Highlight).name()
+    assert highlight in colours_in(5, VALUE) and highlight not in colours_in(4, VALUE)
+    text = view.palette().color(QPalette.ColorRole.Text).name()
+    assert any(_near(c, text) for c in colours_in(2, VALUE))  # the number itself is drawn
+
+
+def _near(a: str, b: str, tolerance: int = 24) -> bool:
+    """Two colours within a few levels of each other (anti-aliased glyph cores)."""
+    ca, cb = QColor(a), QColor(b)
+    return (
+        max(abs(ca.red() - cb.red()), abs(ca.green() - cb.green()), abs(ca.blue() - cb.blue()))
+        <= tolerance
+    )
 
 
 def test_column_headers_explain_the_fields(viewer, bf16_model):
