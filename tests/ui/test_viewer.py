@@ -535,3 +535,23 @@ def test_the_first_row_moves_nothing(viewer, bf16_model, qtbot):
     qtbot.wait(30)
     assert (viewer.plot.mapTo(viewer, viewer.plot.rect().topLeft()), viewer.plot.size()) == where
     assert viewer.card.isVisible() and not viewer.table.isVisible()
+
+
+def test_ctrl_clicking_more_rows_moves_the_plots_at_most_once(viewer, bf16_model, qtbot):
+    """Two rows fit in the card's place; the third gives the table room for five at once. It
+    grew a row at a time before: each Ctrl+click up to five moved the plots, which were laid
+    out and painted again in full (twice, ~50 ms on a 4096-value model)."""
+    model, _ = bf16_model
+    ids = [1, 2, 3, 4, 5, 6, 7, 8]
+
+    def plot_place():
+        return viewer.plot.mapTo(viewer, viewer.plot.rect().topLeft()), viewer.plot.size()
+
+    places = []
+    for n in range(1, len(ids) + 1):
+        viewer.set_rows(load_rows(model, ids[:n]))
+        qtbot.wait(20)
+        places.append(plot_place())
+    assert places[0] == places[1]  # one row, two rows: the same place
+    assert len(set(places[2:])) == 1  # three to eight rows: one place
+    assert viewer.table.verticalScrollBar().isVisible()  # eight rows scroll in five rows' room
