@@ -9,13 +9,15 @@ puts next to it the real Qwen3.5 tokenizer.json
 separate process, cached), opens it in the real main window (offscreen unless a display is set),
 then drives it like a user: typing, a 40k-token paste, clicking through many random tokens (cold
 rows, evicted from the page cache, and warm ones) while the fast index builds, neighbour search,
-vocabulary search and a map. A 5 ms timer on the GUI thread records the longest gap between its
+vocabulary search and a map (the clicks on the overview, then 100 on the Values & bits tab). A 5 ms timer on the GUI thread records the longest gap between its
 ticks. Prints the figures (with the machine's load) and deletes the matrix. The bench process is
 the window's process: it checks at the end that it never imported `tokenizers`.
 
     python bench/gui_latency.py [--rows 248320] [--dim 4096] [--lookups 300] [--keep DIR]
                                 [--matrix realistic|random]
                                 [--stalls MS]   # also print the stacks of stalls over MS ms
+                                [--gap-times]   # when each longest gap ended, to match perf:
+    perf record -k CLOCK_MONOTONIC --call-graph dwarf -t <the printed process id>
 """
 
 from __future__ import annotations
@@ -141,7 +143,15 @@ def main(argv: list[str] | None = None) -> int:
         metavar="MS",
         help="sample the GUI thread's stack during every gap over MS ms (bench/stall_sampler.py)",
     )
+    p.add_argument(
+        "--gap-times",
+        action="store_true",
+        help="print when each longest gap ended (CLOCK_MONOTONIC, as `perf record -k "
+        "CLOCK_MONOTONIC` stamps its samples) and the window's process id",
+    )
     args = p.parse_args(argv)
+    if args.gap_times:
+        print(f"window process {os.getpid()} (its GUI thread has the same id)", flush=True)
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     from ui.helpers import write_bf16_model
@@ -215,10 +225,12 @@ def main(argv: list[str] | None = None) -> int:
         # within each longest gap: the GUI thread's own CPU time, its wait for a core, and the
         # time the hypervisor took from the machine (steal)
         gap_cpu: dict[str, tuple[float, float, float]] = {}
+        gap_end: dict[str, float] = {}
 
         def phase(name: str) -> None:
             phases[name] = meter.max_gap_ms
             gap_cpu[name] = (meter.max_gap_cpu_ms, meter.max_gap_queued_ms, meter.max_gap_steal_ms)
+            gap_end[name] = meter.max_gap_end
             meter.reset()
             if sampler is not None:
                 for stall in sampler.stalls:
@@ -371,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"  {name:<52} {gap:6.1f} ms  (cpu {cpu:5.1f}, queued {queued:5.1f}, "
                 f"steal {steal:4.0f})"
+                + (f"  ended at {gap_end[name]:.3f}" if args.gap_times else "")
             )
         print(f"  {'overall':<52} {max(phases.values()):6.1f} ms")
         print(

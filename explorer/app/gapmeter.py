@@ -43,6 +43,7 @@ class GapMeter(QObject):
         self.max_gap_cpu_ms = 0.0
         self.max_gap_queued_ms = 0.0
         self.max_gap_steal_ms = 0.0
+        self.max_gap_end = 0.0  # time.monotonic() at the end of that gap (to match with perf)
         self.ticks = 0
 
     def start(self) -> None:
@@ -62,6 +63,7 @@ class GapMeter(QObject):
     def reset(self) -> None:
         self.max_gap_ms = self.max_gap_cpu_ms = 0.0
         self.max_gap_queued_ms = self.max_gap_steal_ms = 0.0
+        self.max_gap_end = 0.0
 
     def _tick(self) -> None:
         now, cpu, waits = self._clock.nsecsElapsed(), time.thread_time(), _waits()
@@ -70,6 +72,7 @@ class GapMeter(QObject):
             self.max_gap_ms, self.max_gap_cpu_ms = gap, (cpu - self._last_cpu) * 1000
             self.max_gap_queued_ms = (waits[0] - self._last_waits[0]) * 1000
             self.max_gap_steal_ms = (waits[1] - self._last_waits[1]) * 1000
+            self.max_gap_end = time.monotonic()
         self._last, self._last_cpu, self._last_waits = now, cpu, waits
         self.ticks += 1
 

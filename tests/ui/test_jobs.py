@@ -211,6 +211,8 @@ def test_gap_meter_tells_work_on_the_gui_thread_from_waiting(qtbot):
     a turn that waits (here: sleeps, as when it waits for the GIL or a core) does not."""
     from explorer.app.gapmeter import GapMeter
 
+    ended: list[float] = []
+
     def longest(block) -> tuple[float, float]:
         meter = GapMeter(5)
         meter.start()
@@ -218,14 +220,16 @@ def test_gap_meter_tells_work_on_the_gui_thread_from_waiting(qtbot):
         QTimer.singleShot(0, block)
         qtbot.wait(150)
         meter.stop()
+        assert ended and 0 <= meter.max_gap_end - ended[-1] < 0.05  # stamped as the gap ends
         return meter.max_gap_ms, meter.max_gap_cpu_ms
 
     def busy() -> None:
         end = time.perf_counter() + 0.08
         while time.perf_counter() < end:
             pass
+        ended.append(time.monotonic())
 
     gap, cpu = longest(busy)
     assert gap >= 75 and cpu >= 0.5 * gap
-    gap, cpu = longest(lambda: time.sleep(0.08))
+    gap, cpu = longest(lambda: (time.sleep(0.08), ended.append(time.monotonic())))
     assert gap >= 75 and cpu < 0.25 * gap
