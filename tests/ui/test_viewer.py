@@ -365,7 +365,12 @@ def test_clear_empties_everything(viewer, bf16_model):
     assert all(
         curve.getData()[0] is None or len(curve.getData()[0]) == 0 for curve in viewer.plot.curves
     )
-    assert len(viewer.plot.curves) == 1  # kept, empty, for the next click
+    assert len(viewer.plot.curves) == 2  # kept, empty, for the next selections
+    scene_items = len(viewer.plot.scene().items())
+    viewer.set_rows(load_rows(model, [4]))
+    viewer.set_rows(load_rows(model, [4, 5]))
+    assert len(viewer.plot.scene().items()) == scene_items  # no curve made or removed again
+    viewer.clear()
     assert viewer.heatmap.image.image is None
     assert viewer.cosine.table.rowCount() == 0
     viewer.set_rows(load_rows(model, [2]))

@@ -96,15 +96,15 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
     # -- content ------------------------------------------------------------------------------
     def set_rows(self, rows: list[RowData]) -> None:
         self.rows = list(rows)
-        item = self.getPlotItem()
-        while len(self.curves) > max(len(rows), 1):  # one stays, empty, for the next click
-            item.removeItem(self.curves.pop())
+        # curves are kept, empty, once made: adding one (a scene item, its signals) and
+        # removing it again cost every switch between one and several rows ~5 ms
         while len(self.curves) < len(rows):
             self._add_curve()
-        for curve, row in zip(self.curves, rows, strict=False):  # no rows: one empty curve
+        for curve, row in zip(self.curves, rows, strict=False):  # no rows: empty curves
             curve.setData(np.arange(row.values.shape[0]), row.values)
         for curve in self.curves[len(rows) :]:
-            curve.setData([], [])
+            if curve.xData is not None and len(curve.xData):
+                curve.setData([], [])
         # no legend over the data (the summary table above is the legend), and no restyle of
         # the axes or the curves: each one costs the GUI thread per click
         peak = rows[0].stats.argmax_abs if len(rows) == 1 else -1
