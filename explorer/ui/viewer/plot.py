@@ -65,7 +65,7 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.rows: list[RowData] = []
-        self.curves: list[pg.PlotDataItem] = []  # one per row shown (one, empty, for none)
+        self.curves: list[pg.PlotDataItem] = []  # the rows shown first, then empty ones kept
         self.y_range: tuple[float, float] | None = None
         item = self.getPlotItem()
         item.setLabel("bottom", "dimension")
@@ -96,8 +96,8 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
     # -- content ------------------------------------------------------------------------------
     def set_rows(self, rows: list[RowData]) -> None:
         self.rows = list(rows)
-        # curves are kept, empty, once made: adding one (a scene item, its signals) and
-        # removing it again cost every switch between one and several rows ~5 ms
+        # curves are kept, empty, once made: adding one (a scene item, its signal connections)
+        # and removing it again was part of every switch between one and several rows
         while len(self.curves) < len(rows):
             self._add_curve()
         for curve, row in zip(self.curves, rows, strict=False):  # no rows: empty curves

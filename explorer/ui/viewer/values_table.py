@@ -165,28 +165,19 @@ class ValuesModel(QAbstractTableModel):
         return None
 
     def text(self, i: int, col: int) -> str | None:
-        """The text of a cell, as shown."""
+        """The text of a cell, as shown: the value's shortest decimal, a quantised row's parts,
+        the hex word, and every other stored field written out as its exact value."""
         row = self._row
         if row is None:
             return None
-        if col == INDEX:
-            return str(i)
         if col == VALUE:
             return float_repr(row.values[i])
-        if self._quant is not None:
+        if self._quant is not None and col != INDEX:
             return qc.display(self._quant, i, col)
-        bits = self._bits
-        if bits is None:
-            return None
-        if col == HEX:
-            return bits.hex(i)
-        if col == SIGN:
-            return str(int(bits.sign[i]))
-        if col == EXPONENT:
-            return str(int(bits.exponent[i]))
-        if col == MANTISSA:
-            return str(int(bits.mantissa[i]))
-        return bits.binary(i)
+        if col == HEX and self._bits is not None:
+            return self._bits.hex(i)
+        exact = self._exact(row, i, col)
+        return None if exact is None else str(exact)
 
     def font_at(self, i: int) -> QFont:
         """Bold for the largest |value|, else the monospaced font."""
@@ -201,8 +192,8 @@ class ValuesModel(QAbstractTableModel):
         return self.colors.get(col) if self._bits is not None else None
 
     def data(self, index: _ModelIndex, role: int = _DISPLAY):
-        # The view paints through ValuesDelegate, which asks text() directly; data() serves
-        # tooltips, tests, copying and accessibility.
+        # ValuesView paints from text() directly; data() serves tooltips, tests, copying and
+        # accessibility.
         row = self._row
         if row is None:
             return None
@@ -243,13 +234,15 @@ class ValuesModel(QAbstractTableModel):
         bits = self._bits
         if bits is None:
             return None
-        return {
-            HEX: int(bits.words[i]),
-            SIGN: int(bits.sign[i]),
-            EXPONENT: int(bits.exponent[i]),
-            MANTISSA: int(bits.mantissa[i]),
-            BITS: bits.binary(i),
-        }.get(col)
+        if col == HEX:
+            return int(bits.words[i])
+        if col == SIGN:
+            return int(bits.sign[i])
+        if col == EXPONENT:
+            return int(bits.exponent[i])
+        if col == MANTISSA:
+            return int(bits.mantissa[i])
+        return bits.binary(i) if col == BITS else None
 
 
 class ValuesView(QTableView):
