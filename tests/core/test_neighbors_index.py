@@ -148,3 +148,31 @@ def test_demo_recall_against_float64_brute_force(tmp_path):
     for metric in ("cosine", "dot"):
         assert searcher.index.stats.recall_at_10[metric] >= 0.99
         assert recall(searcher, values, metric, ids, exact=False) >= 0.99
+
+
+def test_build_removes_half_written_indexes_of_dead_builds_only(slice_model, tmp_path):
+    import subprocess
+    import sys
+
+    from explorer.core import search_build, search_fast
+
+    cache = tmp_path / "cache"
+    final = search_fast.folder_for(slice_model, cache)
+    final.parent.mkdir(parents=True)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = search_build.partial_folder(final, int(gone.stdout))
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as live_proc:
+        live = search_build.partial_folder(final, live_proc.pid)
+        other_model = final.parent / f"tmp-{gone.stdout.strip()}-0123abcd"
+        for folder in (dead, live, other_model):
+            folder.mkdir()
+            (folder / "codes.npy").write_bytes(b"x" * 1000)
+        list(NeighborSearcher(slice_model, cache_dir=cache).build_fast_index())
+        live_proc.kill()
+    assert not dead.exists()  # a killed build's leftovers
+    assert live.exists() and other_model.exists()  # a build still running; another tensor's

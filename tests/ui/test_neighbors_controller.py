@@ -147,3 +147,25 @@ def test_typed_expression_gets_neighbors_until_the_selection_changes(qtbot, tiny
     with qtbot.waitSignal(jobs.resultsReady, timeout=30000) as blocker:
         state.select([4])
     assert blocker.args[0].description == state.model.label(4)
+
+
+def test_child_killed_while_writing_leaves_no_half_written_index(tiny_model, tmp_path):
+    import pytest
+
+    from explorer.app.index_process import build_in_child
+    from explorer.core.context import CallbackContext
+    from explorer.core.errors import Cancelled
+    from explorer.core.model import open_model
+    from explorer.core.neighbors import NeighborSearcher
+
+    path, _ = tiny_model
+    cache = tmp_path / "cache"
+    searcher = NeighborSearcher(open_model(path), cache_dir=cache)
+    ctx = CallbackContext()
+    seen = []
+    with pytest.raises(Cancelled):
+        for _progress in build_in_child(searcher, ctx):
+            seen.append(list(cache.rglob("tmp-*")))  # the child reports after making its folder
+            ctx.cancel()  # kills it (SIGKILL: it cannot clean up itself)
+    assert seen and seen[0], "the child had started writing"
+    assert not list(cache.rglob("tmp-*"))
