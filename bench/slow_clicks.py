@@ -102,6 +102,7 @@ def one_run(args: argparse.Namespace) -> dict:
                 "n": n,
                 "id": int(token_id),
                 "cpu_ms": round(cpu, 1),
+                "sys_ms": round((r1.ru_stime - r0.ru_stime) * 1000, 1),
                 "switches": r1.ru_nivcsw - r0.ru_nivcsw,
                 "faults": r1.ru_minflt - r0.ru_minflt + r1.ru_majflt - r0.ru_majflt,
                 "spin_before": round(before, 2),
@@ -159,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         slow += worst[0]["cpu_ms"] >= 80
         for c in worst:
             print(
-                f"    click {c['n']} (#{c['id']}): {c['cpu_ms']} ms CPU, {c['switches']} "
+                f"    click {c['n']} (#{c['id']}): {c['cpu_ms']} ms CPU ({c['sys_ms']} in the "
+                f"kernel), {c['switches']} "
                 f"involuntary switches, {c['faults']} faults, spin {c['spin_before']} ms "
                 f"before / {c['spin_after']} ms after"
             )

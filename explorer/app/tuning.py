@@ -99,12 +99,24 @@ def lower_thread_priority(nice: int) -> None:
         pass
 
 
+# glibc malloc in a background child: blocks up to 32 MB (its maximum) come from the heap, and
+# freed heap memory is kept for the next block instead of going back to the kernel. Pages handed
+# out and taken back by the gigabyte stall the window's thread on a VM, even from another process
+# (README, "the rare slow click").
+KEEP_FREED_MEMORY = {
+    "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
+    "MALLOC_TRIM_THRESHOLD_": str(1 << 30),
+}
+
+
 def background_env() -> dict[str, str]:
-    """Environment for a background child: its thread pools leave one core for the window."""
+    """Environment for a background child: its thread pools leave one core for the window, and
+    it reuses the memory it frees."""
     threads = str(worker_threads())
     pools = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
     env = dict(os.environ, PYTHONUNBUFFERED="1", RAYON_NUM_THREADS=threads)
     env.update({name: threads for name in pools})
+    env.update(KEEP_FREED_MEMORY)
     return env
 
 

@@ -38,17 +38,19 @@ KEEP = 32  # per query: the top K plus room for rows tied with the K-th (duplica
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-def decoder(model) -> Callable[[int, int], np.ndarray]:
-    """Float32 rows [start, stop): a shift for BF16, else the model's own decoder (any format)."""
+def decoder(model) -> Callable[[int, int, np.ndarray], np.ndarray]:
+    """Float32 rows [start, stop): for BF16 a shift written into `out` (float32 [>= stop -
+    start, dim], reused for every block), else the model's own decoder (any format)."""
     if model.matrix.dtype == _BF16:
         bits = model.matrix.view(np.uint16)
 
-        def bf16_rows(s: int, e: int) -> np.ndarray:
+        def bf16_rows(s: int, e: int, out: np.ndarray) -> np.ndarray:
             check_mapped(model.matrix)  # a file shrunk under the scan: an error, not SIGBUS
-            return (np.asarray(bits[s:e]).astype(np.uint32) << 16).view(np.float32)
+            np.left_shift(bits[s:e], np.uint32(16), out=out[: e - s].view(np.uint32))
+            return out[: e - s]
 
         return bf16_rows
-    return lambda s, e: np.asarray(model.decode_block(s, e), dtype=np.float32)
+    return lambda s, e, out: np.asarray(model.decode_block(s, e), dtype=np.float32)
 
 
 def _block_rows(model) -> int:
@@ -114,18 +116,24 @@ def _pass(model, index_dir: Path, u, signs, qrows, qids, check) -> Iterator[floa
     truth = _Truth(qids)
     decode = decoder(model)
     step = _block_rows(model)
+    # One set of block buffers for the whole pass: a fresh 64 MB array per block had the
+    # kernel hand out and take back ~8 GB of pages over a build, and on a VM that stalls
+    # the other processes' threads, the window's among them (README, "the rare slow click").
+    rows_buf = np.empty((step, model.dim), np.float32)
+    codes_buf = np.empty((step, words), np.uint64)
+    dots_buf = np.empty((step, len(qrows)), np.float32)
     for start in range(0, rows, step):
         check()
         stop = min(rows, start + step)
-        x = decode(start, stop)
+        n = stop - start
+        x = decode(start, stop, rows_buf)
         block = slice(start, stop)
-        codes_block = np.empty((stop - start, words), np.uint64)
-        search_codes.encode_rows(x, u, signs, codes_block, a[block], wn[block], sq[block])
-        codes[block] = codes_block
+        search_codes.encode_rows(x, u, signs, codes_buf[:n], a[block], wn[block], sq[block])
+        codes[block] = codes_buf[:n]
         finite = np.isfinite(sq[block])
         if not finite.all():  # NaN/inf rows must not spoil the exact dots of the others
             x = np.where(finite[:, None], x, 0).astype(np.float32)
-        truth.add(start, (x @ qrows.T).T, sq[block])
+        truth.add(start, np.matmul(x, qrows.T, out=dots_buf[:n]).T, sq[block])
         yield 0.85 * stop / rows
     codes.flush()
     hw = min(words, HEAD_BITS // 64)

@@ -176,3 +176,17 @@ def test_build_removes_half_written_indexes_of_dead_builds_only(slice_model, tmp
         live_proc.kill()
     assert not dead.exists()  # a killed build's leftovers
     assert live.exists() and other_model.exists()  # a build still running; another tensor's
+
+
+def test_build_decodes_bf16_blocks_exactly_into_one_reused_buffer(slice_model):
+    from explorer.core import search_build
+
+    model = slice_model
+    assert model.matrix.dtype.name == "bfloat16"
+    decode = search_build.decoder(model)
+    buf = np.full((64, model.dim), np.nan, np.float32)
+    for start, stop in ((0, 64), (100, 130)):
+        rows = decode(start, stop, buf)
+        assert np.shares_memory(rows, buf) and rows.shape == (stop - start, model.dim)
+        want = np.asarray(model.matrix[start:stop]).astype(np.float32)
+        np.testing.assert_array_equal(rows.view(np.uint32), want.view(np.uint32))  # bit-exact

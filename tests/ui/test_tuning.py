@@ -30,3 +30,38 @@ def test_every_blas_library_leaves_a_core_for_the_window():
     assert len(seen["blas"]) >= 2, seen  # numpy's and scipy's
     for path, threads in seen["blas"]:
         assert threads <= seen["workers"], f"{path} runs {threads} threads"
+
+
+CHURN = r"""
+import re
+import numpy as np
+for _ in range(5):  # a build block's temporaries: several arrays of a few MB, then all freed
+    parts = [np.ones(n << 20, np.uint8) for n in (5, 10, 5, 10, 2)]
+    del parts
+status = open("/proc/self/status").read()
+print(int(re.search(r"RssAnon:\s+(\d+) kB", status).group(1)) // 1024)
+"""
+
+
+def test_background_child_keeps_the_memory_it_frees_for_reuse():
+    """Fresh pages by the gigabyte in a child stall the window's thread on a VM: a background
+    child keeps its freed blocks (resident) for the next ones instead of giving them back to
+    the kernel and mapping new pages each time."""
+    import platform
+
+    import pytest
+
+    if sys.platform != "linux" or platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc's malloc settings")
+    from explorer.app import tuning
+
+    def resident_mb(env) -> int:
+        proc = subprocess.run(
+            [sys.executable, "-c", CHURN], capture_output=True, text=True, timeout=120, env=env
+        )
+        assert proc.returncode == 0, proc.stderr
+        return int(proc.stdout.split()[-1])
+
+    plain = resident_mb({k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")})
+    kept = resident_mb(tuning.background_env())
+    assert kept - plain >= 20, (plain, kept)  # the 32 MB of one block stay, ready for reuse
