@@ -91,7 +91,7 @@ def launch(args: argparse.Namespace) -> int:
     from PySide6.QtWidgets import QApplication
 
     from explorer.app import tuning
-    from explorer.app.settings import save_text
+    from explorer.app.settings import save_text, wait_for_writes
     from explorer.app.state import AppState, open_job
     from explorer.core.errors import ExplorerError
     from explorer.ui.main_window import MainWindow
@@ -149,4 +149,5 @@ def launch(args: argparse.Namespace) -> int:
     window.show()
     code = app.exec()
     save_text(settings, state.text)
+    wait_for_writes()  # os._exit follows
     return code

@@ -316,9 +316,10 @@ class MainWindow(QMainWindow):
         items = recent.recent_models(self.settings)
         return str(Path(items[0]).parent) if items else str(Path.home())
 
-    def _rebuild_recent(self) -> None:
+    def _rebuild_recent(self, items: list[str] | None = None) -> None:
+        """The File menu's recent models: `items` as just written, else as read from settings."""
         self.recent_menu.clear()
-        items = recent.recent_models(self.settings)
+        items = recent.recent_models(self.settings) if items is None else items
         for i, path in enumerate(items):
             action = QAction(f"&{i + 1}  {path}" if i < 9 else path, self.recent_menu)
             action.setData(path)
@@ -334,7 +335,7 @@ class MainWindow(QMainWindow):
 
     def _clear_recent(self) -> None:
         recent.clear_recent(self.settings)
-        self._rebuild_recent()
+        self._rebuild_recent([])
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls() and dropped_path(event.mimeData().urls()):
@@ -355,8 +356,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{model.path.name} — {TITLE}")
         self.title_label.setText(f"{model.path.name} · {model.rows:,} × {model.dim} {model.dtype}")
         if self.persist:
-            recent.add_recent(self.settings, model.path)
-            self._rebuild_recent()
+            self._rebuild_recent(recent.add_recent(self.settings, model.path))
         self.viewer.set_levels(self.state.levels)
 
     def show_error(self, message: str) -> None:

@@ -144,9 +144,9 @@ class SessionMenus(QObject):
             # after the state has announced the new model's empty selection
             QTimer.singleShot(0, lambda: view_state.apply(self.window, {"selection": ids}))
 
-    def _rebuild_recent(self) -> None:
+    def _rebuild_recent(self, items: list[str] | None = None) -> None:
         self.recent_menu.clear()
-        items = recent_sessions(self.window.settings)
+        items = recent_sessions(self.window.settings) if items is None else items
         for i, path in enumerate(items):
             action = QAction(f"&{i + 1}  {path}" if i < 9 else path, self.recent_menu)
             action.triggered.connect(lambda _=False, p=path: self.controller.open(p))

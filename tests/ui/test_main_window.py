@@ -168,6 +168,7 @@ def test_recent_files_are_remembered_and_reopen(qtbot, window, tmp_path, tiny_mo
     with qtbot.waitSignal(window.state.modelChanged, timeout=30000):
         window.open_path(str(other))
     idle(qtbot, window)
+    recent.wait_for_writes()
     items = recent.recent_models(window.settings)
     assert items[:2] == [str(other.resolve()), str(first.resolve())]
     actions = [a for a in window.recent_menu.actions() if a.data()]
@@ -176,6 +177,7 @@ def test_recent_files_are_remembered_and_reopen(qtbot, window, tmp_path, tiny_mo
         actions[1].trigger()
     idle(qtbot, window)
     assert window.state.model.rows == 16
+    recent.wait_for_writes()
     assert recent.recent_models(window.settings)[0] == str(first.resolve())
     # a new window with the same settings store sees the same list
     again = MainWindow(AppState(), window.settings)
@@ -184,6 +186,32 @@ def test_recent_files_are_remembered_and_reopen(qtbot, window, tmp_path, tiny_mo
         str(first.resolve()),
         str(other.resolve()),
     ]
+
+
+def test_opening_a_model_writes_the_settings_file_off_the_gui_thread(qtbot, tmp_path, tiny_model):
+    """QSettings.sync() waits for the disk twice (fdatasync): on the GUI thread it froze the
+    window for 420 ms while the index build read the model file from disk. A setValue on the
+    window's own QSettings would sync there on the next turn, so it gets none either."""
+    from PySide6.QtCore import QSettings
+
+    calls = []
+
+    class Recording(QSettings):
+        def setValue(self, key, value):
+            calls.append(("setValue", key))
+            super().setValue(key, value)
+
+        def sync(self):
+            calls.append(("sync", None))
+            super().sync()
+
+    ini = str(tmp_path / "settings.ini")
+    win = open_window(qtbot, tiny_model[0], settings=Recording(ini, QSettings.Format.IniFormat))
+    assert calls == []
+    recent.wait_for_writes()
+    written = recent.recent_models(QSettings(ini, QSettings.Format.IniFormat))
+    assert written == [str(tiny_model[0].resolve())]
+    assert [a.data() for a in win.recent_menu.actions() if a.data()] == written
 
 
 def test_search_box_selects_by_text_and_id(qtbot, window, tiny_model):

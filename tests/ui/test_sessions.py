@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from explorer.app.controllers.session import recent_sessions
+from explorer.app.settings import wait_for_writes
 from explorer.app.state import AppState
 from explorer.core.analysis.session import load_session
 from explorer.ui.main_window import MainWindow
@@ -78,6 +79,7 @@ def test_session_round_trip(qtbot, make_window, tiny_model, tmp_path):
     assert b.neighbors_pane.k == 7
     assert b.map_pane.n.value() == 321 and b.map_pane.method.currentData() == "pca"
     assert len(b.sessions.deck) == 1 and b.sessions.deck.slides[0]["selection"] == [3, 5]
+    wait_for_writes()
     assert str((tmp_path / "one.eesession.json").resolve()) in recent_sessions(b.settings)
     assert b.sessions.recent_menu.actions()
 

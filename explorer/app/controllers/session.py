@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 
 from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import Lane
+from explorer.app.settings import write_soon
 from explorer.app.state import AppState
 from explorer.core.analysis.session import LoadedSession, Session, load_session, save_session
 
@@ -31,8 +32,7 @@ def recent_sessions(settings: QSettings) -> list[str]:
 def add_recent_session(settings: QSettings, path: str | Path) -> list[str]:
     entry = str(Path(path).expanduser().resolve())
     items = ([entry] + [p for p in recent_sessions(settings) if p != entry])[:MAX_RECENT]
-    settings.setValue(RECENT_SESSIONS_KEY, items)
-    settings.sync()
+    write_soon(settings, RECENT_SESSIONS_KEY, items)
     return items
 
 
@@ -40,7 +40,7 @@ class SessionController(FeatureController):
     LANE = Lane.SESSION
     loaded = Signal(object)  # LoadedSession, once its model (if any, and found) is current
     failed = Signal(object)  # the exception
-    recentChanged = Signal()
+    recentChanged = Signal(object)  # the recent sessions as just written (list[str])
 
     def __init__(self, state: AppState, settings: QSettings, parent: QObject | None = None):
         super().__init__(state, parent)
@@ -51,8 +51,7 @@ class SessionController(FeatureController):
     def save(self, session: Session, path: str | Path) -> None:
         save_session(session, path)
         self.path = Path(path)
-        add_recent_session(self.settings, path)
-        self.recentChanged.emit()
+        self.recentChanged.emit(add_recent_session(self.settings, path))
 
     def open(self, path: str | Path) -> None:
         self.lane.submit(
@@ -65,8 +64,7 @@ class SessionController(FeatureController):
 
     def _read(self, loaded: LoadedSession, path: Path) -> None:
         self.path = path
-        add_recent_session(self.settings, path)
-        self.recentChanged.emit()
+        self.recentChanged.emit(add_recent_session(self.settings, path))
         ref, model = loaded.session.model, self.state.model
         if loaded.model_path is None or ref is None:
             self.loaded.emit(loaded)  # no model, or a missing one: show the rest at once
