@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from explorer.app import tuning
-from explorer.core import search_build
 from explorer.core.context import CancellableContext
 from explorer.core.errors import Cancelled, ExplorerError
 from explorer.core.neighbors import NeighborSearcher
@@ -74,6 +73,8 @@ def build_in_child(
             if proc.poll() is None:
                 proc.kill()
             if proc.wait() != 0:  # a killed child leaves its half-written index behind
+                from explorer.core import search_build  # (numba: never on the GUI thread)
+
                 search_build.remove_partial_builds(searcher.model, searcher.cache_dir)
             if proc.stdout is not None:
                 proc.stdout.close()
