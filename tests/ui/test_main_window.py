@@ -214,6 +214,24 @@ def test_opening_a_model_writes_the_settings_file_off_the_gui_thread(qtbot, tmp_
     assert [a.data() for a in win.recent_menu.actions() if a.data()] == written
 
 
+def test_recent_writes_in_quick_succession_keep_every_path(tmp_path):
+    """Each write reads the list on the settings writer, after the writes before it: two models
+    opened before the first write has run are both remembered, the newest first."""
+    from PySide6.QtCore import QSettings
+
+    ini = str(tmp_path / "settings.ini")
+    settings = QSettings(ini, QSettings.Format.IniFormat)
+    paths = [tmp_path / name for name in ("a", "b", "c")]
+    for path in paths:
+        recent.add_recent(settings, path)
+    recent.wait_for_writes()
+    on_disk = recent.recent_models(QSettings(ini, QSettings.Format.IniFormat))
+    assert on_disk == [str(p.resolve()) for p in reversed(paths)]
+    recent.clear_recent(settings)
+    recent.wait_for_writes()
+    assert recent.recent_models(QSettings(ini, QSettings.Format.IniFormat)) == []
+
+
 def test_search_box_selects_by_text_and_id(qtbot, window, tiny_model):
     _, matrix = tiny_model
     search = window.search

@@ -14,26 +14,21 @@ from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 
 from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import Lane
-from explorer.app.settings import write_soon
+from explorer.app.settings import path_list, put_first, write_soon
 from explorer.app.state import AppState
 from explorer.core.analysis.session import LoadedSession, Session, load_session, save_session
 
 RECENT_SESSIONS_KEY = "recent/sessions"
-MAX_RECENT = 10
 
 
 def recent_sessions(settings: QSettings) -> list[str]:
-    value = settings.value(RECENT_SESSIONS_KEY, [])
-    if isinstance(value, str):  # QSettings returns a single-item list as a plain string
-        value = [value]
-    return [str(v) for v in value if v] if isinstance(value, list | tuple) else []
+    return path_list(settings.value(RECENT_SESSIONS_KEY, []))
 
 
 def add_recent_session(settings: QSettings, path: str | Path) -> list[str]:
-    entry = str(Path(path).expanduser().resolve())
-    items = ([entry] + [p for p in recent_sessions(settings) if p != entry])[:MAX_RECENT]
-    write_soon(settings, RECENT_SESSIONS_KEY, items)
-    return items
+    """Put `path` first in the recent sessions; returns the list for the menu."""
+    write_soon(settings, RECENT_SESSIONS_KEY, lambda old: put_first(path_list(old), path))
+    return put_first(recent_sessions(settings), path)
 
 
 class SessionController(FeatureController):
