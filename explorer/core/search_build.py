@@ -28,6 +28,7 @@ from explorer.core.filecheck import check_mapped
 from explorer.core.search_fast import SignIndex, folder_for, load, save_arrays
 from explorer.core.search_fast import cache_key as _key
 from explorer.core.search_tune import CALIBRATE, tune
+from explorer.core.vectors import ggml_type
 
 MIN_BITS = 1024
 HEAD_BITS = 1024
@@ -39,8 +40,9 @@ _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def decoder(model) -> Callable[[int, int, np.ndarray], np.ndarray]:
-    """Float32 rows [start, stop): for BF16 a shift written into `out` (float32 [>= stop -
-    start, dim], reused for every block), else the model's own decoder (any format)."""
+    """Float32 rows [start, stop), written into `out` (float32 [>= stop - start, dim], reused
+    for every block): a shift for BF16, a cast for the other float formats; quantised GGUF and
+    F64 rows come from the model's own decoder (new arrays)."""
     if model.matrix.dtype == _BF16:
         bits = model.matrix.view(np.uint16)
 
@@ -50,6 +52,14 @@ def decoder(model) -> Callable[[int, int, np.ndarray], np.ndarray]:
             return out[: e - s]
 
         return bf16_rows
+    if ggml_type(model.matrix) is None and model.matrix.dtype != np.float64:
+
+        def cast_rows(s: int, e: int, out: np.ndarray) -> np.ndarray:  # F16, F32, F8: exact
+            check_mapped(model.matrix)
+            np.copyto(out[: e - s], model.matrix[s:e], casting="unsafe")
+            return out[: e - s]
+
+        return cast_rows
     return lambda s, e, out: np.asarray(model.decode_block(s, e), dtype=np.float32)
 
 

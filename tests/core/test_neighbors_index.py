@@ -190,3 +190,20 @@ def test_build_decodes_bf16_blocks_exactly_into_one_reused_buffer(slice_model):
         assert np.shares_memory(rows, buf) and rows.shape == (stop - start, model.dim)
         want = np.asarray(model.matrix[start:stop]).astype(np.float32)
         np.testing.assert_array_equal(rows.view(np.uint32), want.view(np.uint32))  # bit-exact
+
+
+@pytest.mark.parametrize("dtype", ["F16", "F32", "F8_E4M3"])
+def test_build_decodes_other_float_blocks_exactly_into_the_buffer(tmp_path, dtype):
+    from core.fixtures import NUMPY_DTYPES, write_arrays
+
+    from explorer.core import search_build
+
+    values = np.asarray(open_model(SLICE, tokenizer=False).vectors(range(64)), np.float32)
+    path = tmp_path / "model.safetensors"
+    write_arrays(path, {"model.embed_tokens.weight": values.astype(NUMPY_DTYPES[dtype])})
+    model = open_model(path, tokenizer=False)
+    buf = np.full((64, model.dim), np.nan, np.float32)
+    rows = search_build.decoder(model)(8, 40, buf)
+    assert np.shares_memory(rows, buf)
+    want = model.decode_block(8, 40)
+    np.testing.assert_array_equal(rows.view(np.uint32), want.view(np.uint32))
