@@ -1,4 +1,5 @@
-"""A progress bar fed by a job's (text, fraction) progress signal, as the tab views show it."""
+"""The app's progress bar: fed by a job's (text, fraction) progress signal, and never painting
+the window at once when its value changes."""
 
 from __future__ import annotations
 
@@ -13,6 +14,14 @@ class JobProgressBar(QProgressBar):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setRange(0, STEPS)
+
+    def setValue(self, value: int) -> None:
+        """QProgressBar.setValue repaints at once, and that paints every dirty widget of the
+        window then and there (a plot's paint, on top of the work of the turn that reported
+        progress). Here the bar waits for the next paint like any other widget."""
+        self.setUpdatesEnabled(False)
+        super().setValue(value)
+        self.setUpdatesEnabled(True)  # (this schedules the bar's own update)
 
     def show_progress(self, text: str, fraction: float) -> None:
         """The job's text and fraction; a negative fraction (no estimate) changes nothing."""

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMenu,
-    QProgressBar,
     QPushButton,
     QSpinBox,
     QToolButton,
@@ -35,6 +34,7 @@ from explorer.core.errors import ExplorerError, TokenError
 from explorer.core.map_layout import MapData, MapRequest
 from explorer.ui import map_export
 from explorer.ui.flow_layout import ElidedLabel, FlowLayout, labelled
+from explorer.ui.job_progress import JobProgressBar
 from explorer.ui.map_view import MapView
 
 SOURCES = [
@@ -122,7 +122,7 @@ class MapPane(QWidget):
         self.map_button.setShortcut("Ctrl+M")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
-        self.progress = QProgressBar()
+        self.progress = JobProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setFixedWidth(200)
         self.progress.hide()

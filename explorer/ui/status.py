@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QStatusBar, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QToolButton, QWidget
 
 from explorer.app.jobs import Jobs
+from explorer.ui.job_progress import JobProgressBar
 
 SHOW_AFTER_MS = 300  # quick jobs (a row lookup) never flash a progress bar
 LABEL_WIDTH = 240
@@ -19,7 +20,7 @@ class JobStatus(QWidget):
         self.jobs = jobs
         self.label = QLabel()
         self.label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        self.bar = QProgressBar()
+        self.bar = JobProgressBar()
         self.bar.setFixedWidth(160)
         self.bar.setMaximumHeight(14)
         self.bar.setTextVisible(False)

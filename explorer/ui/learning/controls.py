@@ -6,13 +6,14 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
     QSlider,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
+
+from explorer.ui.job_progress import JobProgressBar
 
 # Slider position → pause between epochs (s): fastest first.
 DELAYS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
@@ -48,7 +49,7 @@ class LearnControls(QWidget):
         self.speed.setFixedWidth(70)
         self.speed.setToolTip("Pause between epochs: left = as fast as it trains")
         self.speed_label = QLabel()
-        self.bar = QProgressBar()
+        self.bar = JobProgressBar()
         self.bar.setRange(0, 1000)
         self.bar.setTextVisible(False)
         self.bar.setMaximumWidth(80)
