@@ -149,10 +149,10 @@ class _Job(QRunnable):
         global _running
         with _running_lock:
             _running += 1
-        tuning.tune_worker_thread()
         outcome: str = "cancelled"
         payload: object = None
         try:
+            tuning.tune_worker_thread()  # in the try: whatever happens, the lane hears the end
             if not self.ctx.cancelled():
                 payload = self._execute()
                 outcome = "cancelled" if self.ctx.cancelled() else "result"

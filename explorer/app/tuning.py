@@ -79,10 +79,14 @@ def worker_threads() -> int:
 def tune_worker_thread() -> None:
     """numba's parallel kernels, started from this thread, leave a core for the window."""
     numba = sys.modules.get("numba")
-    if numba is None:  # nothing compiled with numba runs before the search modules import it
+    # None: nothing compiled with numba runs before the search modules import it. No config or
+    # set_num_threads yet: another thread is importing it right now (this job's kernels, if
+    # any, then run with numba's default; the thread's next job tunes it).
+    config = getattr(numba, "config", None)
+    if config is None or not hasattr(numba, "set_num_threads"):
         return
     # numba.config sets NUMBA_NUM_THREADS at import time through globals(), unseen by mypy
-    threads: int = numba.config.NUMBA_NUM_THREADS
+    threads: int = config.NUMBA_NUM_THREADS
     numba.set_num_threads(max(1, min(threads, worker_threads())))
 
 

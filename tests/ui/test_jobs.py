@@ -233,3 +233,18 @@ def test_gap_meter_tells_work_on_the_gui_thread_from_waiting(qtbot):
     assert gap >= 75 and cpu >= 0.5 * gap
     gap, cpu = longest(lambda: (time.sleep(0.08), ended.append(time.monotonic())))
     assert gap >= 75 and cpu < 0.25 * gap
+
+
+def test_job_ends_while_another_thread_is_still_importing_numba(qtbot, monkeypatch):
+    """A job starts by tuning numba's threads for its worker. While another worker is importing
+    numba, sys.modules holds the module half made (no config yet): reading it raised, outside
+    the job's try, and the lane never heard that the job ended (busy for good)."""
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "numba", types.ModuleType("numba"))  # mid-import state
+    hub = Jobs()
+    results = []
+    with qtbot.waitSignal(hub.idle, timeout=10000):
+        hub.lane(Lane.LOOKUP).submit(lambda: 42, on_result=results.append)
+    assert results == [42] and not hub.busy
