@@ -83,11 +83,12 @@ def tune_worker_thread() -> None:
     # set_num_threads yet: another thread is importing it right now (this job's kernels, if
     # any, then run with numba's default; the thread's next job tunes it).
     config = getattr(numba, "config", None)
-    if config is None or not hasattr(numba, "set_num_threads"):
+    set_threads = getattr(numba, "set_num_threads", None)
+    if config is None or set_threads is None:
         return
     # numba.config sets NUMBA_NUM_THREADS at import time through globals(), unseen by mypy
     threads: int = config.NUMBA_NUM_THREADS
-    numba.set_num_threads(max(1, min(threads, worker_threads())))
+    set_threads(max(1, min(threads, worker_threads())))
 
 
 BACKGROUND_NICE = 10  # children that build or load in the background: the window comes first
