@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))  # neighbor_data: the realistic matrix
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
+from event_loop import wait_until  # noqa: E402
 from PySide6.QtCore import QEvent, QObject, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -190,12 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         drop_page_cache(folder / "model.safetensors")
 
         def wait(cond, timeout: float = 120.0) -> None:
-            end = time.monotonic() + timeout
-            while not cond():
-                if time.monotonic() > end:
-                    raise TimeoutError("the window did not finish in time")
-                app.processEvents()
-                time.sleep(0.001)
+            wait_until(app, cond, timeout)
 
         from PySide6.QtCore import QSettings
 

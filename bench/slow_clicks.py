@@ -49,6 +49,8 @@ def one_run(args: argparse.Namespace) -> dict:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication([])
+    from event_loop import wait_until  # bench/, beside this script
+
     from explorer.app import tuning
     from explorer.app.state import AppState
     from explorer.ui.launch import quiet_offscreen_warnings
@@ -65,12 +67,7 @@ def one_run(args: argparse.Namespace) -> dict:
     window.show()
 
     def wait(cond, timeout: float = 300.0) -> None:
-        end = time.monotonic() + timeout
-        while not cond():
-            if time.monotonic() > end:
-                raise TimeoutError("the window did not get there in time")
-            app.processEvents()
-            time.sleep(0.001)
+        wait_until(app, cond, timeout)
 
     window.open_path(args.model)
     wait(lambda: window.state.model is not None and window.state.levels is not None)
