@@ -23,6 +23,12 @@ class JobProgressBar(QProgressBar):
         super().setValue(value)
         self.setUpdatesEnabled(True)  # (this schedules the bar's own update)
 
+    def set_fraction(self, fraction: float) -> None:
+        """Show `fraction` of the work done (clamped to 0..1)."""
+        if self.maximum() != STEPS:  # after a busy indicator (range 0..0)
+            self.setRange(0, STEPS)
+        self.setValue(int(max(0.0, min(1.0, fraction)) * STEPS))
+
     def show_progress(self, text: str, fraction: float) -> None:
         """The job's text and fraction; a negative fraction (no estimate) changes nothing."""
         if fraction >= 0:

@@ -123,7 +123,6 @@ class MapPane(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.progress = JobProgressBar()
-        self.progress.setRange(0, 1000)
         self.progress.setFixedWidth(200)
         self.progress.hide()
 
@@ -316,7 +315,7 @@ class MapPane(QWidget):
         self.state.statusMessage.emit(message)
 
     def _progress(self, text: str, fraction: float) -> None:
-        self.progress.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
+        self.progress.set_fraction(fraction)
         fm, room = self.progress.fontMetrics(), self.progress.width() - 12
         elided = fm.elidedText(text, Qt.TextElideMode.ElideRight, room) if text else "%p%"
         self.progress.setFormat(elided)  # one line: never wraps, never widens the bar

@@ -84,8 +84,7 @@ class JobStatus(QWidget):
         if fraction < 0:
             self.bar.setRange(0, 0)  # busy indicator
         else:
-            self.bar.setRange(0, 1000)
-            self.bar.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
+            self.bar.set_fraction(fraction)
         self._set_visible(True)
 
 

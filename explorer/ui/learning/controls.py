@@ -50,7 +50,6 @@ class LearnControls(QWidget):
         self.speed.setToolTip("Pause between epochs: left = as fast as it trains")
         self.speed_label = QLabel()
         self.bar = JobProgressBar()
-        self.bar.setRange(0, 1000)
         self.bar.setTextVisible(False)
         self.bar.setMaximumWidth(80)
         self.state = QLabel()
@@ -105,4 +104,4 @@ class LearnControls(QWidget):
         self.state.setText({"running": "training…", "paused": "paused"}.get(status, ""))
 
     def set_progress(self, fraction: float) -> None:
-        self.bar.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
+        self.bar.set_fraction(fraction)
