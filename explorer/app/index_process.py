@@ -75,7 +75,8 @@ def build_in_child(
             if proc.wait() != 0:  # a killed child leaves its half-written index behind
                 from explorer.core import search_build  # (numba: never on the GUI thread)
 
-                search_build.remove_partial_builds(searcher.model, searcher.cache_dir)
+                final = search_build.folder_for(searcher.model, searcher.cache_dir)
+                search_build.remove_partial_builds(final)
             if proc.stdout is not None:
                 proc.stdout.close()
     if not searcher.load_cached_fast_index():

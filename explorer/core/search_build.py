@@ -167,12 +167,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_partial_builds(model, root: Path) -> None:
-    """Remove the half-written indexes of builds whose process is gone: a cancelled build child
-    is killed and cannot clean up (each one left 60-150 MB in the cache)."""
+def remove_partial_builds(final: Path) -> None:
+    """Remove the half-written indexes, meant for `final`, of builds whose process is gone: a
+    cancelled build child is killed and cannot clean up (each one left 60-150 MB in the cache)."""
     if os.name != "posix":  # os.kill(pid, 0) would end the process on Windows
         return
-    final = folder_for(model, root)
     for folder in final.parent.glob(f"tmp-*-{final.name}"):
         pid = folder.name.split("-")[1]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
@@ -187,7 +186,7 @@ def build(
     key = _key(model)
     final = folder_for(model, root)
     final.parent.mkdir(parents=True, exist_ok=True)
-    remove_partial_builds(model, root)
+    remove_partial_builds(final)
     tmp = partial_folder(final, os.getpid())
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
