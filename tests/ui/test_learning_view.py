@@ -48,12 +48,13 @@ def start(view, epochs: int, delay: float = 0.0) -> None:
 
 def test_epochs_arrive_with_a_growing_loss_curve_and_end_in_a_comparison(qtbot, tab):
     seen: list[tuple[int, int]] = []
-    tab.controller.epochReady.connect(lambda s: seen.append((s.epoch, tab.loss.points)))
+    tab.controller.epochReady.connect(lambda s: seen.append((s.epoch, len(s.loss_curve))))
     with qtbot.waitSignal(tab.controller.trainingDone, timeout=60000) as done:
         start(tab, epochs=3)
     assert [e for e, _ in seen] == [0, 1, 2, 3]
     points = [p for _, p in seen]
     assert points[0] == 0 and all(b > a for a, b in zip(points, points[1:], strict=False))
+    assert tab.loss.points == points[-1]
     assert tab.controller.status == "done"
     assert len(tab.map.target_xy) == 8 and tab.map.epoch == 3
     assert set(tab.table.rows) == set() or "cat" in tab.table.label.text()
@@ -61,6 +62,23 @@ def test_epochs_arrive_with_a_growing_loss_curve_and_end_in_a_comparison(qtbot, 
     assert [c.token.strip() for c in comparison] == ["cat", "the"]
     assert "learned" in tab.table.label.text() and "real" in tab.table.label.text()
     assert not tab.controls.stop.isEnabled() and tab.controls.start.isEnabled()
+
+
+def test_epochs_that_arrive_together_are_drawn_once_as_the_newest(qtbot, tab):
+    with qtbot.waitSignal(tab.controller.trainingDone, timeout=60000):
+        start(tab, epochs=3)
+    snapshots = tab.controller.snapshots
+    qtbot.wait(50)
+    drawn: list[int] = []
+    set_curve = tab.loss.set_curve
+    tab.loss.set_curve = lambda curve: (drawn.append(len(curve)), set_curve(curve))
+    for snap in snapshots:
+        tab.show_epoch(snap)
+    assert drawn == []  # not inside the turn that delivered them
+    qtbot.waitUntil(lambda: bool(drawn), timeout=5000)
+    qtbot.wait(50)
+    assert drawn == [len(snapshots[-1].loss_curve)] and tab.map.epoch == 3
+    assert "Epoch 3 of 3" in tab.summary.text()
 
 
 def test_pause_stops_epochs_and_step_advances_exactly_one(qtbot, tab):

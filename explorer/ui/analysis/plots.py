@@ -9,6 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 
+from explorer.ui.solid_grid import show_solid_grid, solid_grid_axes
 from explorer.ui.viewer.style import is_dark, muted_text, series_color
 
 FLAG = QColor("#dc2626")
@@ -18,7 +19,7 @@ class Plot(pg.PlotWidget):
     """A plot in the window's colours, with a title and axis labels."""
 
     def __init__(self, title: str, x_label: str, y_label: str, parent=None):
-        super().__init__(parent)
+        super().__init__(parent, axisItems=solid_grid_axes())
         pal = self.palette()
         self.setBackground(pal.color(QPalette.ColorRole.Base))
         item = self.getPlotItem()
@@ -30,7 +31,7 @@ class Plot(pg.PlotWidget):
             axis.setTextPen(pen)
         item.setLabel("bottom", x_label)
         item.setLabel("left", y_label)
-        item.showGrid(x=True, y=True, alpha=0.15)
+        show_solid_grid(item, alpha=0.15)
         item.setMenuEnabled(False)
         self.setMinimumHeight(140)
         self.dark = is_dark(self)

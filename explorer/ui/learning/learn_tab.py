@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from explorer.app.controllers.learning import LearningController
@@ -56,6 +56,11 @@ class LearnTab(QWidget):
         col.addWidget(self.summary)
         col.addWidget(body, 1)
         self.watched = set(controller.watch)
+        self._newest = None  # the snapshot to show at the next turn of the event loop
+        self._show_soon = QTimer(self)
+        self._show_soon.setSingleShot(True)
+        self._show_soon.setInterval(0)
+        self._show_soon.timeout.connect(self._show_newest)
 
         c = self.controls
         c.startClicked.connect(self.start)
@@ -81,6 +86,7 @@ class LearnTab(QWidget):
         if self.controller.state.model is None:
             self.summary.setText("Open a model first: its tokenizer splits the corpus.")
             return
+        self._newest = None
         self.loss.clear_curve()
         self.table.clear_table()
         self.map.clear_map()
@@ -136,6 +142,15 @@ class LearnTab(QWidget):
         return self.exporter
 
     def show_epoch(self, snap) -> None:
+        """Small tables train faster than the tab draws: epochs that arrive within one turn of
+        the event loop are drawn once, as the newest of them."""
+        self._newest = snap
+        self._show_soon.start()
+
+    def _show_newest(self) -> None:
+        snap, self._newest = self._newest, None
+        if snap is None:
+            return
         for b in (self.controls.save_frame, self.controls.save_frames):
             b.setEnabled(True)
         self.loss.set_curve(snap.loss_curve)
@@ -150,6 +165,7 @@ class LearnTab(QWidget):
         )
 
     def show_done(self, result) -> None:
+        self._show_newest()
         if result.comparison:
             self.table.show_comparison(result.comparison)
             self.side.setCurrentWidget(self.table)

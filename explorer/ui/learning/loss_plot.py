@@ -6,14 +6,16 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
+from explorer.ui.solid_grid import show_solid_grid, solid_grid_axes
+
 
 class LossPlot(pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
+        super().__init__(parent, axisItems=solid_grid_axes())
         self.setBackground("w")
         self.setTitle("Loss", color="#333", size="9pt")
         self.setLabel("bottom", "epoch")
-        self.showGrid(x=True, y=True, alpha=0.2)
+        show_solid_grid(self.getPlotItem(), alpha=0.2)
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.setMinimumWidth(160)
