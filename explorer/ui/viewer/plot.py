@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor, QFontMetrics, QPalette, QPen
 from PySide6.QtWidgets import QWidget
 
 from explorer.core.rows import RowData
+from explorer.ui.viewer.band_curve import BandCurve
 from explorer.ui.viewer.picking import IndexPicking
 from explorer.ui.viewer.style import is_dark, muted_text, series_color, style_plot
 
@@ -65,7 +66,7 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.rows: list[RowData] = []
-        self.curves: list[pg.PlotDataItem] = []  # the rows shown first, then empty ones kept
+        self.curves: list[BandCurve] = []  # the rows shown first, then empty ones kept
         self.y_range: tuple[float, float] | None = None
         item = self.getPlotItem()
         item.setLabel("bottom", "dimension")
@@ -78,8 +79,6 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
         # no grid: its lines are redrawn with the axis on every repaint (~5 ms each)
         item.setMenuEnabled(False)
         item.hideButtons()
-        item.setClipToView(True)
-        item.setDownsampling(auto=True, mode="peak")
         self.zero = pg.InfiniteLine(pos=0, angle=0, movable=False)
         self.cursor = pg.InfiniteLine(angle=90, movable=False)
         self.cursor.hide()
@@ -116,7 +115,7 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
         self._fit(rows)
 
     def _add_curve(self) -> None:
-        curve = pg.PlotDataItem(pen=self._pen(len(self.curves)))
+        curve = BandCurve(pen=self._pen(len(self.curves)), connect="finite")
         self.getPlotItem().addItem(curve)
         self.curves.append(curve)
 
