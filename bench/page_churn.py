@@ -5,6 +5,8 @@ store) again and again on this thread, in its own CPU time, while two niced help
 each do one of:
 
     read   sum a real model file's values through its memory map (bandwidth, no new memory)
+    cold   the same, dropping each 32 MB from the page cache after it (the next pass reads
+           the disk into fresh page-cache pages, as a build of a model not yet cached does)
     churn  fill a fresh 64 MB array again and again (the kernel hands out pages and takes them
            back: what the index build did with a new array per block)
     both   decode the file's BF16 values to a fresh float32 array per 64 MB (the old build)
@@ -35,14 +37,17 @@ def helper(kind: str, path: str, offset: int) -> None:
     import numpy as np
 
     os.nice(10)
-    with open(path, "rb") as f:
-        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    f = open(path, "rb")  # open while the helper runs ("cold" drops its pages)
+    mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     header = 8 + int.from_bytes(mm[:8], "little")
     bits = np.frombuffer(mm, dtype=np.uint16, offset=header, count=(len(mm) - header) // 2)
     while True:
         for i in range(offset * CHUNK % max(1, bits.size), bits.size, CHUNK):
-            if kind == "read":
+            if kind in ("read", "cold"):
                 bits[i : i + CHUNK].sum(dtype=np.uint64)
+                if kind == "cold":  # drop the pages: the next pass reads the disk into fresh ones
+                    start = header + 2 * i
+                    os.posix_fadvise(f.fileno(), start, 2 * CHUNK, os.POSIX_FADV_DONTNEED)
             elif kind == "churn":
                 fresh = np.empty(CHUNK, np.float32)
                 fresh[::1024] = 1.0  # one write per page maps it
