@@ -76,7 +76,7 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
         # a fixed width: tick labels of another length (0.1, then 0.15) re-laid out the plot
         # and repainted all of it on a click
         item.getAxis("left").setWidth(QFontMetrics(self.font()).horizontalAdvance("-0.00015") + 28)
-        # no grid: its lines are redrawn with the axis on every repaint (~5 ms each)
+        # no grid (pyqtgraph's own cost ~5 ms a repaint; explorer/ui/solid_grid.py is cheap)
         item.setMenuEnabled(False)
         item.hideButtons()
         self.zero = pg.InfiniteLine(pos=0, angle=0, movable=False)
