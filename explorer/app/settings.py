@@ -53,15 +53,24 @@ def put_first(items: list[str], path: str | Path) -> list[str]:
     return ([entry] + [p for p in items if p != entry])[:MAX_RECENT]
 
 
+def paths(settings: QSettings, key: str) -> list[str]:
+    """The list of paths stored under `key` (recent models, recent sessions)."""
+    return path_list(settings.value(key, []))
+
+
+def add_path(settings: QSettings, key: str, path: str | Path) -> list[str]:
+    """Put `path` first in the list under `key`; returns the list for the menu (the file is
+    written on the settings writer)."""
+    write_soon(settings, key, lambda old: put_first(path_list(old), path))
+    return put_first(paths(settings, key), path)
+
+
 def recent_models(settings: QSettings) -> list[str]:
-    return path_list(settings.value(RECENT_KEY, []))
+    return paths(settings, RECENT_KEY)
 
 
 def add_recent(settings: QSettings, path: str | Path) -> list[str]:
-    """Put `path` first in the recent list; returns the list for the menu (the file is written
-    on the settings writer)."""
-    write_soon(settings, RECENT_KEY, lambda old: put_first(path_list(old), path))
-    return put_first(recent_models(settings), path)
+    return add_path(settings, RECENT_KEY, path)
 
 
 def clear_recent(settings: QSettings) -> None:

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 
 from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import Lane
-from explorer.app.settings import path_list, put_first, write_soon
+from explorer.app.settings import add_path, paths
 from explorer.app.state import AppState
 from explorer.core.analysis.session import LoadedSession, Session, load_session, save_session
 
@@ -22,13 +22,11 @@ RECENT_SESSIONS_KEY = "recent/sessions"
 
 
 def recent_sessions(settings: QSettings) -> list[str]:
-    return path_list(settings.value(RECENT_SESSIONS_KEY, []))
+    return paths(settings, RECENT_SESSIONS_KEY)
 
 
 def add_recent_session(settings: QSettings, path: str | Path) -> list[str]:
-    """Put `path` first in the recent sessions; returns the list for the menu."""
-    write_soon(settings, RECENT_SESSIONS_KEY, lambda old: put_first(path_list(old), path))
-    return put_first(recent_sessions(settings), path)
+    return add_path(settings, RECENT_SESSIONS_KEY, path)
 
 
 class SessionController(FeatureController):
