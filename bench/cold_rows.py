@@ -13,26 +13,18 @@ gap is how long the window would have waited for the GIL. Repeated; prints media
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
+from page_cache import drop_page_cache
 
 from explorer.core.model import open_model
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULTS = [ROOT / "resources" / "demo", Path.home() / ".cache/explorer-bench/smollm2-bf16"]
-
-
-def evict(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 def longest_tick_gap(work) -> tuple[float, float]:
@@ -79,7 +71,7 @@ def main() -> None:
             walls, gaps = [], []
             for _ in range(args.repeats):
                 ids = np.sort(rng.choice(model.rows, min(args.rows, model.rows), replace=False))
-                evict(mapped)
+                drop_page_cache(mapped)
                 wall, gap = longest_tick_gap(lambda ids=ids, read=read: read(ids))
                 walls.append(wall)
                 gaps.append(gap)

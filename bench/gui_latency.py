@@ -41,21 +41,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 from event_loop import wait_until  # noqa: E402
+from page_cache import drop_page_cache  # noqa: E402
 from PySide6.QtCore import QEvent, QObject, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-
-
-def drop_page_cache(path: Path) -> bool:
-    """Evict the file's pages so that the next reads come from disk (Linux)."""
-    if not hasattr(os, "posix_fadvise"):
-        return False
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-    return True
-
 
 PASTE_PARAGRAPH = (
     "The quick brown fox jumps over the lazy dog; 1234 5678. Embedding rows lie close when "

@@ -50,6 +50,7 @@ def one_run(args: argparse.Namespace) -> dict:
 
     app = QApplication([])
     from event_loop import wait_until  # bench/, beside this script
+    from page_cache import drop_page_cache
 
     from explorer.app import tuning
     from explorer.app.state import AppState
@@ -77,9 +78,7 @@ def one_run(args: argparse.Namespace) -> dict:
     if args.no_neighbours:
         window.neighbors._settle.timeout.disconnect()
     if args.evict:
-        fd = os.open(Path(args.model) / "model.safetensors", os.O_RDONLY)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        os.close(fd)
+        drop_page_cache(Path(args.model) / "model.safetensors")
     rows = window.state.model.matrix.shape[0]
     ids = np.random.default_rng(args.seed).choice(rows, args.clicks, replace=False).tolist()
     clicks = []

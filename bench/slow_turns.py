@@ -27,16 +27,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
+from event_loop import wait_until
+from page_cache import drop_page_cache
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
-
-
-def drop_from_page_cache(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 def profile_text(profile: cProfile.Profile, order: str, lines: int) -> str:
@@ -65,14 +59,12 @@ def main() -> None:
     window.resize(1280, 800)
     window.show()
     tensor_file = args.model / "model.safetensors" if args.model.is_dir() else args.model
-    drop_from_page_cache(tensor_file)
+    drop_page_cache(tensor_file)
     window.open_path(str(args.model))
-    while window.state.model is None or window.state.levels is None:
-        app.processEvents()
-        time.sleep(0.002)
+    wait_until(app, lambda: window.state.model is not None and window.state.levels is not None, 300)
     rows = window.state.model.rows
     ids = np.random.default_rng(args.seed).choice(rows, min(args.clicks, rows), replace=False)
-    drop_from_page_cache(tensor_file)  # the clicks' rows come from the disk
+    drop_page_cache(tensor_file)  # the clicks' rows come from the disk
     slow: list[tuple[int, float, float, cProfile.Profile]] = []
     worst = 0.0
     for n, token_id in enumerate(ids.tolist()):
