@@ -82,22 +82,10 @@ def test_progress_never_paints_the_window_at_once(qtbot):
     """QProgressBar.setValue repaints right away, and a repaint paints every dirty widget of the
     window with it (a plot, in the middle of the turn that reported progress). The app's bars
     wait for the next paint, and show the new value then."""
-    from PySide6.QtCore import QEvent, QObject
     from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+    from ui.paints import Paints
 
     from explorer.ui.job_progress import JobProgressBar
-
-    class Paints(QObject):
-        def __init__(self, *widgets):
-            super().__init__()
-            self.count = {w: 0 for w in widgets}
-            for w in widgets:
-                w.installEventFilter(self)
-
-        def eventFilter(self, watched, event) -> bool:
-            if event.type() == QEvent.Type.Paint:
-                self.count[watched] += 1
-            return False
 
     window = QWidget()
     qtbot.addWidget(window)
@@ -109,9 +97,9 @@ def test_progress_never_paints_the_window_at_once(qtbot):
     window.show()
     qtbot.waitExposed(window)
     qtbot.wait(50)  # the first paint is done
-    paints = Paints(other, progress)
+    paints = Paints({"other": other, "progress": progress})
     other.setText("after")  # dirty: waits for the next paint
     progress.setValue(500)
-    assert paints.count == {other: 0, progress: 0}  # nothing painted inside setValue
-    qtbot.waitUntil(lambda: paints.count[other] > 0 and paints.count[progress] > 0)
+    assert paints.count == {"other": 0, "progress": 0}  # nothing painted inside setValue
+    qtbot.waitUntil(lambda: paints.count["other"] > 0 and paints.count["progress"] > 0)
     assert progress.value() == 500

@@ -8,10 +8,10 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-from PySide6.QtCore import QEvent, QObject, QPointF, Qt
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QWidget
 from tokenizers import Tokenizer, models, pre_tokenizers
+from ui.paints import Paints
 
 from explorer.core.formats.safetensors import write_safetensors
 from explorer.core.model import open_model
@@ -428,33 +428,13 @@ def test_heatmap_caption_says_when_the_row_exceeds_the_shared_range(viewer, bf16
     assert "clipped" not in viewer.heatmap_caption.text()
 
 
-class _Paints(QObject):
-    """Counts paint events per watched widget, and the largest share of it repainted."""
-
-    def __init__(self, widgets: dict[str, QWidget]):
-        super().__init__()
-        self.names = {id(w): name for name, w in widgets.items()}
-        self.count = dict.fromkeys(widgets, 0)
-        self.largest = dict.fromkeys(widgets, 0.0)  # of the widget's area
-        for w in widgets.values():
-            w.installEventFilter(self)
-
-    def eventFilter(self, obj, event):
-        if event.type() == QEvent.Type.Paint and id(obj) in self.names:
-            name, r = self.names[id(obj)], event.rect()
-            self.count[name] += 1
-            area = r.width() * r.height() / max(1, obj.width() * obj.height())
-            self.largest[name] = max(self.largest[name], area)
-        return False
-
-
 def test_a_new_row_repaints_the_plot_once_and_not_the_whole_viewer(viewer, bf16_model, qtbot):
     """Per click the GUI thread paints the plot once (pyqtgraph's auto-range painted it twice),
     and new label texts do not make the tab widget repaint every page (Qt's QTabWidget does)."""
     model, _ = bf16_model
     viewer.set_rows(load_rows(model, [1]))
     qtbot.wait(50)
-    paints = _Paints({"plot": viewer.plot.viewport(), "tabs": viewer.tabs})
+    paints = Paints({"plot": viewer.plot.viewport(), "tabs": viewer.tabs})
     for n, token_id in enumerate([2, 3, 4, 5, 6]):
         before = dict(paints.count)
         viewer.set_rows(load_rows(model, [token_id]))
