@@ -42,6 +42,7 @@ from explorer.ui.map_pane import MapPane
 from explorer.ui.model_panel import ModelPanel
 from explorer.ui.neighbors_pane import NeighborsPane
 from explorer.ui.presentation import Presenter
+from explorer.ui.recent_paths import add_path_actions
 from explorer.ui.session_menu import SessionMenus
 from explorer.ui.status import make_status_bar
 from explorer.ui.steady_tabs import SteadyTabWidget
@@ -320,12 +321,7 @@ class MainWindow(QMainWindow):
         """The File menu's recent models: `items` as just written, else as read from settings."""
         self.recent_menu.clear()
         items = recent.recent_models(self.settings) if items is None else items
-        for i, path in enumerate(items):
-            action = QAction(f"&{i + 1}  {path}" if i < 9 else path, self.recent_menu)
-            action.setData(path)
-            action.setToolTip(path)
-            action.triggered.connect(lambda _=False, p=path: self.open_path(p))
-            self.recent_menu.addAction(action)
+        add_path_actions(self.recent_menu, items, self.open_path)
         if items:
             self.recent_menu.addSeparator()
             clear = QAction("Clear the list", self.recent_menu)

@@ -18,6 +18,7 @@ from explorer.app.jobs import error_message
 from explorer.core.analysis.session import LoadedSession
 from explorer.core.errors import ExplorerError
 from explorer.ui import slides_export, view_state
+from explorer.ui.recent_paths import add_path_actions
 
 if TYPE_CHECKING:
     from explorer.ui.main_window import MainWindow
@@ -147,10 +148,7 @@ class SessionMenus(QObject):
     def _rebuild_recent(self, items: list[str] | None = None) -> None:
         self.recent_menu.clear()
         items = recent_sessions(self.window.settings) if items is None else items
-        for i, path in enumerate(items):
-            action = QAction(f"&{i + 1}  {path}" if i < 9 else path, self.recent_menu)
-            action.triggered.connect(lambda _=False, p=path: self.controller.open(p))
-            self.recent_menu.addAction(action)
+        add_path_actions(self.recent_menu, items, self.controller.open)
         self.recent_menu.setEnabled(bool(items))
 
     # -- slides ----------------------------------------------------------------------------------
