@@ -41,6 +41,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 from event_loop import wait_until  # noqa: E402
+from machine_canary import Canary  # noqa: E402
 from page_cache import drop_page_cache  # noqa: E402
 from PySide6.QtCore import QEvent, QObject, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
@@ -50,6 +51,8 @@ PASTE_PARAGRAPH = (
     "tokens behave alike. 今天天气很好，我们去公园散步。 naïve café — “quoted” text!\n"
 )
 TYPED = "The cat sat on the mat"
+KEPT_GAP_MS = 20  # gaps longer than this are matched with the canary's jobs
+MACHINE_SLOW = 3.0  # a canary job this many times its median CPU time: the machine was slow
 
 
 def qwen_tokenizer(cache: Path) -> Path:
@@ -197,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         first_frame = time.perf_counter()
         wait(lambda: time.perf_counter() - first_frame > 0.3)
         painted = RowPaints(window)
-        meter = GapMeter(5)
+        meter = GapMeter(5, keep_over_ms=KEPT_GAP_MS)
         meter.start()
         sampler = None
         if args.stalls:
@@ -206,16 +209,24 @@ def main(argv: list[str] | None = None) -> int:
             sampler = StallSampler(args.stalls)
             sampler.start()
         others = OtherLoad()
+        canary = Canary()
+        canary.start()
         phases: dict[str, float] = {}
         # within each longest gap: the GUI thread's own CPU time, its wait for a core, and the
         # time the hypervisor took from the machine (steal)
         gap_cpu: dict[str, tuple[float, float, float]] = {}
         gap_end: dict[str, float] = {}
+        gap_start: dict[str, float] = {}
+        long_gaps: dict[str, list[tuple[float, float, float]]] = {}
+        clicks: list[tuple[float, int]] = []  # when each click of a phase began, its number
 
         def phase(name: str) -> None:
             phases[name] = meter.max_gap_ms
             gap_cpu[name] = (meter.max_gap_cpu_ms, meter.max_gap_queued_ms, meter.max_gap_steal_ms)
             gap_end[name] = meter.max_gap_end
+            gap_start[name] = meter.max_gap_end - meter.max_gap_ms / 1000
+            long_gaps[name] = meter.long_gaps
+            clicks.append((time.monotonic(), -1))  # the phase's clicks end here
             meter.reset()
             if sampler is not None:
                 for stall in sampler.stalls:
@@ -255,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def click_through(batch: list[int], latency: list[float]) -> None:
             for n, token_id in enumerate(batch):
+                clicks.append((time.monotonic(), n))
                 t = time.perf_counter()
                 window.state.select([token_id], add=(n % 25 == 24))
                 want = window.state.selection
@@ -289,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         wait(lambda: not window.pending, timeout=1800)
         ready = time.perf_counter() - t0
         phase("waiting for the fast neighbour index (child process)")
-        for token_id in ids[:100]:
+        for n, token_id in enumerate(ids[:100]):
+            clicks.append((time.monotonic(), n))
             t = time.perf_counter()
             window.state.select([token_id])
             wait(
@@ -336,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         mapped = time.perf_counter() - t
         phase("a map (500 tokens around 'cat', UMAP)")
         meter.stop()
+        canary.stop()
         if sampler is not None:
             sampler.stop()
         window.close()
@@ -361,16 +375,44 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(
             "longest GUI-thread gap (5 ms timer); within it the GUI thread's CPU time, its wait "
-            "for a core, and steal (time the hypervisor took from the machine's CPUs):"
+            "for a core, steal (time the hypervisor took from the machine's CPUs), and the "
+            "slowest job of a canary process beside the window, as a multiple of its usual CPU "
+            "time (bench/machine_canary.py: over ~3x, the machine itself was slow then):"
         )
         for name, gap in phases.items():
             cpu, queued, steal = gap_cpu[name]
             print(
                 f"  {name:<52} {gap:6.1f} ms  (cpu {cpu:5.1f}, queued {queued:5.1f}, "
-                f"steal {steal:4.0f})"
+                f"steal {steal:4.0f}, canary "
+                f"{canary.slowdown(gap_start[name], gap_end[name]):4.1f}x)"
                 + (f"  ended at {gap_end[name]:.3f}" if args.gap_times else "")
             )
         print(f"  {'overall':<52} {max(phases.values()):6.1f} ms")
+        print(
+            f"the same, leaving out the gaps over {KEPT_GAP_MS} ms in which the canary ran "
+            f"{MACHINE_SLOW:g}x or more slower than usual (the machine was slow then):"
+        )
+        steady_overall = 0.0
+
+        def click_of(end: float) -> str:
+            """' in click N' of its phase, for a gap that ended at `end` during clicks."""
+            started = [n for t, n in clicks if t <= end]
+            return f" in click {started[-1]}" if started and started[-1] >= 0 else ""
+
+        for name, gaps in long_gaps.items():
+            slowed, kept = [], [(0.0, 0.0)]
+            for end, g, _ in gaps:
+                machine = canary.slowdown(end - g / 1000, end) >= MACHINE_SLOW
+                (slowed.append(g) if machine else kept.append((g, end)))
+            steady, steady_end = max(kept)
+            steady_overall = max(steady_overall, steady)
+            print(
+                f"  {name:<52} "
+                + (f"{steady:6.1f} ms" if steady else f"< {KEPT_GAP_MS} ms  ")
+                + click_of(steady_end)
+                + (f"  (left out: {', '.join(f'{g:.1f}' for g in slowed)} ms)" if slowed else "")
+            )
+        print(f"  {'overall':<52} {steady_overall:6.1f} ms")
         print(
             f"machine: {os.cpu_count()} cores; other processes used {others.share():.0%} of "
             f"them during the run (load average {os.getloadavg()[0]:.1f})"

@@ -1,0 +1,98 @@
+"""Is the machine itself slow right now? A canary process beside a bench, timing a fixed job.
+
+A separate process (not the window's) runs a fixed memory-bound job (arithmetic over 4 MB, ~1 ms)
+every 20 ms and records when it ran and how much CPU time it took on its own thread. A job that
+takes several times its usual CPU time was slowed by the machine (on a shared VM: the host),
+not given more work: it is always the same job. A bench asks, for a gap it measured, how much
+slower than usual the canary's jobs ran within that gap (`Canary.slowdown(start, end)`).
+
+    python bench/machine_canary.py [--seconds 30]   # the canary alone: its slowest jobs
+"""
+
+from __future__ import annotations
+
+import argparse
+import array
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PERIOD = 0.02  # seconds between the starts of two jobs
+
+
+def run_jobs(out: Path, seconds: float) -> None:
+    import numpy as np
+
+    a = np.linspace(0.0, 1.0, 512 * 1024)  # 4 MB
+    b = np.empty_like(a)
+    end = time.monotonic() + seconds
+    parent = os.getppid()
+    with open(out, "ab", buffering=0) as f:
+        while time.monotonic() < end and os.getppid() == parent:  # ends with its bench
+            start, cpu = time.monotonic(), time.thread_time()
+            for _ in range(2):
+                np.multiply(a, 0.5, out=b)
+                np.add(b, 0.25, out=a)
+            # a record: monotonic start and end, and the thread CPU seconds it took
+            f.write(array.array("d", (start, time.monotonic(), time.thread_time() - cpu)))
+            time.sleep(max(0.0, start + PERIOD - time.monotonic()))
+
+
+class Canary:
+    """The canary process, started with `start()`, ended with `stop()`; then its records."""
+
+    def __init__(self, seconds: float = 7200.0):
+        self.seconds = seconds
+        self.path = Path(tempfile.mkstemp(prefix="canary-", suffix=".bin")[1])
+        self.proc: subprocess.Popen | None = None
+        self.jobs: list[tuple[float, float, float]] = []
+        self.median_cpu = 0.0
+
+    def start(self) -> None:
+        cmd = [sys.executable, __file__, "--child", str(self.path), "--seconds", str(self.seconds)]
+        self.proc = subprocess.Popen(cmd)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+        data = self.path.read_bytes()  # a record cut short by the kill is left out
+        values = array.array("d", data[: len(data) // 24 * 24])
+        self.path.unlink(missing_ok=True)
+        self.jobs = [tuple(values[i : i + 3]) for i in range(0, len(values), 3)]  # type: ignore[misc]
+        self.median_cpu = statistics.median(j[2] for j in self.jobs) if self.jobs else 0.0
+
+    def slowdown(self, start: float, end: float) -> float:
+        """The slowest job that ran within [start, end] (monotonic seconds), as a multiple of
+        the median job's CPU time; 0 if none ran then."""
+        within = [cpu for s, e, cpu in self.jobs if e >= start and s <= end]
+        return max(within) / self.median_cpu if within and self.median_cpu else 0.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seconds", type=float, default=30.0)
+    p.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # the canary process itself
+    args = p.parse_args(argv)
+    if args.child:
+        run_jobs(args.child, args.seconds)
+        return 0
+    canary = Canary(args.seconds)
+    canary.start()
+    canary.proc.wait()  # type: ignore[union-attr]
+    canary.stop()
+    t0 = canary.jobs[0][0]
+    slow = sorted(canary.jobs, key=lambda j: -j[2])[:5]
+    print(
+        f"{len(canary.jobs)} jobs, median {canary.median_cpu * 1000:.2f} ms of CPU; slowest: "
+        + ", ".join(f"{cpu * 1000:.1f} ms at {s - t0:.1f} s" for s, _, cpu in slow)
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
