@@ -21,11 +21,11 @@ def test_long_gaps_are_kept_with_their_end_and_cpu_time(qtbot):
     QTimer.singleShot(30, block)
     qtbot.wait(250)
     meter.stop()
-    assert len(meter.long_gaps) == 1
-    end, gap_ms, cpu_ms = meter.long_gaps[0]
-    assert 80 <= gap_ms < 200
-    assert cpu_ms < 40
-    assert blocked[0] + 0.08 <= end < blocked[0] + 0.2
+    assert all(gap_ms > 40 for _, gap_ms, _ in meter.long_gaps)
+    # other widgets of the test session may add gaps of their own: this one is the sleep's
+    (end, gap_ms, cpu_ms) = next(g for g in meter.long_gaps if blocked[0] < g[0])
+    assert end - gap_ms / 1000 <= blocked[0] <= end - 0.08  # the gap holds the whole sleep
+    assert gap_ms - cpu_ms >= 75  # and the sleep's time was not CPU time
     meter.reset()
     assert meter.long_gaps == []
 

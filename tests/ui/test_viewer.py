@@ -18,6 +18,7 @@ from explorer.core.model import open_model
 from explorer.core.rows import load_rows
 from explorer.core.vectors import near_square
 from explorer.ui.viewer import EmbeddingViewer
+from explorer.ui.viewer.band_curve import BandCurve
 from explorer.ui.viewer.style import fmt
 from explorer.ui.viewer.values_table import (
     BITS,
@@ -72,6 +73,36 @@ def test_starts_empty_with_a_hint(viewer):
     assert "Click a token" in viewer.hint.text()
     viewer.clear("Reading rows…")
     assert viewer.hint.text() == "Reading rows…"
+
+
+def test_a_row_is_painted_off_screen_before_the_first_click_and_nothing_of_it_stays(
+    qtbot, monkeypatch
+):
+    """The first click's plots paint without their first-time costs (glyphs, tick labels,
+    images): a stand-in row is painted off screen as the viewer first shows, then emptied."""
+    painted: list[int] = []
+    paint = BandCurve.paint
+
+    def counted(curve, *args):
+        painted.append(0 if curve.xData is None else len(curve.xData))
+        return paint(curve, *args)
+
+    monkeypatch.setattr(BandCurve, "paint", counted)
+    w = EmbeddingViewer()
+    qtbot.addWidget(w)
+    w.clear("Opening the model…")
+    w.resize(900, 600)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.waitUntil(lambda: len(painted) > 0, timeout=5000)
+    assert max(painted) == 4096  # the stand-in row, 4096 values
+    assert not w.showing_rows and w.rows == []
+    assert w.hint.text() == "Opening the model…"  # the message shown before stays
+    assert w.card.title.text() == "" and w.card.id_chip.text() == ""
+    assert all(c.xData is None or len(c.xData) == 0 for c in w.plot.curves)
+    assert w.plot.y_range is None
+    assert w.heatmap.shape == (0, 0)
+    assert w.values.model.rowCount() == 0
 
 
 def test_summary_shows_the_exact_stats_of_the_row(viewer, bf16_model):
