@@ -477,6 +477,40 @@ def test_a_new_row_repaints_the_plot_once_and_not_the_whole_viewer(viewer, bf16_
     assert ys[0] <= values.min() and ys[1] >= values.max()  # the row fits the view
 
 
+def test_the_overview_under_another_tab_is_not_painted_and_is_painted_once_on_return(
+    viewer, bf16_model, qtbot
+):
+    """Tab pages stay shown, stacked: a page brought back is painted once, not two or three
+    times over as a page shown again after being hidden was."""
+    model, _ = bf16_model
+    viewer.set_rows(load_rows(model, [1]))
+    qtbot.wait(50)
+    viewer.tabs.setCurrentWidget(viewer.values)
+    qtbot.wait(50)
+    paints = Paints({"plot": viewer.plot.viewport(), "heatmap": viewer.heatmap.viewport()})
+    viewer.set_rows(load_rows(model, [2]))  # a click while the values are on top
+    qtbot.wait(50)
+    assert paints.count == {"plot": 0, "heatmap": 0}
+    viewer.tabs.setCurrentIndex(0)
+    qtbot.wait(100)
+    assert paints.count == {"plot": 1, "heatmap": 1}
+    assert viewer.plot.curves[0].yData.tolist() == load_rows(model, [2])[0].values.tolist()
+
+
+def test_covered_tab_pages_take_no_keyboard_focus(viewer, bf16_model):
+    model, _ = bf16_model
+    tabs = viewer.tabs
+    assert [tabs.widget(i).isEnabled() for i in range(3)] == [True, False, False]
+    viewer.set_rows(load_rows(model, [1, 2]))  # two rows: the cosine tab is enabled
+    assert tabs.isTabEnabled(2) and not viewer.cosine.isEnabled()  # but its page is covered
+    tabs.setCurrentWidget(viewer.cosine)
+    assert [tabs.widget(i).isEnabled() for i in range(3)] == [False, False, True]
+    viewer.set_rows(load_rows(model, [1]))  # one row: back to the overview (Qt: the next tab)
+    assert tabs.currentIndex() == 0
+    assert [tabs.widget(i).isEnabled() for i in range(3)] == [True, False, False]
+    assert viewer.values.isVisible() and viewer.values.autoFillBackground()  # shown, opaque
+
+
 def test_titles_in_other_scripts_never_move_the_plots(viewer, bf16_model, qtbot):
     """A Bengali or Tamil title made the card a pixel shorter: the plots below moved, and the
     whole viewer re-laid out and repainted on that click. The card now only grows."""

@@ -63,7 +63,7 @@ class EmbeddingViewer(QWidget):
 
         self.values = ValuesTable()
         self.cosine = CosinePanel()
-        self.tabs = SteadyTabWidget()
+        self.tabs = SteadyTabWidget(pages_stay_shown=True)
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(overview, "Overview")
         self.tabs.addTab(self.values, "Values && bits")
@@ -202,14 +202,15 @@ class EmbeddingViewer(QWidget):
             self.card.show()
         self.plot.set_rows(rows)
         self.cosine.set_rows(rows if multi else [])
+        # back to the overview before the cosine tab is disabled (Qt would pick the next tab)
+        if not multi and self.tabs.currentIndex() == 2:
+            self.tabs.setCurrentIndex(0)
         # unchanged tabs are left alone: each call re-lays out and repaints the whole tab widget
         if self.tabs.isTabEnabled(2) != multi:
             self.tabs.setTabEnabled(2, multi)
         title = f"Cosine similarity ({len(rows)})" if multi else "Cosine similarity"
         if self.tabs.tabText(2) != title:
             self.tabs.setTabText(2, title)
-        if not multi and self.tabs.currentIndex() == 2:
-            self.tabs.setCurrentIndex(0)
         self._show_current()
         self.readout.setText(READOUT_HINT)
         self.empty.hide()
