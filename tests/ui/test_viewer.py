@@ -95,7 +95,9 @@ def test_a_row_is_painted_off_screen_before_the_first_click_and_nothing_of_it_st
     w.show()
     qtbot.waitExposed(w)
     qtbot.waitUntil(lambda: len(painted) > 0, timeout=5000)
-    assert max(painted) == 4096  # the stand-in row, 4096 values
+    assert max(painted) == 4096  # the stand-in rows, 4096 values
+    assert len(w.plot.curves) == 2  # a second curve was made for two rows
+    assert w.table.isHidden() and not w.tabs.isTabEnabled(2)  # one row's summary again
     assert not w.showing_rows and w.rows == []
     assert w.hint.text() == "Opening the model…"  # the message shown before stays
     assert w.card.title.text() == "" and w.card.id_chip.text() == ""

@@ -33,11 +33,12 @@ READOUT_HINT = (
 )
 
 
-def stand_in_row(dim: int = 4096) -> RowData:
+def stand_in_row(token_id: int = 0, dim: int = 4096) -> RowData:
     """A BF16 row of the size of a large model's, with values of a trained embedding's scale."""
-    raw = (np.random.default_rng(0).standard_normal(dim) * 0.02).astype(ml_dtypes.bfloat16)
+    rng = np.random.default_rng(token_id)
+    raw = (rng.standard_normal(dim) * 0.02).astype(ml_dtypes.bfloat16)
     values = raw.astype(np.float32)
-    return RowData(0, "the", "BF16", raw, values, row_stats(values), unused=False)
+    return RowData(token_id, "the", "BF16", raw, values, row_stats(values), unused=False)
 
 
 class EmbeddingViewer(QWidget):
@@ -113,15 +114,18 @@ class EmbeddingViewer(QWidget):
             QTimer.singleShot(0, self._paint_content_once)
 
     def _paint_content_once(self) -> None:
-        """Paint the covered content off screen once when the window appears, showing a stand-in
-        row, then empty it again: the first paint of a row (fonts and glyphs, the axes' tick
-        labels, the plot's and the heatmap's images) is then not part of the first click, whose
-        worst turn it made ~15-25 ms longer. The stand-in never reaches the screen."""
+        """Paint the covered content off screen once when the window appears, showing two
+        stand-in rows and then one, then empty it again: the first paint of a row (fonts and
+        glyphs, the axes' tick labels, the plot's and the heatmap's images) and of two rows (the
+        summary table, a second curve) is then not part of a click; it made the first click's
+        worst turn ~15-25 ms longer. The stand-ins never reach the screen."""
         if self.showing_rows:
             return
         message = self.message
-        self.set_rows([stand_in_row()])
-        self.content.grab()
+        first, second = stand_in_row(0), stand_in_row(1)
+        for rows in ([first, second], [first]):  # two rows: the summary table, a second curve
+            self.set_rows(rows)
+            self.content.grab()
         self.clear(message)
         self.card.reserve_height()  # empties the card's texts, keeps the height of a row
         self.plot.y_range = None  # the first row's scale is its own, not the stand-in's
