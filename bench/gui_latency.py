@@ -53,6 +53,7 @@ PASTE_PARAGRAPH = (
 TYPED = "The cat sat on the mat"
 KEPT_GAP_MS = 20  # gaps longer than this are matched with the canary's jobs
 MACHINE_SLOW = 3.0  # a canary job this many times its median CPU time: the machine was slow
+STOLEN_MS = 20  # steal (all CPUs, 10 ms resolution) within a gap that makes it the machine's
 
 
 def qwen_tokenizer(cache: Path) -> Path:
@@ -217,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         gap_cpu: dict[str, tuple[float, float, float]] = {}
         gap_end: dict[str, float] = {}
         gap_start: dict[str, float] = {}
-        long_gaps: dict[str, list[tuple[float, float, float]]] = {}
+        long_gaps: dict[str, list[tuple[float, float, float, float]]] = {}
         clicks: list[tuple[float, int]] = []  # when each click of a phase began, its number
 
         def phase(name: str) -> None:
@@ -390,7 +391,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {'overall':<52} {max(phases.values()):6.1f} ms")
         print(
             f"the same, leaving out the gaps over {KEPT_GAP_MS} ms in which the canary ran "
-            f"{MACHINE_SLOW:g}x or more slower than usual (the machine was slow then):"
+            f"{MACHINE_SLOW:g}x or more slower than usual, or the hypervisor took "
+            f"{STOLEN_MS:g} ms or more (steal): the machine was slow then"
         )
         steady_overall = 0.0
 
@@ -401,8 +403,8 @@ def main(argv: list[str] | None = None) -> int:
 
         for name, gaps in long_gaps.items():
             slowed, kept = [], [(0.0, 0.0)]
-            for end, g, _ in gaps:
-                machine = canary.slowdown(end - g / 1000, end) >= MACHINE_SLOW
+            for end, g, _, steal in gaps:
+                machine = canary.slowdown(end - g / 1000, end) >= MACHINE_SLOW or steal >= STOLEN_MS
                 (slowed.append(g) if machine else kept.append((g, end)))
             steady, steady_end = max(kept)
             steady_overall = max(steady_overall, steady)

@@ -27,16 +27,16 @@ class GapMeter(QObject):
     `max_gap_cpu_ms` the GUI thread's own CPU time within it (the rest it waited: for a core, for
     the GIL, for the disk). Within the same gap, `max_gap_queued_ms` is how long the thread
     waited for a core and `max_gap_steal_ms` the time the hypervisor took from the machine's
-    CPUs (10 ms resolution): the part of a gap that no code of ours can shorten. With `keep_over_ms`
-    every gap longer than that is kept in `long_gaps` as (monotonic end, gap ms, CPU ms), so that
-    a bench can match each one with what else the machine did then."""
+    CPUs (10 ms resolution): the part of a gap that no code of ours can shorten. With
+    `keep_over_ms` every gap longer than that is kept in `long_gaps` as (monotonic end, gap ms,
+    CPU ms, steal ms), so that a bench can match each one with what else the machine did."""
 
     def __init__(
         self, interval_ms: int = 5, parent: QObject | None = None, keep_over_ms: float | None = None
     ):
         super().__init__(parent)
         self.keep_over_ms = keep_over_ms
-        self.long_gaps: list[tuple[float, float, float]] = []
+        self.long_gaps: list[tuple[float, float, float, float]] = []
         self._timer = QTimer(self)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.setInterval(interval_ms)
@@ -76,7 +76,8 @@ class GapMeter(QObject):
         now, cpu, waits = self._clock.nsecsElapsed(), time.thread_time(), _waits()
         gap = (now - self._last) / 1e6
         if self.keep_over_ms is not None and gap > self.keep_over_ms:
-            self.long_gaps.append((time.monotonic(), gap, (cpu - self._last_cpu) * 1000))
+            steal = (waits[1] - self._last_waits[1]) * 1000
+            self.long_gaps.append((time.monotonic(), gap, (cpu - self._last_cpu) * 1000, steal))
         if gap > self.max_gap_ms:
             self.max_gap_ms, self.max_gap_cpu_ms = gap, (cpu - self._last_cpu) * 1000
             self.max_gap_queued_ms = (waits[0] - self._last_waits[0]) * 1000
