@@ -217,7 +217,6 @@ def main(argv: list[str] | None = None) -> int:
         # time the hypervisor took from the machine (steal)
         gap_cpu: dict[str, tuple[float, float, float]] = {}
         gap_end: dict[str, float] = {}
-        gap_start: dict[str, float] = {}
         long_gaps: dict[str, list[tuple[float, float, float, float]]] = {}
         clicks: list[tuple[float, int]] = []  # when each click of a phase began, its number
 
@@ -225,7 +224,6 @@ def main(argv: list[str] | None = None) -> int:
             phases[name] = meter.max_gap_ms
             gap_cpu[name] = (meter.max_gap_cpu_ms, meter.max_gap_queued_ms, meter.max_gap_steal_ms)
             gap_end[name] = meter.max_gap_end
-            gap_start[name] = meter.max_gap_end - meter.max_gap_ms / 1000
             long_gaps[name] = meter.long_gaps
             clicks.append((time.monotonic(), -1))  # the phase's clicks end here
             meter.reset()
@@ -385,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"  {name:<52} {gap:6.1f} ms  (cpu {cpu:5.1f}, queued {queued:5.1f}, "
                 f"steal {steal:4.0f}, canary "
-                f"{canary.slowdown(gap_start[name], gap_end[name]):4.1f}x)"
+                f"{canary.slowdown(gap_end[name] - gap / 1000, gap_end[name]):4.1f}x)"
                 + (f"  ended at {gap_end[name]:.3f}" if args.gap_times else "")
             )
         print(f"  {'overall':<52} {max(phases.values()):6.1f} ms")

@@ -19,24 +19,36 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 PERIOD = 0.02  # seconds between the starts of two jobs
 
 
-def run_jobs(out: Path, seconds: float) -> None:
+def memory_job(passes: int) -> Callable[[], None]:
+    """A fixed memory-bound job: `passes` times arithmetic over the same 4 MB (each pass
+    here: ~0.6 ms), like painting a window's backing store. Also page_churn.py's."""
     import numpy as np
 
     a = np.linspace(0.0, 1.0, 512 * 1024)  # 4 MB
     b = np.empty_like(a)
+
+    def job() -> None:
+        for _ in range(passes):
+            np.multiply(a, 0.5, out=b)
+            np.add(b, 0.25, out=a)
+
+    return job
+
+
+def run_jobs(out: Path, seconds: float) -> None:
+    job = memory_job(2)
     end = time.monotonic() + seconds
     parent = os.getppid()
     with open(out, "ab", buffering=0) as f:
         while time.monotonic() < end and os.getppid() == parent:  # ends with its bench
             start, cpu = time.monotonic(), time.thread_time()
-            for _ in range(2):
-                np.multiply(a, 0.5, out=b)
-                np.add(b, 0.25, out=a)
+            job()
             # a record: monotonic start and end, and the thread CPU seconds it took
             f.write(array.array("d", (start, time.monotonic(), time.thread_time() - cpu)))
             time.sleep(max(0.0, start + PERIOD - time.monotonic()))

@@ -28,6 +28,8 @@ import subprocess
 import sys
 import time
 
+from machine_canary import memory_job
+
 CHUNK = 1 << 24  # values per step of a helper: 32 MB of BF16, 64 MB as float32
 
 
@@ -56,17 +58,12 @@ def helper(kind: str, path: str, offset: int) -> None:
 
 
 def timed_jobs(seconds: float) -> list[float]:
-    import numpy as np
-
-    a = np.linspace(0.0, 1.0, 512 * 1024)  # 4 MB
-    b = np.empty_like(a)
+    job = memory_job(5)
     end = time.monotonic() + seconds
     times = []
     while time.monotonic() < end:
         start = time.thread_time()
-        for _ in range(5):
-            np.multiply(a, 0.5, out=b)
-            np.add(b, 0.25, out=a)
+        job()
         times.append((time.thread_time() - start) * 1000)
         time.sleep(0.002)
     return times

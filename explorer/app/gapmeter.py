@@ -75,13 +75,13 @@ class GapMeter(QObject):
     def _tick(self) -> None:
         now, cpu, waits = self._clock.nsecsElapsed(), time.thread_time(), _waits()
         gap = (now - self._last) / 1e6
+        cpu_ms = (cpu - self._last_cpu) * 1000
+        steal_ms = (waits[1] - self._last_waits[1]) * 1000
         if self.keep_over_ms is not None and gap > self.keep_over_ms:
-            steal = (waits[1] - self._last_waits[1]) * 1000
-            self.long_gaps.append((time.monotonic(), gap, (cpu - self._last_cpu) * 1000, steal))
+            self.long_gaps.append((time.monotonic(), gap, cpu_ms, steal_ms))
         if gap > self.max_gap_ms:
-            self.max_gap_ms, self.max_gap_cpu_ms = gap, (cpu - self._last_cpu) * 1000
+            self.max_gap_ms, self.max_gap_cpu_ms, self.max_gap_steal_ms = gap, cpu_ms, steal_ms
             self.max_gap_queued_ms = (waits[0] - self._last_waits[0]) * 1000
-            self.max_gap_steal_ms = (waits[1] - self._last_waits[1]) * 1000
             self.max_gap_end = time.monotonic()
         self._last, self._last_cpu, self._last_waits = now, cpu, waits
         self.ticks += 1
