@@ -20,13 +20,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bench-views-cache-")  # compute, not load
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from PySide6.QtWidgets import QApplication
+from event_loop import open_window
 from ui.helpers import write_bf16_model
 
 from explorer.app import tuning
 from explorer.app.gapmeter import GapMeter
 from explorer.app.state import AppState, open_for_window
-from explorer.ui.main_window import MainWindow
 
 
 class CpuGapMeter(GapMeter):
@@ -79,13 +78,10 @@ def main() -> int:
     folder = Path(args.dir) / f"bf16-{args.rows}x{args.dim}"
     if not (folder / "model.safetensors").exists():
         write_bf16_model(folder, args.rows, args.dim)
-    tuning.tune_process()
-    app = QApplication.instance() or QApplication([])
+    tuning.tune_process()  # before the model opens, as at the app's start
     state = AppState()
     state.set_model(open_for_window(folder))
-    window = MainWindow(state, persist=False)
-    window.resize(1280, 800)
-    window.show()
+    app, window = open_window(Path(args.dir) / "settings.ini", False, state=state, warm_up=False)
     while window.pending:
         app.processEvents()
     tabs = window.analysis

@@ -1,9 +1,12 @@
-"""Driving the real window from a bench script: run its event loop until something holds."""
+"""Driving the real window from a bench script: open it as the app does, run its event loop
+until something holds."""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def wait_until(app, cond: Callable[[], bool], timeout: float) -> None:
@@ -15,3 +18,34 @@ def wait_until(app, cond: Callable[[], bool], timeout: float) -> None:
             raise TimeoutError("the window did not get there in time")
         app.processEvents()
         time.sleep(0.001)
+
+
+def open_window(
+    settings_file: Path,
+    persist: bool,
+    size: tuple[int, int] = (1280, 800),
+    state=None,
+    warm_up: bool = True,
+):
+    """(app, window): the app's main window (of `state`, or a new one), shown at `size`, set up
+    as `embedding-explorer gui` sets it up (theme, quiet offscreen warnings, process tuning,
+    warm-up), with its settings in `settings_file`. persist=True also keeps the fast neighbour
+    index (built in a child process) as for a user."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    from explorer.app import tuning
+    from explorer.app.state import AppState
+    from explorer.ui.launch import quiet_offscreen_warnings
+    from explorer.ui.main_window import MainWindow
+    from explorer.ui.style import apply_theme
+
+    quiet_offscreen_warnings()
+    apply_theme(app)
+    tuning.tune_process()
+    settings = QSettings(str(settings_file), QSettings.Format.IniFormat)
+    window = MainWindow(state or AppState(), settings, persist=persist, warm_up=warm_up)
+    window.resize(*size)
+    window.show()
+    return app, window

@@ -29,25 +29,10 @@ def one_run(model: Path) -> list[tuple[float, float]]:
     """(total CPU ms, longest turn ms) per click, in this process."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     sys.path.insert(0, str(ROOT / "bench"))
-    from event_loop import wait_until
-    from PySide6.QtCore import QSettings
-    from PySide6.QtWidgets import QApplication
+    from event_loop import open_window, wait_until
 
-    app = QApplication.instance() or QApplication([])
-    from explorer.app import tuning
-    from explorer.app.state import AppState
-    from explorer.ui.launch import quiet_offscreen_warnings
-    from explorer.ui.main_window import MainWindow
-    from explorer.ui.style import apply_theme
-
-    quiet_offscreen_warnings()
-    apply_theme(app)
-    tuning.tune_process()
     folder = tempfile.mkdtemp(prefix="first-click-")
-    settings = QSettings(str(Path(folder) / "settings.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(AppState(), settings, persist=False, warm_up=True)
-    window.resize(1280, 800)
-    window.show()
+    app, window = open_window(Path(folder) / "settings.ini", persist=False)
     window.open_path(str(model))
     wait_until(app, lambda: window.state.model is not None, 300)
     wait_until(app, lambda: window.state.levels is not None and not window.pending, 300)

@@ -40,11 +40,10 @@ sys.path.insert(0, str(ROOT / "bench"))  # neighbor_data: the realistic matrix
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
-from event_loop import wait_until  # noqa: E402
+from event_loop import open_window, wait_until  # noqa: E402
 from machine_canary import Canary  # noqa: E402
 from page_cache import drop_page_cache  # noqa: E402
 from PySide6.QtCore import QEvent, QObject, Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
 
 PASTE_PARAGRAPH = (
     "The quick brown fox jumps over the lazy dog; 1234 5678. Embedding rows lie close when "
@@ -147,17 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.gap_times:
         print(f"window process {os.getpid()} (its GUI thread has the same id)", flush=True)
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
     from ui.helpers import write_bf16_model
 
     from explorer.app.gapmeter import GapMeter, OtherLoad
-    from explorer.app.state import AppState
-    from explorer.ui.launch import quiet_offscreen_warnings
-    from explorer.ui.main_window import MainWindow
-    from explorer.ui.style import apply_theme
 
-    quiet_offscreen_warnings()
-    apply_theme(app)
     tokenizer_json = qwen_tokenizer(args.cache)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gui-latency-"))
     folder = work / "model"
@@ -185,17 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         def wait(cond, timeout: float = 120.0) -> None:
             wait_until(app, cond, timeout)
 
-        from PySide6.QtCore import QSettings
-
         (work / "settings.ini").unlink(missing_ok=True)  # a kept folder: start as a new user
-        settings = QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
-        from explorer.app import tuning
-
-        tuning.tune_process()  # as the GUI entry point does at start-up
         # persist=True: the fast neighbour index is built (in a child process) as for a user
-        window = MainWindow(AppState(), settings, persist=True, warm_up=True)
-        window.resize(1280, 800)
-        window.show()
+        app, window = open_window(work / "settings.ini", persist=True)
         # the window's first frame (polish, layout, paint of every pane) is not a gap: nothing
         # was on the screen before it; the meter starts once it is painted
         first_frame = time.perf_counter()

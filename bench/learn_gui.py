@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import faulthandler
 import os
-import sys
+import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
+from event_loop import open_window
 
 
 def main() -> int:
@@ -45,18 +44,12 @@ def main() -> int:
         help="dump every thread's stack to FILE whenever the GUI thread misses 60 ms",
     )
     args = ap.parse_args()
-    app = QApplication.instance() or QApplication(sys.argv)
-    from explorer.app import tuning
     from explorer.app.gapmeter import GapMeter, OtherLoad
     from explorer.core.resources import demo_model_dir
-    from explorer.ui.main_window import MainWindow
 
-    tuning.tune_process()
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     w, h = (int(v) for v in args.size.split("x"))
-    win = MainWindow(settings=QSettings("embedding-explorer-bench", "learn"), persist=False)
-    win.resize(w, h)
-    win.show()
+    settings = Path(tempfile.mkdtemp(prefix="learn-gui-")) / "settings.ini"
+    app, win = open_window(settings, persist=False, size=(w, h), warm_up=False)
     win.open_path(str(demo_model_dir()))
     while win.state.model is None or win.jobs.busy:
         app.processEvents()

@@ -27,16 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
-from event_loop import wait_until
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
+from event_loop import open_window, wait_until
 
 
-def measure(app: QApplication, model: str, clicks: int, work: Path, present: bool) -> dict:
+def measure(model: str, clicks: int, work: Path, present: bool) -> dict:
     import pyqtgraph as pg
 
-    from explorer.app.state import AppState
-    from explorer.ui.main_window import MainWindow
     from explorer.ui.viewer.band_curve import BandCurve
     from explorer.ui.viewer.plot import ValuesPlot
 
@@ -51,10 +47,7 @@ def measure(app: QApplication, model: str, clicks: int, work: Path, present: boo
             painted.append((time.thread_time() - start) * 1000)
 
     pg.GraphicsView.paintEvent = timed_paint  # before any view is made: Qt calls this one
-    settings = QSettings(str(work / "row_curve.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(AppState(), settings, persist=False, warm_up=True)
-    window.resize(1280, 800)
-    window.show()
+    app, window = open_window(work / "row_curve.ini", persist=False)
     window.open_path(model)
     wait_until(app, lambda: window.state.model is not None and not window.pending, 300)
     if present:  # slides: 3-px lines
@@ -89,11 +82,8 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "explorer-bench")
     parser.add_argument("--present", action="store_true", help="in presentation mode (3-px lines)")
     args = parser.parse_args()
-    app = QApplication.instance() or QApplication([])
-    from explorer.app import tuning
     from explorer.core.resources import demo_model_dir
 
-    tuning.tune_process()
     models = args.model
     if not models:
         from neighbor_data import smollm2
@@ -102,7 +92,7 @@ def main() -> None:
     work = args.cache / "row-curve"
     work.mkdir(parents=True, exist_ok=True)
     for model in models:
-        found = measure(app, model, args.clicks, work, args.present)
+        found = measure(model, args.clicks, work, args.present)
         for (way, shown), ms in sorted(found["times"].items(), key=lambda kv: (kv[0][1], kv[0][0])):
             print(
                 f"{Path(model).name} (d={found['dim']}), {shown} row(s), {way:6s}: plot paint "

@@ -45,27 +45,12 @@ def one_run(args: argparse.Namespace) -> dict:
         shutil.rmtree(CACHE / "embedding-explorer" / "neighbors-index", ignore_errors=True)
     sys.path.insert(0, str(ROOT))
     import numpy as np
-    from PySide6.QtCore import QSettings
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication([])
-    from event_loop import wait_until  # bench/, beside this script
+    from event_loop import open_window, wait_until  # bench/, beside this script
     from page_cache import drop_page_cache
 
-    from explorer.app import tuning
-    from explorer.app.state import AppState
-    from explorer.ui.launch import quiet_offscreen_warnings
-    from explorer.ui.main_window import MainWindow
-    from explorer.ui.style import apply_theme
-
-    quiet_offscreen_warnings()
-    apply_theme(app)
-    tuning.tune_process()
     ini = CACHE / "settings.ini"
     ini.unlink(missing_ok=True)
-    window = MainWindow(AppState(), QSettings(str(ini), QSettings.Format.IniFormat), persist=True)
-    window.resize(1280, 800)
-    window.show()
+    app, window = open_window(ini, persist=True)
 
     def wait(cond, timeout: float = 300.0) -> None:
         wait_until(app, cond, timeout)

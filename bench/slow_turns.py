@@ -27,10 +27,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
-from event_loop import wait_until
+from event_loop import open_window, wait_until
 from page_cache import drop_page_cache
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
 
 
 def profile_text(profile: cProfile.Profile, order: str, lines: int) -> str:
@@ -48,16 +46,7 @@ def main() -> None:
     args = parser.parse_args()
     cache = tempfile.mkdtemp(prefix="slow-turns-")
     os.environ["XDG_CACHE_HOME"] = cache  # no index yet: the build runs during the clicks
-    app = QApplication.instance() or QApplication([])
-    from explorer.app import tuning
-    from explorer.app.state import AppState
-    from explorer.ui.main_window import MainWindow
-
-    tuning.tune_process()
-    settings = QSettings(str(Path(cache) / "settings.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(AppState(), settings, persist=True, warm_up=True)
-    window.resize(1280, 800)
-    window.show()
+    app, window = open_window(Path(cache) / "settings.ini", persist=True)
     tensor_file = args.model / "model.safetensors" if args.model.is_dir() else args.model
     drop_page_cache(tensor_file)
     window.open_path(str(args.model))

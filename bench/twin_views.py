@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
+import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
+from event_loop import open_window
 
 
 def settle(app, win) -> None:
@@ -31,15 +30,11 @@ def main() -> int:
     ap.add_argument("--size", default="1280x800")
     ap.add_argument("--shots", metavar="DIR")
     args = ap.parse_args()
-    app = QApplication.instance() or QApplication(sys.argv)
     from explorer.core.resources import demo_model_dir
-    from explorer.ui.main_window import MainWindow
 
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     w, h = (int(v) for v in args.size.split("x"))
-    win = MainWindow(settings=QSettings("embedding-explorer-bench", "twin"), persist=False)
-    win.resize(w, h)
-    win.show()
+    settings = Path(tempfile.mkdtemp(prefix="twin-gui-")) / "settings.ini"
+    app, win = open_window(settings, persist=False, size=(w, h), warm_up=False)
     win.open_path(str(demo_model_dir()))
     while win.state.model is None:
         app.processEvents()

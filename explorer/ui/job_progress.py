@@ -33,4 +33,4 @@ class JobProgressBar(QProgressBar):
         """The job's text and fraction; a negative fraction (no estimate) changes nothing."""
         if fraction >= 0:
             self.setFormat(f"{escape(text) or 'Working'} %p%")
-            self.setValue(int(fraction * STEPS))
+            self.set_fraction(fraction)

@@ -12,12 +12,11 @@ import numpy as np
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
-    QPersistentModelIndex,
     QRect,
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor, QFont, QPainter, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -26,15 +25,12 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QSpinBox,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from explorer.core.neighbors import METRICS, NeighborResult
+from explorer.ui.painted_table import Column, Ink, PaintedTable, Row
 from explorer.ui.roles import EXPORT_ROLE
 from explorer.ui.style import reserve_lines
 
@@ -56,6 +52,7 @@ _FONT = int(Qt.ItemDataRole.FontRole.value)
 _EXPORT = int(getattr(EXPORT_ROLE, "value", EXPORT_ROLE))
 _BAR = int(getattr(BAR_ROLE, "value", BAR_ROLE))
 _RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+_LEFT = int((Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter).value)
 _GREY = QColor(128, 128, 128)
 
 
@@ -86,6 +83,17 @@ class _Rows(QAbstractTableModel):
             return None
         return SCORE_NAMES[self.metric] if section == 3 else COLUMNS[section]
 
+    def text(self, r: int, c: int) -> str:
+        """Cell (r, c) as shown (NeighborsView paints from this; data() serves tooltips, tests,
+        copying and accessibility)."""
+        if c == 0:
+            return str(r + 1)
+        if c == 1:
+            return self.labels[r] + ("  (unused)" if self.unused[r] else "")
+        if c == 2:
+            return str(self.ids[r])
+        return f"{self.scores[r]:.4f}"
+
     def data(self, index, role=_DISPLAY):
         role = int(getattr(role, "value", role))
         if role not in (_DISPLAY, _ALIGN, _TIP, _FOREGROUND, _FONT, _EXPORT, _BAR):
@@ -94,13 +102,7 @@ class _Rows(QAbstractTableModel):
         if not 0 <= r < len(self.ids):
             return None
         if role == _DISPLAY:
-            if c == 0:
-                return str(r + 1)
-            if c == 1:
-                return self.labels[r] + ("  (unused)" if self.unused[r] else "")
-            if c == 2:
-                return str(self.ids[r])
-            return f"{self.scores[r]:.4f}"
+            return self.text(r, c)
         if role == _EXPORT:
             return (r + 1, self.labels[r], self.ids[r], self.scores[r])[c]
         if role == _BAR:
@@ -130,36 +132,55 @@ def bar_and_text_rects(cell: QRect, text_width: int, frac: float) -> tuple[QRect
     return QRect(cell.left() + 3, cell.top() + 4, width, max(0, cell.height() - 8)), text
 
 
-class _BarDelegate(QStyledItemDelegate):
-    """Draws the score right-aligned and, in the space left of it, a bar whose length says
-    how close the row is: bar and number never overlap."""
+class NeighborsView(PaintedTable):
+    """The neighbours, painted straight from the rows (see PaintedTable): rank and id in grey,
+    an unused row's token in grey italics, and the score right-aligned with, in the room left of
+    it, a bar whose length says how close the row is (bar and number never overlap)."""
 
-    def paint(
-        self,
-        painter: QPainter,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> None:
-        frac = index.data(BAR_ROLE)
-        if frac is None:
-            super().paint(painter, option, index)
+    def __init__(self, rows: _Rows, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setModel(rows)
+        self.rows = rows
+        self._fonts = self._fonts_and_metrics()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == event.Type.FontChange:
+            self._fonts = self._fonts_and_metrics()
+
+    def _fonts_and_metrics(self) -> dict[bool, tuple[QFont, QFontMetrics]]:
+        """By italic: the view's font for most cells, its italics for an unused row's token."""
+        italic = QFont(self.font())
+        italic.setItalic(True)
+        return {False: (self.font(), self.fontMetrics()), True: (italic, QFontMetrics(italic))}
+
+    def paint_row(self, painter: QPainter, row: Row, columns: list[Column], ink: Ink) -> None:
+        rows, r = self.rows, row.number
+        if r >= len(rows.ids):
             return
-        painter.save()
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        if selected:
-            painter.fillRect(option.rect, option.palette.color(QPalette.ColorRole.Highlight))
-        text = str(index.data(Qt.ItemDataRole.DisplayRole))
-        text_w = option.fontMetrics.horizontalAdvance(text)
-        bar, text_rect = bar_and_text_rects(option.rect, text_w, float(frac))
-        colour = QColor(option.palette.color(QPalette.ColorRole.Highlight))
-        colour.setAlpha(130 if not selected else 70)
+        unused = rows.unused[r]
+        for column in columns:
+            c = column.number
+            font, metrics = self._fonts[unused and c == 1]
+            painter.setFont(font)
+            if c == 3:
+                self._paint_score(painter, metrics, row, column, ink)
+                continue
+            painter.setPen(ink.pen(row.selected, None if c == 1 and not unused else _GREY))
+            align = _LEFT if c == 1 else _RIGHT
+            self.draw_text(painter, metrics, row, column, align, rows.text(r, c))
+
+    def _paint_score(self, painter, metrics, row: Row, column: Column, ink: Ink) -> None:
+        text = self.rows.text(row.number, 3)
+        cell = QRect(column.x, row.y, column.width, row.h)
+        frac = self.rows.bars[row.number]
+        bar, text_rect = bar_and_text_rects(cell, metrics.horizontalAdvance(text), frac)
+        colour = QColor(ink.highlight)
+        colour.setAlpha(70 if row.selected else 130)
         if bar.width() > 0:
             painter.fillRect(bar, colour)
-        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-        painter.setPen(option.palette.color(role))
-        align = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-        painter.drawText(text_rect, int(align), text)
-        painter.restore()
+        painter.setPen(ink.pen(row.selected))
+        painter.drawText(text_rect, _RIGHT, text)
 
 
 def bar_fractions(scores: np.ndarray, metric: str) -> list[float]:
@@ -215,9 +236,7 @@ class NeighborsPane(QWidget):
         reserve_lines(self.status)  # "Searching…" takes one line, a result's caption two
 
         self.rows = _Rows(self)
-        self.table = QTableView()
-        self.table.setModel(self.rows)
-        self.table.setItemDelegateForColumn(3, _BarDelegate(self.table))
+        self.table = NeighborsView(self.rows)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

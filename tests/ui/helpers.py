@@ -126,3 +126,25 @@ def open_window(qtbot, path, size: tuple[int, int] = (1280, 800), timeout: int =
         win.open_path(str(path))
     qtbot.waitUntil(lambda: not win.pending, timeout=timeout)
     return win
+
+
+def cell_colours(view, image, row: int, col: int) -> set[str]:
+    """The colours (#rrggbb) inside cell (row, col) of a table view, in `image`, a grab of its
+    viewport."""
+    rect = view.visualRect(view.model().index(row, col))
+    return {
+        image.pixelColor(x, y).name()
+        for x in range(rect.left(), rect.right())
+        for y in range(rect.top(), rect.bottom())
+    }
+
+
+def near(a: str, b: str, tolerance: int = 24) -> bool:
+    """Two colours within a few levels of each other (anti-aliased glyph cores)."""
+    from PySide6.QtGui import QColor
+
+    ca, cb = QColor(a), QColor(b)
+    return (
+        max(abs(ca.red() - cb.red()), abs(ca.green() - cb.green()), abs(ca.blue() - cb.blue()))
+        <= tolerance
+    )

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QRect, Qt
+from ui.helpers import cell_colours, near
 
 from explorer.core.model import open_model
 from explorer.core.neighbors import NeighborSearcher, query_for_ids
-from explorer.ui.neighbors_pane import NeighborsPane, bar_and_text_rects, bar_fractions
+from explorer.ui.neighbors_pane import NeighborsPane, _Rows, bar_and_text_rects, bar_fractions
 
 
 def _search(tmp_path, tiny_model, metric="cosine", k=5):
@@ -113,3 +114,45 @@ def test_status_names_the_path_and_the_hidden_rows(qtbot, tmp_path, tiny_model):
     with qtbot.waitSignal(pane.paramsChanged):
         pane.hide_box.setChecked(False)
     assert pane.options[2] is False
+
+
+def test_rows_are_painted_without_asking_the_model_per_cell(
+    qtbot, tmp_path, tiny_model, monkeypatch
+):
+    """The view draws the rows itself: Qt's delegates asked data() for every role of every cell
+    (~250 calls, ~5 ms, on each click's new result)."""
+    from PySide6.QtGui import QPalette
+
+    model, result = _search(tmp_path, tiny_model, k=15)
+    calls = []
+    data = _Rows.data
+    monkeypatch.setattr(
+        _Rows,
+        "data",
+        lambda rows, index, role=Qt.ItemDataRole.DisplayRole: (
+            calls.append(role) or data(rows, index, role)
+        ),
+    )
+    pane = NeighborsPane()  # its rows: the counting class
+    qtbot.addWidget(pane)
+    pane.resize(360, 420)
+    pane.show()
+    qtbot.waitExposed(pane)
+    pane.show_result(result, model.label, model.is_unused)
+    pane.table.selectRow(1)
+    qtbot.wait(20)  # the view lays out the new rows
+    calls.clear()
+    pane.table.viewport().repaint()
+    assert calls == []
+    image = pane.table.viewport().grab().toImage()
+    view = pane.table
+
+    def colours_in(row: int, col: int) -> set[str]:
+        return cell_colours(view, image, row, col)
+
+    palette = view.palette()
+    highlight = palette.color(QPalette.ColorRole.Highlight).name()
+    assert highlight in colours_in(1, 1) and highlight not in colours_in(0, 1)
+    text = palette.color(QPalette.ColorRole.Text).name()
+    assert any(near(c, text) for c in colours_in(0, 1))  # the token, in the text colour
+    assert len(colours_in(0, 3)) > 3  # the score's bar and number

@@ -103,3 +103,22 @@ def test_progress_never_paints_the_window_at_once(qtbot):
     assert paints.count == {"other": 0, "progress": 0}  # nothing painted inside setValue
     qtbot.waitUntil(lambda: paints.count["other"] > 0 and paints.count["progress"] > 0)
     assert progress.value() == 500
+
+
+def test_job_progress_text_and_fraction_are_clamped_after_a_busy_indicator(qtbot):
+    """A job that reports a little over 1 (rounding in its own count) shows a full bar, not the
+    last value it had: QProgressBar ignores a value out of its range. A busy indicator before it
+    (range 0..0) gives way to the fraction's range."""
+    from explorer.ui.job_progress import STEPS, JobProgressBar
+
+    progress = JobProgressBar()
+    qtbot.addWidget(progress)
+    progress.show_progress("Building", 0.5)
+    progress.show_progress("Building", 1.2)
+    assert progress.value() == STEPS
+    progress.setRange(0, 0)  # busy
+    progress.show_progress("Scanning", 0.25)
+    assert (progress.maximum(), progress.value()) == (STEPS, STEPS // 4)
+    assert progress.format().startswith("Scanning")
+    progress.show_progress("Scanning", -1)  # no estimate: unchanged
+    assert progress.value() == STEPS // 4

@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QPalette
 from tokenizers import Tokenizer, models, pre_tokenizers
+from ui.helpers import cell_colours, near
 from ui.paints import Paints
 
 from explorer.core.formats.safetensors import write_safetensors
@@ -228,30 +229,16 @@ def test_table_paints_each_field_in_its_colour_without_asking_the_model_per_cell
     view, m = table.view, table.model
 
     def colours_in(row: int, col: int) -> set[str]:
-        rect = view.visualRect(m.index(row, col))
-        return {
-            image.pixelColor(x, y).name()
-            for x in range(rect.left(), rect.right())
-            for y in range(rect.top(), rect.bottom())
-        }
+        return cell_colours(view, image, row, col)
 
     for field in (SIGN, EXPONENT, MANTISSA):
         ink = m.colors[field].name()
-        assert any(_near(c, ink) for c in colours_in(0, field))
-        assert any(_near(c, ink) for c in colours_in(0, BITS))  # the field's bits, same colour
+        assert any(near(c, ink) for c in colours_in(0, field))
+        assert any(near(c, ink) for c in colours_in(0, BITS))  # the field's bits, same colour
     highlight = view.palette().color(QPalette.ColorRole.Highlight).name()
     assert highlight in colours_in(5, VALUE) and highlight not in colours_in(4, VALUE)
     text = view.palette().color(QPalette.ColorRole.Text).name()
-    assert any(_near(c, text) for c in colours_in(2, VALUE))  # the number itself is drawn
-
-
-def _near(a: str, b: str, tolerance: int = 24) -> bool:
-    """Two colours within a few levels of each other (anti-aliased glyph cores)."""
-    ca, cb = QColor(a), QColor(b)
-    return (
-        max(abs(ca.red() - cb.red()), abs(ca.green() - cb.green()), abs(ca.blue() - cb.blue()))
-        <= tolerance
-    )
+    assert any(near(c, text) for c in colours_in(2, VALUE))  # the number itself is drawn
 
 
 def test_column_headers_explain_the_fields(viewer, bf16_model):

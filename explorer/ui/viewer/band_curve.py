@@ -86,13 +86,13 @@ class BandCurve(pg.PlotCurveItem):
         """The pen's width in device pixels."""
         return max(1, round(self.opts["pen"].widthF() * p.device().devicePixelRatioF()))
 
-    def _dense(self, p: QPainter, view: QRectF) -> bool:
+    def _dense(self, p: QPainter, view: QRectF, width: int) -> bool:
         """At least DENSE values per pixel column in view (a sparse 1-px line strokes faster;
         a thicker one never does)."""
         x = self.xData
         if x is None or len(x) < 2:
             return False
-        if self._width(p) > 1:
+        if width > 1:
             return True
         shown = np.searchsorted(x, [view.left(), view.right()])
         columns = p.transform().m11() * view.width() * p.device().devicePixelRatioF()
@@ -120,7 +120,8 @@ class BandCurve(pg.PlotCurveItem):
 
     def paint(self, p: QPainter, opt, widget) -> None:
         view = self.viewRect()
-        if view is None or not self._dense(p, view) or not self._spans_apply(p):
+        width = self._width(p)
+        if view is None or not self._dense(p, view, width) or not self._spans_apply(p):
             super().paint(p, opt, widget)
             return
         device = p.device()
@@ -134,16 +135,16 @@ class BandCurve(pg.PlotCurveItem):
         xd = (t.m11() * self.xData + t.dx()) * ratio
         yd = (t.m22() * np.asarray(self.yData, dtype=np.float64) + t.dy()) * ratio
         top, bottom = column_rows(xd, yd, c0, c1)
-        if self._width(p) > 1:
-            top, bottom = thicken(top, bottom, self._width(p))
+        if width > 1:
+            top, bottom = thicken(top, bottom, width)
         colour = self.opts["pen"].color()
         image = span_image(top, bottom, r0, r1, colour.rgba() | 0xFF000000)
         if image is None:
             return
         first, pixels = image
-        height, width = pixels.shape
+        rows, columns = pixels.shape
         frame = QImage(
-            pixels.data, width, height, 4 * width, QImage.Format.Format_ARGB32_Premultiplied
+            pixels.data, columns, rows, 4 * columns, QImage.Format.Format_ARGB32_Premultiplied
         )
         frame.setDevicePixelRatio(ratio)
         p.save()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -11,15 +11,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSpinBox,
-    QStyle,
-    QStyleOptionViewItem,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from explorer.core.rows import RowData
 from explorer.core.vectors import BIT_LAYOUTS, BitFields, QuantBlocks, quant_blocks
+from explorer.ui.painted_table import Column, Ink, PaintedTable, Row
 from explorer.ui.viewer import quant_columns as qc
 from explorer.ui.viewer.style import (
     exact_decimal,
@@ -51,7 +49,6 @@ _ALIGNMENT = {
     MANTISSA: _RIGHT,
     BITS: _LEFT,
 }
-_MARGIN = 4  # px of text margin on each side of a cell
 _FIELD_HUE = {SIGN: 3, EXPONENT: 0, MANTISSA: 2}  # series_color indices: red, blue, green
 
 
@@ -245,89 +242,48 @@ class ValuesModel(QAbstractTableModel):
         return bits.binary(i) if col == BITS else None
 
 
-class ValuesView(QTableView):
-    """A table view that paints its visible cells itself, straight from the model's text: the
-    stock delegate made seven Python calls per cell for its roles and laid out each text with
-    QTextLayout (~13 ms for a screenful on every click), and a Python delegate costs as much in
-    its calls. Header, scrolling, selection, keyboard and tooltips stay Qt's. The bits column
+class ValuesView(PaintedTable):
+    """The values, painted straight from the model's text (see PaintedTable). The bits column
     draws 's eeeeeeee mmmmmmm' with each field in the colour of its own column."""
 
-    def paintEvent(self, event: QPaintEvent) -> None:
-        model = self.model()
-        if not isinstance(model, ValuesModel) or model.row is None:
-            return
-        n = model.rowCount()
-        area = event.rect()
-        first = self.rowAt(area.top())
-        if first < 0:
-            return
-        last = self.rowAt(area.bottom())
-        last = n - 1 if last < 0 else last
-        header = self.horizontalHeader()
-        columns = [
-            (col, header.sectionViewportPosition(col), header.sectionSize(col))
-            for col in range(model.columnCount())
-            if not header.isSectionHidden(col)
-        ]
-        palette = self.palette()
-        text_color = palette.color(QPalette.ColorRole.Text)
-        selected_text = palette.color(QPalette.ColorRole.HighlightedText)
-        alternate = palette.color(QPalette.ColorRole.AlternateBase)
-        highlight = palette.color(QPalette.ColorRole.Highlight)
-        option = QStyleOptionViewItem()
-        option.initFrom(self)  # the grid colour comes from the palette, as in QTableView
-        grid_hint = self.style().styleHint(QStyle.StyleHint.SH_Table_GridLineColor, option, self)
-        grid = QColor.fromRgba(grid_hint & 0xFFFFFFFF)
-        selected_rows = {index.row() for index in self.selectionModel().selectedRows()}
-        right = max(x + w for _, x, w in columns) if columns else 0
+    MARGIN = 4
 
-        painter = QPainter(self.viewport())
-        fonts: dict[int, tuple[QFont, QFontMetrics, int, int]] = {}
-        for i in range(first, last + 1):
-            y, h = self.rowViewportPosition(i), self.rowHeight(i)
-            selected = i in selected_rows
-            if selected:
-                painter.fillRect(0, y, right, h, highlight)
-            elif i % 2:
-                painter.fillRect(0, y, right, h, alternate)
-            font = model.font_at(i)
-            key = id(font)
-            if key not in fonts:
-                metrics = QFontMetrics(font)
-                fonts[key] = (font, metrics, metrics.horizontalAdvance(" "), metrics.maxWidth())
-            font, metrics, space, widest = fonts[key]
-            painter.setFont(font)
-            for col, x, w in columns:
-                text = model.text(i, col)
-                if not text:
-                    continue
-                left, room = x + _MARGIN, w - 2 * _MARGIN - 1
-                if col == BITS and model.has_bits:
-                    for field, part in zip(
-                        (SIGN, EXPONENT, MANTISSA), text.split(" "), strict=True
-                    ):
-                        painter.setPen(selected_text if selected else model.colors[field])
-                        advance = metrics.horizontalAdvance(part)
-                        painter.drawText(left, y, max(min(advance, room), 0), h, _LEFT, part)
-                        left, room = left + advance + space, room - advance - space
-                        if room <= 0:
-                            break
-                    continue
-                color = model.color(col)
-                painter.setPen(selected_text if selected else (color or text_color))
-                if len(text) * widest > room and metrics.horizontalAdvance(text) > room:
-                    text = metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
-                painter.drawText(left, y, room, h, model.alignment(col), text)
-        if self.showGrid():
-            painter.setPen(grid)
-            top = self.rowViewportPosition(first)
-            bottom = self.rowViewportPosition(last) + self.rowHeight(last) - 1
-            for _, x, w in columns:
-                painter.drawLine(x + w - 1, top, x + w - 1, bottom)
-            for i in range(first, last + 1):
-                y = self.rowViewportPosition(i) + self.rowHeight(i) - 1
-                painter.drawLine(0, y, right - 1, y)
-        painter.end()
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._fonts: dict[int, tuple[QFont, QFontMetrics, int, int]] = {}  # by id, per paint
+
+    def begin_paint(self) -> None:
+        self._fonts.clear()
+
+    def paint_row(self, painter: QPainter, row: Row, columns: list[Column], ink: Ink) -> None:
+        model = self.model()
+        assert isinstance(model, ValuesModel)
+        i, selected = row.number, row.selected
+        font = model.font_at(i)
+        if id(font) not in self._fonts:  # (the dict holds the font: its id stays its own)
+            metrics = QFontMetrics(font)
+            width = (metrics.horizontalAdvance(" "), metrics.maxWidth())
+            self._fonts[id(font)] = (font, metrics, *width)
+        _, metrics, space, widest = self._fonts[id(font)]
+        painter.setFont(font)
+        bits = model.has_bits
+        for column in columns:
+            col = column.number
+            text = model.text(i, col)
+            if not text:
+                continue
+            if col == BITS and bits:
+                left, room = column.text_x, column.room
+                for field, part in zip((SIGN, EXPONENT, MANTISSA), text.split(" "), strict=True):
+                    painter.setPen(ink.pen(selected, model.colors[field]))
+                    advance = metrics.horizontalAdvance(part)
+                    painter.drawText(left, row.y, max(min(advance, room), 0), row.h, _LEFT, part)
+                    left, room = left + advance + space, room - advance - space
+                    if room <= 0:
+                        break
+                continue
+            painter.setPen(ink.pen(selected, model.color(col)))
+            self.draw_text(painter, metrics, row, column, model.alignment(col), text, widest)
 
 
 class ValuesTable(QWidget):
