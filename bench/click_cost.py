@@ -1,0 +1,81 @@
+"""What a click costs the GUI thread: its CPU time over every turn until the row is shown.
+
+Opens a model in the real main window (1280 x 800, offscreen, no index build), waits until
+every background job is done, then clicks through random tokens on the overview or the Values &
+bits tab. Every 5th click adds a row (Ctrl+click: two rows, the summary table and the Cosine
+tab), and the click after it goes back to one row. For each kind of click it prints the median,
+90th percentile and largest GUI-thread CPU time per click, and the longest single turn of the
+event loop. `--tree` measures the window of another checkout (an A/B of a change).
+
+    python bench/click_cost.py [--model /tmp/gl-real/model] [--tab values] [--clicks 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+BENCH = Path(__file__).resolve().parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="/tmp/gl-real/model")
+    parser.add_argument("--tab", choices=("overview", "values"), default="overview")
+    parser.add_argument("--clicks", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--tree", type=Path, default=BENCH.parent, help="the checkout to measure")
+    args = parser.parse_args()
+    sys.path.insert(0, str(args.tree.resolve()))
+    sys.path.insert(1, str(BENCH))
+    import numpy as np
+    from event_loop import open_window, wait_until
+
+    app, window = open_window(Path(tempfile.mkdtemp(prefix="click-cost-")) / "s.ini", False)
+    window.open_path(args.model)
+    wait_until(app, lambda: window.state.model is not None, 300)
+    wait_until(app, lambda: window.state.levels is not None and not window.pending, 300)
+    if args.tab == "values":
+        window.viewer.tabs.setCurrentWidget(window.viewer.values)
+    rows = window.state.model.rows
+    rng = np.random.default_rng(args.seed)
+    ids = rng.choice(rows, min(args.clicks, rows), replace=False).tolist()
+    costs: dict[str, list[tuple[float, float]]] = {"one row": [], "two rows": [], "back to one": []}
+    for n, token_id in enumerate(ids):
+        add = n % 5 == 4
+        kind = "two rows" if add else ("back to one" if n % 5 == 0 and n else "one row")
+        window.state.select([int(token_id)], add=add)
+        want = window.state.selection
+        total, longest, shown_at = 0.0, 0.0, None
+        while shown_at is None or time.monotonic() - shown_at < 0.1:  # the neighbours too
+            start = time.thread_time()
+            app.processEvents()
+            turn = (time.thread_time() - start) * 1000
+            total, longest = total + turn, max(longest, turn)
+            if shown_at is None and [r.id for r in window.viewer.rows] == want:
+                shown_at = time.monotonic()
+            time.sleep(0.002)
+        if n >= 20:  # after the first clicks' one-off work
+            costs[kind].append((total, longest))
+    print(f"{Path(args.model).name}, {args.tab} tab, tree {args.tree}:")
+    for kind, found in costs.items():
+        cpu = [c for c, _ in found]
+        turn = [t for _, t in found]
+        print(
+            f"  {kind:11s} (n={len(found):3d}): GUI CPU per click median "
+            f"{statistics.median(cpu):5.1f} ms, p90 {np.percentile(cpu, 90):5.1f}, "
+            f"max {max(cpu):5.1f}; longest turn median "
+            f"{statistics.median(turn):5.1f}, max {max(turn):5.1f}"
+        )
+    window.close()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
