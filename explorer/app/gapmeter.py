@@ -73,16 +73,23 @@ class GapMeter(QObject):
         self.long_gaps = []
 
     def _tick(self) -> None:
-        now, cpu, waits = self._clock.nsecsElapsed(), time.thread_time(), _waits()
+        # the gap's end on the monotonic clock, read with its length (before the /proc reads):
+        # its start, end - gap, is then the previous tick's
+        now, end, cpu, waits = (
+            self._clock.nsecsElapsed(),
+            time.monotonic(),
+            time.thread_time(),
+            _waits(),
+        )
         gap = (now - self._last) / 1e6
         cpu_ms = (cpu - self._last_cpu) * 1000
         steal_ms = (waits[1] - self._last_waits[1]) * 1000
         if self.keep_over_ms is not None and gap > self.keep_over_ms:
-            self.long_gaps.append((time.monotonic(), gap, cpu_ms, steal_ms))
+            self.long_gaps.append((end, gap, cpu_ms, steal_ms))
         if gap > self.max_gap_ms:
             self.max_gap_ms, self.max_gap_cpu_ms, self.max_gap_steal_ms = gap, cpu_ms, steal_ms
             self.max_gap_queued_ms = (waits[0] - self._last_waits[0]) * 1000
-            self.max_gap_end = time.monotonic()
+            self.max_gap_end = end
         self._last, self._last_cpu, self._last_waits = now, cpu, waits
         self.ticks += 1
 

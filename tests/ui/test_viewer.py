@@ -340,6 +340,7 @@ def test_several_rows_overlay_and_cosine_matrix(viewer, bf16_model, qtbot):
     v = matrix[ids].astype(np.float64)
     expected = (v @ v.T) / np.outer(np.linalg.norm(v, axis=1), np.linalg.norm(v, axis=1))
     np.testing.assert_allclose(viewer.cosine.matrix, expected, rtol=0, atol=1e-12)
+    viewer.tabs.setCurrentWidget(viewer.cosine)  # its table is filled when shown
     shown = [
         [viewer.cosine.table.item(r, c).data(Qt.ItemDataRole.UserRole) for c in range(3)]
         for r in range(3)
@@ -390,6 +391,8 @@ def test_clear_empties_everything(viewer, bf16_model):
     viewer.set_rows(load_rows(model, [4]))
     viewer.set_rows(load_rows(model, [4, 5]))
     assert len(viewer.plot.scene().items()) == scene_items  # no curve made or removed again
+    viewer.tabs.setCurrentWidget(viewer.cosine)
+    assert viewer.cosine.table.rowCount() == 2
     viewer.clear()
     assert viewer.heatmap.image.image is None
     assert viewer.cosine.table.rowCount() == 0
@@ -594,3 +597,30 @@ def test_ctrl_clicking_more_rows_moves_the_plots_at_most_once(viewer, bf16_model
     assert places[0] == places[1]  # one row, two rows: the same place
     assert len(set(places[2:])) == 1  # three to eight rows: one place
     assert viewer.table.verticalScrollBar().isVisible()  # eight rows scroll in five rows' room
+
+
+def test_the_cosine_table_is_filled_when_its_tab_is_shown_not_under_another(
+    viewer, bf16_model, qtbot
+):
+    """Filling the covered Cosine tab on every Ctrl+click re-laid out the whole viewer (~11 ms
+    of a two-row click's ~33)."""
+    model, _ = bf16_model
+    paints = Paints({"plot": viewer.plot.viewport()})
+    viewer.set_rows(load_rows(model, [2]))
+    qtbot.wait(50)
+    before = paints.count["plot"]
+    viewer.set_rows(load_rows(model, [2, 3]))
+    assert viewer.cosine.table.rowCount() == 0  # under the overview: not filled
+    assert viewer.cosine.matrix.shape == (2, 2)  # (the summary table's cosines need it)
+    qtbot.wait(50)
+    assert paints.count["plot"] == before + 1  # the new curve, once
+    viewer.tabs.setCurrentWidget(viewer.cosine)
+    assert viewer.cosine.table.rowCount() == 2
+    assert "Cosine similarity" in viewer.cosine.caption.text()
+    viewer.set_rows(load_rows(model, [2, 3, 4]))  # while shown: filled at once
+    assert viewer.cosine.table.rowCount() == 3
+    viewer.tabs.setCurrentIndex(0)
+    viewer.set_rows(load_rows(model, [5, 6]))
+    assert viewer.cosine.table.rowCount() == 3  # the old rows, out of sight, until shown again
+    viewer.tabs.setCurrentWidget(viewer.cosine)
+    assert viewer.cosine.table.rowCount() == 2

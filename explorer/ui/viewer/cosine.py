@@ -33,6 +33,7 @@ class CosinePanel(QWidget):
         super().__init__(parent)
         self.matrix = np.zeros((0, 0))
         self.rows: list[RowData] = []
+        self._stale = False  # the table and caption show other rows than self.rows
         self.caption = QLabel()
         self.caption.setWordWrap(True)
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
@@ -57,9 +58,19 @@ class CosinePanel(QWidget):
         layout.addStretch(1)
 
     def set_rows(self, rows: list[RowData]) -> None:
+        """The rows' cosine matrix, now; the table and caption when `show_table` asks for them
+        (filling them under another tab re-laid out the whole viewer: ~11 ms a two-row click)."""
         self.rows = list(rows)
         n = len(rows)
         self.matrix = cosine_matrix(np.stack([r.values for r in rows])) if n else np.zeros((0, 0))
+        self._stale = True
+
+    def show_table(self) -> None:
+        """Fill the table and caption with the rows given last, unless they already show them."""
+        if not self._stale:
+            return
+        self._stale = False
+        rows, n = self.rows, len(self.rows)
         labels = [row_name(r.label, r.id) for r in rows]
         self.table.clear()
         self.table.setRowCount(n)

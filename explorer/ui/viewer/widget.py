@@ -69,6 +69,7 @@ class EmbeddingViewer(QWidget):
         self.tabs.addTab(overview, "Overview")
         self.tabs.addTab(self.values, "Values && bits")
         self.tabs.addTab(self.cosine, "Cosine similarity")
+        self.tabs.currentChanged.connect(self._tab_shown)
         self.tabs.setTabToolTip(0, "The values as a line plot and as a heatmap")
         self.tabs.setTabToolTip(
             1, "Every value with its stored bits: hex, sign, exponent, mantissa"
@@ -205,7 +206,7 @@ class EmbeddingViewer(QWidget):
             self.table.hide()
             self.card.show()
         self.plot.set_rows(rows)
-        self.cosine.set_rows(rows if multi else [])
+        self._set_cosine_rows(rows if multi else [])
         # back to the overview before the cosine tab is disabled (Qt would pick the next tab)
         if not multi and self.tabs.currentIndex() == 2:
             self.tabs.setCurrentIndex(0)
@@ -236,7 +237,7 @@ class EmbeddingViewer(QWidget):
         self.plot.clear_rows()
         self.heatmap.set_row(None, 1.0)
         self.values.set_row(None)
-        self.cosine.set_rows([])
+        self._set_cosine_rows([])
         self.empty.show()
         self.empty.raise_()
 
@@ -268,6 +269,16 @@ class EmbeddingViewer(QWidget):
             self._show_current()
 
     # -- internals ----------------------------------------------------------------------------
+    def _set_cosine_rows(self, rows: list[RowData]) -> None:
+        """The cosine tab's table is filled when it is shown, not under another tab."""
+        self.cosine.set_rows(rows)
+        if self.tabs.currentWidget() is self.cosine:
+            self.cosine.show_table()
+
+    def _tab_shown(self, index: int) -> None:
+        if self.tabs.widget(index) is self.cosine:
+            self.cosine.show_table()
+
     def _show_current(self) -> None:
         row = self.current_row
         self.heatmap.set_row(row, self.limit())
