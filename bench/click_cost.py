@@ -16,7 +16,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -35,14 +34,9 @@ def main() -> None:
     sys.path.insert(0, str(args.tree.resolve()))
     sys.path.insert(1, str(BENCH))
     import numpy as np
-    from event_loop import open_window, wait_until
+    from event_loop import window_on_model
 
-    app, window = open_window(Path(tempfile.mkdtemp(prefix="click-cost-")) / "s.ini", False)
-    window.open_path(args.model)
-    wait_until(app, lambda: window.state.model is not None, 300)
-    wait_until(app, lambda: window.state.levels is not None and not window.pending, 300)
-    if args.tab == "values":
-        window.viewer.tabs.setCurrentWidget(window.viewer.values)
+    app, window = window_on_model(args.model, args.tab, "click-cost-")
     rows = window.state.model.rows
     rng = np.random.default_rng(args.seed)
     ids = rng.choice(rows, min(args.clicks, rows), replace=False).tolist()

@@ -16,14 +16,13 @@ import collections
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from event_loop import open_window, wait_until
+from event_loop import wait_until, window_on_model
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
@@ -66,12 +65,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=20)
     args = parser.parse_args()
     app = TimedApp(sys.argv[:1])
-    _, window = open_window(Path(tempfile.mkdtemp(prefix="event-costs-")) / "s.ini", False)
-    window.open_path(args.model)
-    wait_until(app, lambda: window.state.model is not None, 300)
-    wait_until(app, lambda: window.state.levels is not None and not window.pending, 300)
-    if args.tab == "values":
-        window.viewer.tabs.setCurrentWidget(window.viewer.values)
+    _, window = window_on_model(args.model, args.tab, "event-costs-")
     import numpy as np
 
     ids = np.random.default_rng(3).choice(window.state.model.rows, args.clicks, replace=False)

@@ -49,3 +49,18 @@ def open_window(
     window.resize(*size)
     window.show()
     return app, window
+
+
+def window_on_model(model: str, tab: str, prefix: str):
+    """(app, window): the main window (settings in a fresh temporary folder, nothing persisted)
+    with `model` open and every background job done, on the viewer's "overview" or "values"
+    tab."""
+    import tempfile
+
+    app, window = open_window(Path(tempfile.mkdtemp(prefix=prefix)) / "s.ini", persist=False)
+    window.open_path(model)
+    wait_until(app, lambda: window.state.model is not None, 300)
+    wait_until(app, lambda: window.state.levels is not None and not window.pending, 300)
+    if tab == "values":
+        window.viewer.tabs.setCurrentWidget(window.viewer.values)
+    return app, window
