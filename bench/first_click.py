@@ -16,7 +16,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,29 +28,12 @@ def one_run(model: Path) -> list[tuple[float, float]]:
     """(total CPU ms, longest turn ms) per click, in this process."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     sys.path.insert(0, str(ROOT / "bench"))
-    from event_loop import open_window, wait_until
+    from event_loop import timed_click, wait_until, window_on_model
 
-    folder = tempfile.mkdtemp(prefix="first-click-")
-    app, window = open_window(Path(folder) / "settings.ini", persist=False)
-    window.open_path(str(model))
-    wait_until(app, lambda: window.state.model is not None, 300)
-    wait_until(app, lambda: window.state.levels is not None and not window.pending, 300)
+    app, window = window_on_model(str(model), "overview", "first-click-")
     settled = time.monotonic() + 1.0
     wait_until(app, lambda: time.monotonic() > settled, 10)
-    clicks = []
-    for token_id in CLICKS:
-        start = time.thread_time()
-        window.state.select([token_id])
-        turns = [time.thread_time() - start]
-        shown_at = None
-        while shown_at is None or time.monotonic() - shown_at < 0.2:
-            start = time.thread_time()
-            app.processEvents()
-            turns.append(time.thread_time() - start)
-            if shown_at is None and [r.id for r in window.viewer.rows] == [token_id]:
-                shown_at = time.monotonic()
-            time.sleep(0.002)
-        clicks.append((sum(turns) * 1000, max(turns) * 1000))
+    clicks = [timed_click(app, window, token_id, after_s=0.2) for token_id in CLICKS]
     window.close()
     return clicks
 

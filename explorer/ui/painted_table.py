@@ -84,7 +84,7 @@ class PaintedTable(QTableView):
             elif alternating and i % 2:
                 painter.fillRect(0, row.y, right, row.h, ink.alternate)
             self.paint_row(painter, row, columns, ink)
-        if self.showGrid():
+        if grid:
             painter.setPen(self._grid_colour())
             top = self.rowViewportPosition(first)
             bottom = self.rowViewportPosition(last) + self.rowHeight(last) - 1
