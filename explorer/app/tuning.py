@@ -6,6 +6,8 @@
   lives as long as the app, and what a model brings (its vocabulary) as long as the model;
   `freeze_long_lived()`, after the start and after each open, keeps it out of full GC passes,
   which would otherwise take 60-100 ms and, run from any thread, freeze the window that long.
+  The GC is off while the app starts (`gc_off_while_starting`): the imports of Qt, pyqtgraph and
+  numba made it run 3-4 full passes over those same objects, ~200 ms in all, collecting a few.
 * numba's thread count is per thread: each job worker leaves one core for the window
   (`tune_worker_thread`, called by the job layer before every job). BLAS, whose threads spin
   while they wait for work, gets the same limit for the whole process (`tune_process`).
@@ -20,6 +22,8 @@ import gc
 import os
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 GIL_SWITCH_INTERVAL = 0.0005  # seconds
 
@@ -36,6 +40,20 @@ def tune_process() -> None:
     limit_blas_threads()
     start_kernels()
     freeze_long_lived()  # the start-up's ~240k objects: full passes took 60-80 ms as a model opened
+
+
+@contextmanager
+def gc_off_while_starting() -> Iterator[None]:
+    """Around the GUI's imports and `tune_process`, which freezes what they made: the GC is
+    off until then (unless the process is tuned already or had it off)."""
+    if _tuned or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def numba_loads_quickly() -> bool:

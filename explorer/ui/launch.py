@@ -87,18 +87,20 @@ def launch(args: argparse.Namespace) -> int:
     if _needs_offscreen(args):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
-    from PySide6.QtCore import QCoreApplication, QSettings
-    from PySide6.QtWidgets import QApplication
-
     from explorer.app import tuning
-    from explorer.app.settings import save_text, wait_for_writes
-    from explorer.app.state import AppState, open_job
-    from explorer.core.errors import ExplorerError
-    from explorer.ui.main_window import MainWindow
-    from explorer.ui.style import apply_theme
 
-    quiet_offscreen_warnings()
-    tuning.tune_process()
+    with tuning.gc_off_while_starting():
+        from PySide6.QtCore import QCoreApplication, QSettings
+        from PySide6.QtWidgets import QApplication
+
+        from explorer.app.settings import save_text, wait_for_writes
+        from explorer.app.state import AppState, open_job
+        from explorer.core.errors import ExplorerError
+        from explorer.ui.main_window import MainWindow
+        from explorer.ui.style import apply_theme
+
+        quiet_offscreen_warnings()
+        tuning.tune_process()
     QCoreApplication.setOrganizationName("embedding-explorer")
     QCoreApplication.setApplicationName("Embedding Explorer")
     app = QApplication.instance() or QApplication(sys.argv[:1])
