@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from ui.helpers import write_bf16_model
 
-    from explorer.app.gapmeter import GapMeter, OtherLoad
+    from explorer.app.gapmeter import Gap, GapMeter, OtherLoad
 
     tokenizer_json = qwen_tokenizer(args.cache)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gui-latency-"))
@@ -196,18 +196,12 @@ def main(argv: list[str] | None = None) -> int:
         others = OtherLoad()
         canary = Canary()
         canary.start()
-        phases: dict[str, float] = {}
-        # within each longest gap: the GUI thread's own CPU time, its wait for a core, and the
-        # time the hypervisor took from the machine (steal)
-        gap_cpu: dict[str, tuple[float, float, float]] = {}
-        gap_end: dict[str, float] = {}
-        long_gaps: dict[str, list[tuple[float, float, float, float]]] = {}
+        longest: dict[str, Gap] = {}  # each phase's longest gap, with what happened in it
+        long_gaps: dict[str, list[Gap]] = {}
         clicks: list[tuple[float, int]] = []  # when each click of a phase began, its number
 
         def phase(name: str) -> None:
-            phases[name] = meter.max_gap_ms
-            gap_cpu[name] = (meter.max_gap_cpu_ms, meter.max_gap_queued_ms, meter.max_gap_steal_ms)
-            gap_end[name] = meter.max_gap_end
+            longest[name] = meter.longest
             long_gaps[name] = meter.long_gaps
             clicks.append((time.monotonic(), -1))  # the phase's clicks end here
             meter.reset()
@@ -360,19 +354,20 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(
             "longest GUI-thread gap (5 ms timer); within it the GUI thread's CPU time, its wait "
-            "for a core, steal (time the hypervisor took from the machine's CPUs), and the "
-            "slowest job of a canary process beside the window, as a multiple of its usual CPU "
-            "time (bench/machine_canary.py: over ~3x, the machine itself was slow then):"
+            "for a core, steal (time the hypervisor took from the machine's CPUs), the cyclic "
+            "GC's passes (any thread), the GUI thread's page faults, and the slowest job of a "
+            "canary process beside the window, as a multiple of its usual CPU time "
+            "(bench/machine_canary.py: over ~3x, the machine itself was slow then):"
         )
-        for name, gap in phases.items():
-            cpu, queued, steal = gap_cpu[name]
+        for name, gap in longest.items():
+            slowdown = canary.slowdown(gap.end - gap.ms / 1000, gap.end)
             print(
-                f"  {name:<52} {gap:6.1f} ms  (cpu {cpu:5.1f}, queued {queued:5.1f}, "
-                f"steal {steal:4.0f}, canary "
-                f"{canary.slowdown(gap_end[name] - gap / 1000, gap_end[name]):4.1f}x)"
-                + (f"  ended at {gap_end[name]:.3f}" if args.gap_times else "")
+                f"  {name:<52} {gap.ms:6.1f} ms  (cpu {gap.cpu_ms:5.1f}, queued "
+                f"{gap.queued_ms:5.1f}, steal {gap.steal_ms:4.0f}, gc {gap.gc_ms:4.1f}, faults "
+                f"{gap.faults:4d}, canary {slowdown:4.1f}x)"
+                + (f"  ended at {gap.end:.3f}" if args.gap_times else "")
             )
-        print(f"  {'overall':<52} {max(phases.values()):6.1f} ms")
+        print(f"  {'overall':<52} {max(g.ms for g in longest.values()):6.1f} ms")
         print(
             f"the same, leaving out the gaps over {KEPT_GAP_MS} ms in which the canary ran "
             f"{MACHINE_SLOW:g}x or more slower than usual, or the hypervisor took "
@@ -387,9 +382,10 @@ def main(argv: list[str] | None = None) -> int:
 
         for name, gaps in long_gaps.items():
             slowed, kept = [], [(0.0, 0.0)]
-            for end, g, _, steal in gaps:
-                machine = canary.slowdown(end - g / 1000, end) >= MACHINE_SLOW or steal >= STOLEN_MS
-                (slowed.append(g) if machine else kept.append((g, end)))
+            for gap in gaps:
+                slow = canary.slowdown(gap.end - gap.ms / 1000, gap.end) >= MACHINE_SLOW
+                machine = slow or gap.steal_ms >= STOLEN_MS
+                (slowed.append(gap.ms) if machine else kept.append((gap.ms, gap.end)))
             steady, steady_end = max(kept)
             steady_overall = max(steady_overall, steady)
             print(

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import time
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer
+
+try:
+    import resource
+
+    THREAD_RUSAGE = hasattr(resource, "RUSAGE_THREAD")  # Linux
+except ImportError:  # Windows
+    THREAD_RUSAGE = False
 
 
 def _waits() -> tuple[float, float]:
@@ -22,75 +32,135 @@ def _waits() -> tuple[float, float]:
     return queued, steal
 
 
+class GcClock:
+    """Total time the process has spent in cyclic GC passes, on any thread, while at least one
+    meter runs (each pass holds the GIL throughout: every other thread waits for it)."""
+
+    total = 0.0
+    _users = 0
+    _began = 0.0
+
+    @classmethod
+    def _note(cls, phase: str, _info: dict) -> None:
+        now = time.perf_counter()
+        if phase == "start":
+            cls._began = now
+        else:
+            cls.total += now - cls._began
+
+    @classmethod
+    def use(cls) -> None:
+        if cls._users == 0:
+            gc.callbacks.append(cls._note)
+        cls._users += 1
+
+    @classmethod
+    def release(cls) -> None:
+        cls._users -= 1
+        if cls._users == 0:
+            gc.callbacks.remove(cls._note)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One stretch between two ticks of the meter's timer, and what happened within it."""
+
+    end: float  # time.monotonic() at its end (its start is end - ms / 1000)
+    ms: float
+    cpu_ms: float  # the GUI thread's own CPU time; the rest it waited (a core, the GIL, a disk)
+    queued_ms: float  # its wait for a core (the run queue)
+    steal_ms: float  # time the hypervisor took from the machine's CPUs (10 ms resolution)
+    gc_ms: float  # cyclic GC passes on any thread of the process
+    faults: int  # page faults the GUI thread took (each may read the disk or clear a page)
+
+
+NO_GAP = Gap(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0)
+
+
+class _Sample(NamedTuple):
+    nsecs: int
+    monotonic: float
+    cpu: float
+    queued: float
+    steal: float
+    gc: float
+    faults: int
+
+    @classmethod
+    def now(cls, clock: QElapsedTimer) -> _Sample:
+        # the gap's end and length first, then what takes longer to read
+        nsecs, monotonic, cpu = clock.nsecsElapsed(), time.monotonic(), time.thread_time()
+        use = resource.getrusage(resource.RUSAGE_THREAD) if THREAD_RUSAGE else None
+        faults = use.ru_minflt + use.ru_majflt if use else 0
+        return cls(nsecs, monotonic, cpu, *_waits(), GcClock.total, faults)
+
+    def gap_since(self, last: _Sample) -> Gap:
+        return Gap(
+            end=self.monotonic,
+            ms=(self.nsecs - last.nsecs) / 1e6,
+            cpu_ms=(self.cpu - last.cpu) * 1000,
+            queued_ms=(self.queued - last.queued) * 1000,
+            steal_ms=(self.steal - last.steal) * 1000,
+            gc_ms=(self.gc - last.gc) * 1000,
+            faults=self.faults - last.faults,
+        )
+
+
 class GapMeter(QObject):
-    """Start it on the GUI thread; `max_gap_ms` is the longest time between two timer ticks, and
-    `max_gap_cpu_ms` the GUI thread's own CPU time within it (the rest it waited: for a core, for
-    the GIL, for the disk). Within the same gap, `max_gap_queued_ms` is how long the thread
-    waited for a core and `max_gap_steal_ms` the time the hypervisor took from the machine's
-    CPUs (10 ms resolution): the part of a gap that no code of ours can shorten. With
-    `keep_over_ms` every gap longer than that is kept in `long_gaps` as (monotonic end, gap ms,
-    CPU ms, steal ms), so that a bench can match each one with what else the machine did."""
+    """Start it on the GUI thread; `longest` is the longest gap between two timer ticks since
+    the start or the last reset (`max_gap_ms` its length), with what happened within it: the
+    GUI thread's own CPU time, its wait for a core, the hypervisor's steal (the part that no code
+    of ours can shorten), the GC's passes and the page faults. With `keep_over_ms`, every gap
+    longer than that is kept in `long_gaps`, so that a bench can match each one with what else
+    the machine did."""
 
     def __init__(
         self, interval_ms: int = 5, parent: QObject | None = None, keep_over_ms: float | None = None
     ):
         super().__init__(parent)
         self.keep_over_ms = keep_over_ms
-        self.long_gaps: list[tuple[float, float, float, float]] = []
+        self.long_gaps: list[Gap] = []
+        self.longest = self._last_gap = NO_GAP
         self._timer = QTimer(self)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self._tick)
         self._clock = QElapsedTimer()
-        self._last = 0
-        self._last_cpu = 0.0
-        self._last_waits = (0.0, 0.0)
-        self.max_gap_ms = 0.0
-        self.max_gap_cpu_ms = 0.0
-        self.max_gap_queued_ms = 0.0
-        self.max_gap_steal_ms = 0.0
-        self.max_gap_end = 0.0  # time.monotonic() at the end of that gap (to match with perf)
+        self._clock.start()
+        self._last = _Sample.now(self._clock)
         self.ticks = 0
+
+    @property
+    def max_gap_ms(self) -> float:
+        return self.longest.ms
 
     def start(self) -> None:
         self.reset()
         self.ticks = 0
-        self._clock.start()
-        self._last = self._clock.nsecsElapsed()
-        self._last_cpu = time.thread_time()
-        self._last_waits = _waits()
+        if not self._timer.isActive():
+            GcClock.use()
+        self._last = _Sample.now(self._clock)
         self._timer.start()
 
     def stop(self) -> float:
-        self._tick()
-        self._timer.stop()
+        if self._timer.isActive():
+            self._tick()
+            self._timer.stop()
+            GcClock.release()
         return self.max_gap_ms
 
     def reset(self) -> None:
-        self.max_gap_ms = self.max_gap_cpu_ms = 0.0
-        self.max_gap_queued_ms = self.max_gap_steal_ms = 0.0
-        self.max_gap_end = 0.0
+        self.longest = NO_GAP
         self.long_gaps = []
 
     def _tick(self) -> None:
-        # the gap's end on the monotonic clock, read with its length (before the /proc reads):
-        # its start, end - gap, is then the previous tick's
-        now, end, cpu, waits = (
-            self._clock.nsecsElapsed(),
-            time.monotonic(),
-            time.thread_time(),
-            _waits(),
-        )
-        gap = (now - self._last) / 1e6
-        cpu_ms = (cpu - self._last_cpu) * 1000
-        steal_ms = (waits[1] - self._last_waits[1]) * 1000
-        if self.keep_over_ms is not None and gap > self.keep_over_ms:
-            self.long_gaps.append((end, gap, cpu_ms, steal_ms))
-        if gap > self.max_gap_ms:
-            self.max_gap_ms, self.max_gap_cpu_ms, self.max_gap_steal_ms = gap, cpu_ms, steal_ms
-            self.max_gap_queued_ms = (waits[0] - self._last_waits[0]) * 1000
-            self.max_gap_end = end
-        self._last, self._last_cpu, self._last_waits = now, cpu, waits
+        sample = _Sample.now(self._clock)
+        gap = self._last_gap = sample.gap_since(self._last)
+        if self.keep_over_ms is not None and gap.ms > self.keep_over_ms:
+            self.long_gaps.append(gap)
+        if gap.ms > self.longest.ms:
+            self.longest = gap
+        self._last = sample
         self.ticks += 1
 
 
