@@ -624,3 +624,34 @@ def test_the_cosine_table_is_filled_when_its_tab_is_shown_not_under_another(
     assert viewer.cosine.table.rowCount() == 3  # the old rows, out of sight, until shown again
     viewer.tabs.setCurrentWidget(viewer.cosine)
     assert viewer.cosine.table.rowCount() == 2
+
+
+def test_the_plot_follows_the_rows_when_shown_not_under_another_tab(viewer, bf16_model, qtbot):
+    """Under the Values & bits tab the overview's plot still did its scene's work on every
+    click (~4 ms of one): it now catches up when the overview is shown again."""
+    model, matrix = bf16_model
+    viewer.set_rows(load_rows(model, [2]))
+    viewer.tabs.setCurrentWidget(viewer.values)
+    for ids in ([3], [4, 5], [6]):
+        viewer.set_rows(load_rows(model, ids))
+        qtbot.wait(10)
+    assert viewer.values.model.row.id == 6  # the tab shown follows
+    np.testing.assert_array_equal(viewer.plot.curves[0].getData()[1], values(matrix, 2))
+    viewer.tabs.setCurrentWidget(viewer.overview)
+    np.testing.assert_array_equal(viewer.plot.curves[0].getData()[1], values(matrix, 6))
+    assert points(viewer.plot.curves[1]) == 0  # the second row's curve emptied
+    viewer.set_rows(load_rows(model, [7]))  # while shown: at once
+    np.testing.assert_array_equal(viewer.plot.curves[0].getData()[1], values(matrix, 7))
+    viewer.tabs.setCurrentWidget(viewer.values)
+    viewer.clear()
+    viewer.tabs.setCurrentWidget(viewer.overview)
+    assert all(points(c) == 0 for c in viewer.plot.curves)
+
+
+def values(matrix: np.ndarray, i: int) -> np.ndarray:
+    return matrix[i].astype(np.float32)
+
+
+def points(curve) -> int:
+    x = curve.getData()[0]
+    return 0 if x is None else len(x)

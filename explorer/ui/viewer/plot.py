@@ -136,9 +136,6 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
         vb.setRange(xRange=(0, max(n - 1, 1)), yRange=self.y_range, padding=0.02)
         vb.updateMatrix()
 
-    def clear_rows(self) -> None:
-        self.set_rows([])
-
     # -- palette ------------------------------------------------------------------------------
     def _pen(self, n: int) -> QPen:
         return pg.mkPen(series_color(n, is_dark(self)), width=1)  # 1 px lines draw ~3× faster
