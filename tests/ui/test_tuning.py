@@ -79,6 +79,7 @@ def tune_and_count():
     started.update(full=passes.count(2), frozen=gc.get_freeze_count())
 tuning.tune_process = tune_and_count
 from explorer.cli import main
+passes.clear()  # the CLI's own imports (numpy, ml_dtypes) come before the window's
 code = main(["gui", sys.argv[1], "--screenshot", sys.argv[2]])
 print(json.dumps({"code": code, "enabled": gc.isenabled(), **started}))
 """
