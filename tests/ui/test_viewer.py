@@ -98,7 +98,7 @@ def test_a_row_is_painted_off_screen_before_the_first_click_and_nothing_of_it_st
     qtbot.waitUntil(lambda: len(painted) > 0, timeout=5000)
     assert max(painted) == 4096  # the stand-in rows, 4096 values
     assert len(w.plot.curves) == 2  # a second curve was made for two rows
-    assert w.table.isHidden() and not w.tabs.isTabEnabled(2)  # one row's summary again
+    assert w.table.isHidden()  # one row's summary again
     assert not w.showing_rows and w.rows == []
     assert w.hint.text() == "Opening the model…"  # the message shown before stays
     assert w.card.title.text() == "" and w.card.id_chip.text() == ""
@@ -655,3 +655,25 @@ def values(matrix: np.ndarray, i: int) -> np.ndarray:
 def points(curve) -> int:
     x = curve.getData()[0]
     return 0 if x is None else len(x)
+
+
+def test_adding_a_second_row_leaves_the_tab_bar_alone(viewer, bf16_model, qtbot):
+    """Enabling the Cosine tab and counting rows in its title re-laid out and repainted the whole
+    tab widget on each Ctrl+click that added a second row, and again on the way back to one."""
+    model, _ = bf16_model
+    viewer.set_rows(load_rows(model, [2]))
+    qtbot.wait(50)
+    bar = viewer.tabs.tabBar()
+    paints = Paints({"bar": bar, "heatmap": viewer.heatmap.viewport()})
+    for ids in ([2, 3], [4], [4, 5], [7]):  # (three rows make the summary taller: all moves)
+        viewer.set_rows(load_rows(model, ids))
+        qtbot.wait(30)
+    assert paints.count["bar"] == 0
+    assert paints.count["heatmap"] == 4  # (the page under the bar was painted, once a row)
+    viewer.tabs.setCurrentWidget(viewer.cosine)  # one row: the tab says what it needs
+    assert "Ctrl+click two or more tokens" in viewer.cosine.caption.text()
+    assert viewer.cosine.table.rowCount() == 0 and viewer.cosine.table.isHidden()  # no blank box
+    viewer.set_rows(load_rows(model, [7, 8]))  # shown: filled at once
+    assert viewer.cosine.table.rowCount() == 2 and viewer.cosine.table.isVisible()
+    viewer.set_rows(load_rows(model, [7]))  # a single row on the Cosine tab: the overview
+    assert viewer.tabs.currentWidget() is viewer.overview

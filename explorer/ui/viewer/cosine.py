@@ -96,11 +96,12 @@ class CosinePanel(QWidget):
                 item.setForeground(_text_on(bg))
                 self.table.setItem(i, j, item)
         self.caption.setText(self._describe())
+        self.table.setVisible(n >= 2)  # an empty table would be a blank box under the hint
 
     def _describe(self) -> str:
         n = len(self.rows)
         if n < 2:
-            return "Select two or more tokens to compare their directions."
+            return "Ctrl+click two or more tokens to compare their directions."
         iu = np.triu_indices(n, k=1)
         pairs = self.matrix[iu]
         hi, lo = int(np.argmax(pairs)), int(np.argmin(pairs))

@@ -75,7 +75,9 @@ class EmbeddingViewer(QWidget):
         self.tabs.setTabToolTip(
             1, "Every value with its stored bits: hex, sign, exponent, mantissa"
         )
-        self.tabs.setTabToolTip(2, "Pairwise cosine similarities of the selected tokens")
+        self.tabs.setTabToolTip(
+            2, "Pairwise cosine similarities of the selected tokens (Ctrl+click to add one)"
+        )
 
         content = QWidget()
         cv = QVBoxLayout(content)
@@ -208,15 +210,11 @@ class EmbeddingViewer(QWidget):
             self.card.show()
         self._plot_rows()
         self._set_cosine_rows(rows if multi else [])
-        # back to the overview before the cosine tab is disabled (Qt would pick the next tab)
-        if not multi and self.tabs.currentIndex() == 2:
-            self.tabs.setCurrentIndex(0)
-        # unchanged tabs are left alone: each call re-lays out and repaints the whole tab widget
-        if self.tabs.isTabEnabled(2) != multi:
-            self.tabs.setTabEnabled(2, multi)
-        title = f"Cosine similarity ({len(rows)})" if multi else "Cosine similarity"
-        if self.tabs.tabText(2) != title:
-            self.tabs.setTabText(2, title)
+        # one token again: its overview. The tab bar itself stays as it is (always enabled, one
+        # title): a change re-laid out and repainted the whole tab widget, ~3-4 ms of each
+        # click that added a second row or went back to one; the tab says when it needs more
+        if not multi and self.tabs.currentWidget() is self.cosine:
+            self.tabs.setCurrentWidget(self.overview)
         self._show_current()
         self.readout.setText(READOUT_HINT)
         self.empty.hide()
