@@ -4,6 +4,7 @@ CPU time, the cyclic GC's passes on any thread, the page faults."""
 from __future__ import annotations
 
 import gc
+import mmap
 import threading
 import time
 
@@ -79,8 +80,13 @@ def test_a_gc_pass_on_another_thread_is_counted_in_the_gap_it_causes(qtbot):
 def test_page_faults_in_a_gap_are_counted(qtbot):
     meter = GapMeter(5, keep_over_ms=0)
     meter.start()
-    pages: list[np.ndarray] = []
-    began = block_the_gui_thread(qtbot, meter, lambda: pages.append(np.ones(32 << 20, np.uint8)))
+    fresh = mmap.mmap(-1, 32 << 20)  # new anonymous pages (malloc might hand out used ones)
+
+    def touch() -> None:
+        np.frombuffer(fresh, np.uint8)[:] = 1
+
+    began = block_the_gui_thread(qtbot, meter, touch)
     meter.stop()
-    # 32 MB of fresh pages: 8192 faults of 4 KB, or a few dozen of 2 MB (transparent huge pages)
+    # 32 MB of fresh pages: 8192 faults of 4 KB, or 16 of 2 MB (transparent huge pages)
     assert gap_after(meter, began).faults >= 10
+    fresh.close()
