@@ -75,16 +75,21 @@ def timed_run(cmd: list[str], cwd: Path, root: Path = ROOT) -> tuple[float, floa
 Times = dict[str, list[tuple[float, float]]]
 
 
-def interleaved(commands: dict[str, list[str]], rounds: int, cwd: Path) -> Times:
+def interleaved(
+    commands: dict[str, list[str]], rounds: int, cwd: Path, roots: dict[str, Path] | None = None
+) -> Times:
+    """(wall, CPU) per round of each named command; `roots` gives a command another checkout's
+    package (an A/B of the same command)."""
+    roots = roots or {}
     times: Times = {name: [] for name in commands}
-    for cmd in commands.values():  # untimed: page cache, numba cache, .pyc files
-        timed_run(cmd, cwd)
+    for name, cmd in commands.items():  # untimed: page cache, numba cache, .pyc files
+        timed_run(cmd, cwd, roots.get(name, ROOT))
     for r in range(rounds):
         order = list(commands.items())
         if r % 2:  # alternate the order so that neither side always runs first
             order.reverse()
         for name, cmd in order:
-            times[name].append(timed_run(cmd, cwd))
+            times[name].append(timed_run(cmd, cwd, roots.get(name, ROOT)))
     return times
 
 

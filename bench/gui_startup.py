@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cli_startup import ROOT, load, timed_run
+from cli_startup import ROOT, interleaved, load
 
 
 def main() -> None:
@@ -32,14 +32,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ee-gui-start-") as tmp:
         cmd = [sys.executable, "-m", "explorer", "gui", str(demo), "--screenshot"]
         cmd.append(str(Path(tmp) / "shot.png"))
-        for root in trees.values():  # untimed: page cache, .pyc files, numba's cache
-            timed_run(cmd, Path(tmp), root)
-        times: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
         print(f"gui --screenshot on the demo, {args.rounds} interleaved rounds ({load()} before)")
-        for r in range(args.rounds):
-            order = list(trees.items())[:: -1 if r % 2 else 1]
-            for name, root in order:
-                times[name].append(timed_run(cmd, Path(tmp), root))
+        times = interleaved(dict.fromkeys(trees, cmd), args.rounds, Path(tmp), trees)
     for name, ts in times.items():
         wall = [w for w, _ in ts]
         cpu = [c for _, c in ts]
