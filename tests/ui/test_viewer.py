@@ -102,7 +102,7 @@ def test_a_row_is_painted_off_screen_before_the_first_click_and_nothing_of_it_st
     assert not w.showing_rows and w.rows == []
     assert w.hint.text() == "Opening the model…"  # the message shown before stays
     assert w.card.title.text() == "" and w.card.id_chip.text() == ""
-    assert all(c.xData is None or len(c.xData) == 0 for c in w.plot.curves)
+    assert all(points(c) == 0 for c in w.plot.curves)
     assert w.plot.y_range is None
     assert w.heatmap.shape == (0, 0)
     assert w.values.model.rowCount() == 0
@@ -383,9 +383,7 @@ def test_clear_empties_everything(viewer, bf16_model):
     assert viewer.hint.text() == "Click a token to see its embedding"
     assert viewer.rows == [] and viewer.current_row is None
     assert viewer.values.model.rowCount() == 0
-    assert all(
-        curve.getData()[0] is None or len(curve.getData()[0]) == 0 for curve in viewer.plot.curves
-    )
+    assert all(points(c) == 0 for c in viewer.plot.curves)
     assert len(viewer.plot.curves) == 2  # kept, empty, for the next selections
     scene_items = len(viewer.plot.scene().items())
     viewer.set_rows(load_rows(model, [4]))
