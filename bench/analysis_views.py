@@ -37,7 +37,7 @@ class CpuGapMeter(GapMeter):
 
     def _tick(self) -> None:
         super()._tick()
-        self.max_cpu_ms = max(self.max_cpu_ms, self._last_gap.cpu_ms)
+        self.max_cpu_ms = max(self.max_cpu_ms, self.latest.cpu_ms)
 
 
 def measure(app, window, done, start) -> tuple[float, CpuGapMeter]:

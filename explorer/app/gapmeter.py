@@ -120,7 +120,7 @@ class GapMeter(QObject):
         super().__init__(parent)
         self.keep_over_ms = keep_over_ms
         self.long_gaps: list[Gap] = []
-        self.longest = self._last_gap = NO_GAP
+        self.longest = self.latest = NO_GAP  # the longest gap, and the one the last tick ended
         self._timer = QTimer(self)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.setInterval(interval_ms)
@@ -155,7 +155,7 @@ class GapMeter(QObject):
 
     def _tick(self) -> None:
         sample = _Sample.now(self._clock)
-        gap = self._last_gap = sample.gap_since(self._last)
+        gap = self.latest = sample.gap_since(self._last)
         if self.keep_over_ms is not None and gap.ms > self.keep_over_ms:
             self.long_gaps.append(gap)
         if gap.ms > self.longest.ms:
