@@ -94,12 +94,14 @@ class RowPaints(QObject):
         super().__init__(window)
         self.viewer = window.viewer
         self.painted_rows: list | None = None
+        self.shown_at: list[float] = []  # time.monotonic() when each click's row was first painted
         for shown in (self.viewer.plot, self.viewer.values.view):  # the overview or the table
             shown.viewport().installEventFilter(self)
 
     def eventFilter(self, watched, event) -> bool:
-        if event.type() == QEvent.Type.Paint:
+        if event.type() == QEvent.Type.Paint and self.painted_rows is not self.viewer.rows:
             self.painted_rows = self.viewer.rows  # set_rows makes a new list each time
+            self.shown_at.append(time.monotonic())
         return False
 
     def shows(self, ids: list[int]) -> bool:
@@ -375,10 +377,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         steady_overall = 0.0
 
-        def click_of(end: float) -> str:
-            """' in click N' of its phase, for a gap that ended at `end` during clicks."""
+        def clicks_in(start: float, end: float) -> str:
+            """' in click N' of its phase for a gap from `start` to `end` during clicks, and how
+            many clicks' rows were first painted within it when more than one."""
             started = [n for t, n in clicks if t <= end]
-            return f" in click {started[-1]}" if started and started[-1] >= 0 else ""
+            if not started or started[-1] < 0:
+                return ""
+            shown = sum(start < t <= end for t in painted.shown_at)
+            return f" in click {started[-1]}" + (f" ({shown} rows painted)" if shown > 1 else "")
 
         for name, gaps in long_gaps.items():
             slowed, kept = [], [(0.0, 0.0)]
@@ -391,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"  {name:<52} "
                 + (f"{steady:6.1f} ms" if steady else f"< {KEPT_GAP_MS} ms  ")
-                + click_of(steady_end)
+                + clicks_in(steady_end - steady / 1000, steady_end)
                 + (f"  (left out: {', '.join(f'{g:.1f}' for g in slowed)} ms)" if slowed else "")
             )
         print(f"  {'overall':<52} {steady_overall:6.1f} ms")

@@ -1,4 +1,4 @@
-"""Counting a widget's paint events in a test."""
+"""Counting a widget's paint events (and layout requests) in a test."""
 
 from __future__ import annotations
 
@@ -23,4 +23,17 @@ class Paints(QObject):
             self.count[name] += 1
             area = r.width() * r.height() / max(1, obj.width() * obj.height())
             self.largest[name] = max(self.largest[name], area)
+        return False
+
+
+class LayoutRequests(QObject):
+    """Counts the layout requests a widget receives (each one re-lays out its layout)."""
+
+    def __init__(self, widget: QWidget):
+        super().__init__()
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj, event):
+        self.count += event.type() == QEvent.Type.LayoutRequest
         return False

@@ -12,12 +12,12 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QPalette
 from tokenizers import Tokenizer, models, pre_tokenizers
 from ui.helpers import cell_colours, near
-from ui.paints import Paints
+from ui.paints import LayoutRequests, Paints
 
 from explorer.core.formats.safetensors import write_safetensors
 from explorer.core.model import open_model
 from explorer.core.rows import load_rows
-from explorer.core.vectors import near_square
+from explorer.core.vectors import near_square, row_stats
 from explorer.ui.viewer import EmbeddingViewer
 from explorer.ui.viewer.band_curve import BandCurve
 from explorer.ui.viewer.style import fmt
@@ -515,7 +515,44 @@ def test_titles_in_other_scripts_never_move_the_plots(viewer, bf16_model, qtbot)
         viewer.set_rows([dataclasses.replace(row, label=label)])
         qtbot.wait(10)
         assert viewer.card.minimumHeight() >= viewer.card.sizeHint().height(), label
+        assert viewer.card.title.height() >= viewer.card.title.sizeHint().height(), label
         assert viewer.plot.geometry() == plot_geometry, label
+
+
+def test_a_new_row_re_lays_out_only_the_cards_head(viewer, bf16_model, qtbot):
+    """The card's numbers keep their size and its title row stops at a fence: each click re-laid
+    out the whole card before (~1.5 ms of a click), and moved and repainted its captions. A
+    number longer than its room (a mean of −1.2e−31) widens it once, for the rows after it."""
+    import dataclasses
+
+    model, _ = bf16_model
+    row = load_rows(model, [2])[0]
+    peak = float(np.abs(row.values).max())
+    titles = ["cat", "a much longer title", "জে", "x", "🐱"]
+    scales = (1.0, -1e-30, 12345.678, 3e-7, -0.5)
+
+    def show(n: int, title: str, scale: float) -> None:
+        values = (row.values / peak * scale).astype(np.float32)
+        viewer.set_rows(
+            [dataclasses.replace(row, id=n, label=title, values=values, stats=row_stats(values))]
+        )
+        qtbot.wait(10)
+        for key, value in viewer.card.values.items():  # each number whole, not clipped
+            shown = value.fontMetrics().horizontalAdvance(value.text())
+            assert 0 < shown <= value.contentsRect().width(), (key, value.text())
+        assert viewer.card.title.text() == title
+
+    show(0, "the", 1.0)
+    card = LayoutRequests(viewer.card)
+    for n, (title, scale) in enumerate(zip(titles[:1] + titles[3:], (1.0, 0.7, -0.5), strict=True)):
+        show(n, title, scale)
+    assert card.count == 0  # rows of a usual size
+    for n, (title, scale) in enumerate(zip(titles, scales, strict=True)):
+        show(n, title, scale)
+    card.count = 0
+    for n, (title, scale) in enumerate(zip(reversed(titles), scales, strict=True)):
+        show(n, title, scale)
+    assert card.count == 0  # any size seen before
 
 
 def test_plot_scale_is_round_and_steady_across_rows_of_similar_size():

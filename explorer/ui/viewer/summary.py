@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.core.rows import RowData
+from explorer.ui.layout_fence import LayoutFence
+from explorer.ui.steady_label import SteadyLabel
 from explorer.ui.viewer.style import fmt, is_dark, mono_font, series_color
 
 UNUSED_TIP = (
@@ -43,6 +45,18 @@ STATS = (
     ("max", "max", "Largest value"),
     ("argmax_abs", "largest |value|", "Position of the value with the largest magnitude"),
 )
+
+
+# the room each number of the card keeps (fmt: 6 significant digits): a row's usual widest.
+# A longer one (a std of 1.23457e−05 is) widens its column once, for the rows after it too
+ROOM = {
+    "norm": "888.888",
+    "mean": "−0.000888888",
+    "std": "0.0888888",
+    "min": "−0.888888",
+    "max": "−0.888888",
+    "argmax_abs": "−0.888888 at 8888",
+}
 
 
 def _chip(text: str = "", style: str = _CHIP) -> QLabel:
@@ -78,7 +92,9 @@ class SummaryCard(QFrame):
         self.nonfinite_badge = _chip("NaN / ∞ inside", _BAD)
         self.nonfinite_badge.setToolTip("The row holds non-finite values; statistics skip nothing")
 
-        head = QHBoxLayout()
+        head_row = QWidget()
+        head = QHBoxLayout(head_row)
+        head.setContentsMargins(0, 0, 0, 0)
         head.setSpacing(8)
         head.addWidget(self.title)
         head.addWidget(self.id_chip)
@@ -98,7 +114,7 @@ class SummaryCard(QFrame):
             cap = QLabel(caption)
             cap.setToolTip(tip)
             cap.setForegroundRole(QPalette.ColorRole.PlaceholderText)  # muted in light and dark
-            value = QLabel()
+            value = SteadyLabel(ROOM[key])
             value.setFont(big)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             grid.addWidget(cap, 0, col)
@@ -109,7 +125,10 @@ class SummaryCard(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 6)
         layout.setSpacing(6)
-        layout.addLayout(head)
+        # a new title or chip re-lays out the head row, and stops there: the card's own layout
+        # (and the viewer's above it) ran again on every click, ~1.5 ms of it
+        self.head = LayoutFence(head_row)
+        layout.addWidget(self.head)
         layout.addLayout(grid)
 
     def reserve_height(self) -> None:
@@ -142,6 +161,8 @@ class SummaryCard(QFrame):
                 label.setToolTip(f"{tip}: {x!r}")
         # grow, never shrink: a title in another script (Bengali, Tamil) is a pixel shorter, and
         # each change of height moved the plots below, which then all re-laid out and repainted
+        if self.head.child.sizeHint().height() > self.head.height():
+            self.head.updateGeometry()  # a taller script than any before: the fence lets it by
         hint = self.sizeHint().height()
         if hint > self.minimumHeight():
             self.setMinimumHeight(hint)
