@@ -155,6 +155,7 @@ def _column(viewer, col, role=Qt.ItemDataRole.DisplayRole):
 
 def test_table_values_and_bf16_bits_match_an_independent_decoding(viewer, bf16_model):
     model, matrix = bf16_model
+    viewer.tabs.setCurrentWidget(viewer.values)
     viewer.set_rows(load_rows(model, [3]))
     row = matrix[3]
     as_f32 = row.astype(np.float32)
@@ -184,6 +185,7 @@ def test_table_f16_bits_with_special_values(viewer, tmp_path):
     matrix = random_matrix(10, 10, np.float16)
     matrix[1] = special
     model = open_model(write_model(tmp_path / "f16", matrix))
+    viewer.tabs.setCurrentWidget(viewer.values)
     try:
         viewer.set_rows(load_rows(model, [1]))
     finally:
@@ -243,6 +245,7 @@ def test_table_paints_each_field_in_its_colour_without_asking_the_model_per_cell
 
 def test_column_headers_explain_the_fields(viewer, bf16_model):
     model, _ = bf16_model
+    viewer.tabs.setCurrentWidget(viewer.values)
     viewer.set_rows(load_rows(model, [2]))
     m = viewer.values.model
     tip = {
@@ -358,6 +361,7 @@ def test_several_rows_overlay_and_cosine_matrix(viewer, bf16_model, qtbot):
 def test_clicking_a_row_of_the_summary_inspects_it(viewer, bf16_model, qtbot):
     model, matrix = bf16_model
     ids = [model.tokenizer.find(w) for w in ("cat", "dog", "banana")]
+    viewer.tabs.setCurrentWidget(viewer.values)
     viewer.set_rows(load_rows(model, ids))
     assert viewer.values.model.row.id == ids[0]
     table = viewer.table
@@ -681,6 +685,30 @@ def test_the_plot_follows_the_rows_when_shown_not_under_another_tab(viewer, bf16
     viewer.clear()
     viewer.tabs.setCurrentWidget(viewer.overview)
     assert all(points(c) == 0 for c in viewer.plot.curves)
+
+
+def test_the_values_table_follows_the_row_when_shown_not_under_another_tab(
+    viewer, bf16_model, qtbot
+):
+    """Under the overview the values table was reset, and its caption re-laid out, on every
+    click (~1 ms of one): it now catches up when its tab is shown."""
+    model, _ = bf16_model
+    resets = []
+    viewer.values.model.modelReset.connect(lambda: resets.append(viewer.values.model.row))
+    viewer.set_rows(load_rows(model, [2]))
+    for ids in ([3], [4, 5], [6]):
+        viewer.set_rows(load_rows(model, ids))
+        qtbot.wait(10)
+    assert resets == []
+    viewer.tabs.setCurrentWidget(viewer.values)
+    assert [r.id for r in resets] == [6] and viewer.values.model.rowCount() == 40
+    assert viewer.values.caption.text().startswith(f"{resets[0].label}  #6  ·  40 values")
+    viewer.set_rows(load_rows(model, [7, 8]))  # while shown: at once, the current row
+    assert viewer.values.model.row.id == 7
+    viewer.tabs.setCurrentWidget(viewer.overview)
+    viewer.clear()
+    viewer.tabs.setCurrentWidget(viewer.values)
+    assert viewer.values.model.rowCount() == 0 and viewer.values.caption.text() == ""
 
 
 def values(matrix: np.ndarray, i: int) -> np.ndarray:

@@ -208,8 +208,7 @@ class EmbeddingViewer(QWidget):
             self.card.set_row(rows[0])
             self.table.hide()
             self.card.show()
-        self._plot_rows()
-        self._set_cosine_rows(rows if multi else [])
+        self.cosine.set_rows(rows if multi else [])
         # one token again: its overview. The tab bar itself stays as it is (always enabled, one
         # title): a change re-laid out and repainted the whole tab widget, ~3-4 ms of each
         # click that added a second row or went back to one; the tab says when it needs more
@@ -233,10 +232,9 @@ class EmbeddingViewer(QWidget):
         self.current = 0
         self.hint.setText(message or DEFAULT_HINT)
         self.sub_hint.setVisible(not message)
-        self._plot_rows()
         self.heatmap.set_row(None, 1.0)
-        self.values.set_row(None)
-        self._set_cosine_rows([])
+        self.cosine.set_rows([])
+        self._fill_shown_page()
         self.empty.show()
         self.empty.raise_()
 
@@ -268,31 +266,28 @@ class EmbeddingViewer(QWidget):
             self._show_current()
 
     # -- internals ----------------------------------------------------------------------------
-    def _set_cosine_rows(self, rows: list[RowData]) -> None:
-        """The cosine tab's table is filled when it is shown, not under another tab."""
-        self.cosine.set_rows(rows)
-        if self.tabs.currentWidget() is self.cosine:
-            self.cosine.show_table()
+    def _tab_shown(self, _index: int) -> None:
+        self._fill_shown_page()
 
-    def _tab_shown(self, index: int) -> None:
-        if self.tabs.widget(index) is self.cosine:
-            self.cosine.show_table()
-        elif self.tabs.widget(index) is self.overview:
-            self._plot_rows()
-
-    def _plot_rows(self) -> None:
-        """The plot follows the rows while the overview is shown, and catches up when it is
-        shown again: under another tab its scene still did its work on every click (~4 ms of
-        one on the Values & bits tab). (The heatmap's, ~1 ms, is left: filled on the way
-        back, its image was painted twice.)"""
-        if self.tabs.currentWidget() is self.overview and self._plotted is not self.rows:
+    def _fill_shown_page(self) -> None:
+        """The shown page follows the rows, the covered ones catch up when shown: pages stay
+        stacked (SteadyTabWidget), and a covered page still did its work on every click (the
+        plot's scene ~4 ms of one on the Values & bits tab, the values table's reset and caption
+        ~1 ms on the overview, the cosine table's fill ~11 ms of a two-row click). (The heatmap's,
+        ~1 ms, is left: filled on the way back, its image was painted twice.)"""
+        page = self.tabs.currentWidget()
+        if page is self.overview and self._plotted is not self.rows:
             self.plot.set_rows(self.rows)
             self._plotted = self.rows  # set_rows and clear make a new list
+        elif page is self.values and self.values.model.row is not self.current_row:
+            self.values.set_row(self.current_row)
+        elif page is self.cosine:
+            self.cosine.show_table()
 
     def _show_current(self) -> None:
         row = self.current_row
         self.heatmap.set_row(row, self.limit())
-        self.values.set_row(row)
+        self._fill_shown_page()
         self._caption_heatmap()
         if row is not None and len(self.rows) > 1:
             cos = self.cosine.matrix[self.current]
