@@ -12,7 +12,7 @@ class SteadyLabel(QLabel):
     A label whose size may change asks its parent's layout to run again on every setText: on a
     card of numbers that change with each click, that re-laid out the card and repainted the
     labels it moved. A fixed size stops the request at the label. A longer text than the
-    template widens it for good; a font change (presentation mode's large type) measures again.
+    template widens it for good; a font change measures again.
     """
 
     def __init__(self, template: str, parent: QWidget | None = None):
@@ -28,6 +28,12 @@ class SteadyLabel(QLabel):
             self.template = text
             self._fit()
 
+    def setWordWrap(self, on: bool) -> None:
+        """Wrapping (presentation mode's large type) lets the label follow its text again: a
+        fixed size would overlap its neighbours where the window is too narrow for it."""
+        super().setWordWrap(on)
+        self._fit()
+
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
@@ -37,6 +43,8 @@ class SteadyLabel(QLabel):
         shown = self.text()
         self.setMinimumSize(0, 0)
         self.setMaximumSize(16777215, 16777215)
+        if self.wordWrap():
+            return
         super().setText(self.template)
         size = self.sizeHint()
         super().setText(shown)

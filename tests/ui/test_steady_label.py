@@ -41,3 +41,16 @@ def test_a_longer_text_or_a_larger_font_makes_room(qtbot):
     assert label.width() > wide and label.text() == "0.5"
     label.setText("a much longer text than the template")
     assert fits(label)
+
+
+def test_wrapping_lets_it_follow_its_text_and_unwrapping_fixes_it_again(qtbot):
+    """Presentation mode wraps every label so that large type never widens the window past the
+    screen: a fixed size there overlapped the card's neighbouring numbers."""
+    label = SteadyLabel("−8.88888e−88")
+    qtbot.addWidget(label)
+    fixed = label.size()
+    assert label.minimumSize() == label.maximumSize() == fixed
+    label.setWordWrap(True)
+    assert label.minimumSize() != label.maximumSize()
+    label.setWordWrap(False)
+    assert label.minimumSize() == label.maximumSize() == fixed
