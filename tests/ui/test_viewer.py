@@ -523,6 +523,56 @@ def test_titles_in_other_scripts_never_move_the_plots(viewer, bf16_model, qtbot)
         assert viewer.plot.geometry() == plot_geometry, label
 
 
+def test_the_cards_texts_are_selectable_only_under_the_pointer(viewer, bf16_model, qtbot):
+    """A selectable label keeps a text control that lays its document out again on every new
+    text (~1.5 ms of each click for the card). The card's texts are selectable while the pointer
+    is over it, the only time a mouse can select them."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtTest import QTest
+
+    model, _ = bf16_model
+    card = viewer.card
+    selectable = Qt.TextInteractionFlag.TextSelectableByMouse
+    away = QPoint(viewer.width() - 2, viewer.height() - 2)  # the pointer, not over the card
+    QTest.mouseMove(viewer, away)
+    for n in (2, 3):
+        viewer.set_rows(load_rows(model, [n]))
+        qtbot.wait(10)
+    assert not card.values["mean"].textInteractionFlags() & selectable
+    QTest.mouseMove(viewer, QPoint(2, 2))
+    QTest.mouseMove(card, card.values["mean"].geometry().center())
+    qtbot.waitUntil(lambda: bool(card.values["mean"].textInteractionFlags() & selectable))
+    assert card.title.textInteractionFlags() & selectable
+    QTest.mouseMove(viewer, away)
+    qtbot.waitUntil(lambda: not card.title.textInteractionFlags() & selectable)
+    assert not card.values["mean"].textInteractionFlags() & selectable
+
+
+def test_a_labels_copy_menu_keeps_the_cards_texts_selectable(viewer, bf16_model, qtbot):
+    """The pointer leaves the card for the label's own menu (Copy, Select All): the texts stay
+    selectable, or the menu's Copy would have no text control left to copy from."""
+    from PySide6.QtCore import QEvent, QPoint
+    from PySide6.QtGui import QContextMenuEvent
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    model, _ = bf16_model
+    card = viewer.card
+    viewer.set_rows(load_rows(model, [2]))
+    mean = card.values["mean"]
+    QTest.mouseMove(card, mean.geometry().center())
+    selectable = Qt.TextInteractionFlag.TextSelectableByMouse
+    qtbot.waitUntil(lambda: bool(mean.textInteractionFlags() & selectable))
+    where = QPoint(5, 5)
+    QApplication.sendEvent(
+        mean, QContextMenuEvent(QContextMenuEvent.Reason.Mouse, where, mean.mapToGlobal(where))
+    )
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is not None)
+    QApplication.sendEvent(card, QEvent(QEvent.Type.Leave))
+    assert mean.textInteractionFlags() & selectable
+    QApplication.activePopupWidget().close()
+
+
 def test_a_new_row_re_lays_out_only_the_cards_head(viewer, bf16_model, qtbot):
     """The card's numbers keep their size and its title row stops at a fence: each click re-laid
     out the whole card before (~1.5 ms of a click), and moved and repainted its captions. A
