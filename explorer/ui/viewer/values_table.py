@@ -334,6 +334,11 @@ class ValuesTable(QWidget):
         if ev.type() == ev.Type.PaletteChange:
             self.model.set_dark(is_dark(self))
 
+    @property
+    def row(self) -> RowData | None:
+        """The row the table shows."""
+        return self.model.row
+
     def set_row(self, row: RowData | None) -> None:
         self.model.colors = field_colors(is_dark(self))
         self.model.set_row(row)

@@ -279,7 +279,7 @@ class EmbeddingViewer(QWidget):
         if page is self.overview and self._plotted is not self.rows:
             self.plot.set_rows(self.rows)
             self._plotted = self.rows  # set_rows and clear make a new list
-        elif page is self.values and self.values.model.row is not self.current_row:
+        elif page is self.values and self.values.row is not self.current_row:
             self.values.set_row(self.current_row)
         elif page is self.cosine:
             self.cosine.show_table()
