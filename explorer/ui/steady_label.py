@@ -10,8 +10,8 @@ class SteadyLabel(QLabel):
     """A one-line label as large as `template` in its own font, whatever shorter text it shows.
 
     A label whose size may change asks its parent's layout to run again on every setText: on a
-    card of numbers that change with each click, that re-laid out the card and repainted the
-    labels it moved. A fixed size stops the request at the label. A longer text than the
+    card of numbers that change with each click, that re-laid out the whole card each time. A
+    fixed size stops the request at the label. A longer text than the
     template widens it for good; a font change measures again.
     """
 

@@ -579,8 +579,8 @@ def test_a_labels_copy_menu_keeps_the_cards_texts_selectable(viewer, bf16_model,
 
 def test_a_new_row_re_lays_out_only_the_cards_head(viewer, bf16_model, qtbot):
     """The card's numbers keep their size and its title row stops at a fence: each click re-laid
-    out the whole card before (~1.5 ms of a click), and moved and repainted its captions. A
-    number longer than its room (a mean of −1.2e−31) widens it once, for the rows after it."""
+    out the whole card before (~1.5 ms of a click). A number longer than its room (a mean of
+    −1.2e−31) widens it once, for the rows after it."""
     import dataclasses
 
     model, _ = bf16_model
