@@ -141,8 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--gap-times",
         action="store_true",
-        help="print when each longest gap ended (CLOCK_MONOTONIC, as `perf record -k "
-        "CLOCK_MONOTONIC` stamps its samples) and the window's process id",
+        help="print when each longest gap ended and each phase began and ended (CLOCK_MONOTONIC, "
+        "as `perf record -k CLOCK_MONOTONIC` stamps its samples) and the window's process id",
     )
     args = p.parse_args(argv)
     if args.gap_times:
@@ -201,8 +201,12 @@ def main(argv: list[str] | None = None) -> int:
         longest: dict[str, Gap] = {}  # each phase's longest gap, with what happened in it
         long_gaps: dict[str, list[Gap]] = {}
         clicks: list[tuple[float, int]] = []  # when each click of a phase began, its number
+        spans: dict[str, tuple[float, float]] = {}  # when each phase began and ended
+        phase_start = [time.monotonic()]
 
         def phase(name: str) -> None:
+            spans[name] = (phase_start[0], time.monotonic())
+            phase_start[0] = spans[name][1]
             longest[name] = meter.longest
             long_gaps[name] = meter.long_gaps
             clicks.append((time.monotonic(), -1))  # the phase's clicks end here
@@ -237,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         paste = PASTE_PARAGRAPH * max(1, args.paste_tokens // counted[0])
         window.token_pane.editor.selectAll()
         t = time.perf_counter()
+        pasted_at = time.monotonic()
         window.token_pane.editor.insertPlainText(paste)
         wait(lambda: window.state.text == paste and len(window.state.tokens) > 1000)
         pasted = (time.perf_counter() - t, len(window.state.tokens), len(paste))
@@ -342,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"paste: {pasted[2]:,} characters, {pasted[1]:,} tokens shown after "
             f"{pasted[0] * 1000:.0f} ms; map of 500 tokens after {mapped:.1f} s"
+            + (f" (pasted at {pasted_at:.3f})" if args.gap_times else "")
         )
         print(
             f"open: model usable after {opened * 1000:.0f} ms; every background job (incl. the "
@@ -371,7 +377,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {name:<52} {gap.ms:6.1f} ms  (cpu {gap.cpu_ms:5.1f}, queued "
                 f"{gap.queued_ms:5.1f}, steal {gap.steal_ms:4.0f}, gc {gap.gc_ms:4.1f}, faults "
                 f"{gap.faults:4d}, canary {slowdown:4.1f}x)"
-                + (f"  ended at {gap.end:.3f}" if args.gap_times else "")
+                + (
+                    f"  ended at {gap.end:.3f} (phase {spans[name][0]:.3f}-{spans[name][1]:.3f})"
+                    if args.gap_times
+                    else ""
+                )
             )
         print(f"  {'overall':<52} {max(g.ms for g in longest.values()):6.1f} ms")
         print(

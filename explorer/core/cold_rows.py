@@ -4,8 +4,12 @@ A page fault in the memory map reads ahead around the faulting page, synchronous
 of the 248320 x 4096 BF16 matrix took 9-20 ms copied out of the map and ~1 ms with ``os.pread``,
 256 scattered rows 1.3 s against 37 ms (bench/cold_rows.py). ``os.pread`` also waits with the
 GIL released, and its bytes are the rows: nothing touches the map afterwards. Used where the
-window reads a few rows that may be cold (lookups, the colour range, a map's rows), not in the
-neighbour search's re-rank of rows that are usually warm.
+window reads a few rows that may be cold (lookups, the colour range, a map's rows).
+
+The neighbour search's re-rank gathers a few hundred scattered rows in a compiled kernel, from
+``random_access_map``: the same bytes mapped again with ``MADV_RANDOM``, so that a fault reads
+the pages it touches and not the disk's read-ahead around them (128 kB on a desktop disk, 8 MB on
+this VM's: one re-rank of ~600 cold rows read the whole 2 GB file).
 """
 
 from __future__ import annotations
@@ -20,6 +24,11 @@ from explorer.core.errors import ModelChangedError
 from explorer.core.filecheck import mapped_base
 
 MAX_READ = 64 << 20  # bytes read per call at most: more rows than that are copied from the map
+# Matrices from this size on get a random-access map: below it, the read-ahead that a re-rank's
+# faults bring in is a small file's larger part, and reading it whole is quicker
+# (bench/cold_rows.py, a cold re-rank of 566 rows: SmolLM2's 57 MB, 24 ms as mapped, 114 ms page
+# by page; the 2 GB matrix, 1380 ms and 1.3 GB read as mapped, 201 ms and 5.6 MB page by page).
+RANDOM_ACCESS_BYTES = 256 << 20
 
 
 def _mapped_file(matrix: np.ndarray) -> tuple[str, int, mmap.mmap] | None:
@@ -33,6 +42,30 @@ def _mapped_file(matrix: np.ndarray) -> tuple[str, int, mmap.mmap] | None:
     map_start = np.frombuffer(mm, dtype=np.uint8).__array_interface__["data"][0]
     here = matrix.__array_interface__["data"][0] - map_start
     return str(filename), offset - offset % mmap.ALLOCATIONGRANULARITY + here, mm
+
+
+def random_access_map(matrix: np.ndarray, min_bytes: int | None = None) -> np.ndarray:
+    """`matrix` mapped again from its file with ``MADV_RANDOM`` (a separate mapping: the whole-
+    matrix scans keep their read-ahead); `matrix` itself where that cannot be made (not a map of
+    contiguous rows, smaller than `min_bytes` (default RANDOM_ACCESS_BYTES), the file changed,
+    no madvise on this system)."""
+    if not hasattr(mmap, "MADV_RANDOM") or matrix.ndim < 2 or not matrix.flags.c_contiguous:
+        return matrix
+    if matrix.nbytes < (RANDOM_ACCESS_BYTES if min_bytes is None else min_bytes):
+        return matrix
+    where = _mapped_file(matrix)
+    if where is None:
+        return matrix
+    filename, first, mm = where
+    try:
+        with open(filename, "rb", buffering=0) as f:
+            if os.fstat(f.fileno()).st_size != mm.size():  # replaced or cut since it was mapped
+                return matrix
+            scattered = np.memmap(f, dtype=matrix.dtype, mode="r", offset=first, shape=matrix.shape)
+        scattered._mmap.madvise(mmap.MADV_RANDOM)  # type: ignore[attr-defined]
+    except (OSError, ValueError):
+        return matrix
+    return scattered
 
 
 def read_rows(matrix: np.ndarray, ids: Sequence[int]) -> np.ndarray | None:

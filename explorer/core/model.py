@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer.core import heads
-from explorer.core.cold_rows import read_rows
+from explorer.core.cold_rows import random_access_map, read_rows
 from explorer.core.context import CancelCheck
 from explorer.core.errors import ModelFormatError, TokenError
 from explorer.core.filecheck import check_mapped, first_change
@@ -109,6 +109,12 @@ class EmbeddingModel:
             return f"#{token_id}"
         return self.tokenizer.label(token_id)
 
+    @cached_property
+    def scattered_matrix(self) -> np.ndarray:
+        """``matrix`` for gathering scattered rows in a kernel (the neighbour search's re-rank):
+        its page faults read only what they touch (cold_rows.random_access_map)."""
+        return random_access_map(self.matrix)
+
     def raw_rows(self, ids) -> np.ndarray:
         ids = self._checked_ids(ids)
         check_mapped(self.matrix)  # a file that shrank since it was opened would kill us (SIGBUS)
@@ -185,6 +191,7 @@ class EmbeddingModel:
         }
 
     def close(self) -> None:
+        self.__dict__.pop("scattered_matrix", None)
         self.matrix = np.zeros((0, *self.matrix.shape[1:]), dtype=self.matrix.dtype)
         self._head_matrix = None
         for h in self._handles:

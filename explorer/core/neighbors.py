@@ -294,7 +294,8 @@ class NeighborSearcher:
         assert scale is not None
         cand = index.candidates(q.vector, c1, max(c2, 4 * k), scale, self._penalty, exclude)
         if self.model.matrix.dtype in _KERNEL_DTYPES:
-            dots = search_exact.dots_for_ids(self.model.matrix, cand, q.vector[None, :])[0]
+            rows = self.model.scattered_matrix
+            dots = search_exact.dots_for_ids(rows, cand, q.vector[None, :])[0]
         else:  # any other stored format: the model decodes the few candidate rows
             dots = (np.asarray(self.model.vectors(cand), np.float32) @ q.vector).astype(np.float32)
         result = self._finish(q, cand, dots, k, metric, include_query)

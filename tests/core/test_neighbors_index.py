@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from core.fixtures import brute_force
+from core.fixtures import brute_force, mappings_of
 
-from explorer.core import neighbors, search_tune
+from explorer.core import cold_rows, neighbors, search_tune
 from explorer.core.model import open_model
 from explorer.core.neighbors import NeighborSearcher, query_for_ids
 
@@ -118,6 +118,24 @@ def test_large_matrix_default_takes_the_index(slice_model, tmp_path, monkeypatch
     assert searcher.search(query_for_ids(slice_model, [3]), metric="l2").path == "exact"
     again = NeighborSearcher(slice_model, cache_dir=tmp_path / "cache")
     assert again.load_cached_fast_index() and again.index.stats == searcher.index.stats
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads /proc/self/smaps")
+def test_fast_search_reranks_large_matrices_through_the_random_access_map(
+    slice_model, tmp_path, monkeypatch, tight_grid
+):
+    """A fault in the model's map reads ahead around its page (8 MB on some disks): the
+    re-rank's scattered rows come through the second map, which reads only what it touches."""
+    monkeypatch.setattr(cold_rows, "RANDOM_ACCESS_BYTES", 0)  # as if the slice were large
+    values = slice_model.vectors(range(slice_model.rows)).astype(np.float64)
+    searcher = NeighborSearcher(slice_model, cache_dir=tmp_path / "cache")
+    list(searcher.build_fast_index())
+    path = Path(slice_model.matrix.filename).resolve()
+    assert not [rss for flags, rss in mappings_of(path) if "rr" in flags]  # not made yet
+    ids = np.random.default_rng(5).choice(slice_model.rows, 50, replace=False)
+    assert recall(searcher, values, "cosine", ids, exact=False) >= 0.99
+    touched = [rss for flags, rss in mappings_of(path) if "rr" in flags]
+    assert len(touched) == 1 and touched[0] > 0
 
 
 @pytest.mark.parametrize("dtype", ["F16", "F8_E4M3"])
