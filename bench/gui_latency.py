@@ -50,6 +50,8 @@ PASTE_PARAGRAPH = (
     "tokens behave alike. 今天天气很好，我们去公园散步。 naïve café — “quoted” text!\n"
 )
 TYPED = "The cat sat on the mat"
+# the phases' names in README's tables, in the order they run
+SHORT_NAMES = "open colour typing paste cold warm values index fast Find map".split()
 KEPT_GAP_MS = 20  # gaps longer than this are matched with the canary's jobs
 MACHINE_SLOW = 3.0  # a canary job this many times its median CPU time: the machine was slow
 STOLEN_MS = 20  # steal (all CPUs, 10 ms resolution) within a gap that makes it the machine's
@@ -415,6 +417,14 @@ def main(argv: list[str] | None = None) -> int:
                 + (f"  (left out: {', '.join(f'{g:.1f}' for g in slowed)} ms)" if slowed else "")
             )
         print(f"  {'overall':<52} {steady_overall:6.1f} ms")
+        # the machine's slow moments fall in a phase as often as its length says, unless the
+        # phase itself brings them on
+        slow_jobs = [
+            f"{short} {canary.slow_jobs(*spans[name], MACHINE_SLOW)} in {span_s:.0f} s"
+            for short, name in zip(SHORT_NAMES, spans, strict=False)
+            if (span_s := spans[name][1] - spans[name][0]) >= 0.5
+        ]
+        print(f"canary jobs {MACHINE_SLOW:g}x or more slower than usual: {', '.join(slow_jobs)}")
         print(
             f"machine: {os.cpu_count()} cores; other processes used {others.share():.0%} of "
             f"them during the run (load average {os.getloadavg()[0]:.1f})"

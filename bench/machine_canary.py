@@ -78,6 +78,11 @@ class Canary:
         self.jobs = [tuple(values[i : i + 3]) for i in range(0, len(values), 3)]  # type: ignore[misc]
         self.median_cpu = statistics.median(j[2] for j in self.jobs) if self.jobs else 0.0
 
+    def slow_jobs(self, start: float, end: float, times: float) -> int:
+        """How many jobs that ran within [start, end] took `times` their median CPU time or more."""
+        limit = times * self.median_cpu
+        return sum(cpu >= limit for s, e, cpu in self.jobs if e >= start and s <= end)
+
     def slowdown(self, start: float, end: float) -> float:
         """The slowest job that ran within [start, end] (monotonic seconds), as a multiple of
         the median job's CPU time; 0 if none ran then."""
