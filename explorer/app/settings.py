@@ -4,17 +4,17 @@ saved by the window itself."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
+
+from explorer.app.errands import SETTINGS_WRITER
 
 RECENT_KEY = "recent/models"
 MAX_RECENT = 10
 TEXT_KEY = "text/last"
 MAX_SAVED_TEXT = 100_000  # characters; a longer paste is not kept between launches
-# One writer, so that writes land in the order they were asked for.
-_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="settings-writer")
 
 
 def write_soon(settings: QSettings, key: str, update: Callable[[object], object]) -> Future:
@@ -30,12 +30,12 @@ def write_soon(settings: QSettings, key: str, update: Callable[[object], object]
         own.setValue(key, update(own.value(key)))
         own.sync()
 
-    return _WRITER.submit(write)
+    return SETTINGS_WRITER.submit(write)
 
 
 def wait_for_writes() -> None:
     """Block until every write asked for so far is on disk (before the process ends)."""
-    _WRITER.submit(lambda: None).result()
+    SETTINGS_WRITER.wait()
 
 
 def path_list(value) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.app import tuning
+from explorer.app import errands, tuning
 from explorer.app.job_context import JobContext
 from explorer.app.tokenizer_process import read_message, write_message
 from explorer.core.errors import Cancelled, ExplorerError, ModelFormatError
@@ -169,7 +169,7 @@ class TokenizerService:
         and its pipes freed on a thread. A dying child can take 50-150 ms to exit on a busy
         machine, holding a large tokenizer."""
         self.kill()
-        threading.Thread(target=self.close, name="tokenizer-reaper", daemon=True).start()
+        errands.REAPER.submit(self.close)
 
     @property
     def running(self) -> bool:

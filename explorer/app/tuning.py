@@ -11,6 +11,8 @@
 * numba's thread count is per thread: each job worker leaves one core for the window
   (`tune_worker_thread`, called by the job layer before every job). BLAS, whose threads spin
   while they wait for work, gets the same limit for the whole process (`tune_process`).
+* The errand threads (settings writer, child reaper) start here, not on the GUI thread later:
+  starting a thread waits for it to run (`explorer/app/errands.py`).
 * numba's start (its CPU target, the scan kernels from its cache: ~0.7 s, much of it holding
   the GIL) and the fast index's modules happen on the GUI thread before the window shows
   (`start_kernels`), not on a worker later, where they froze the window for ~120 ms at a time.
@@ -25,6 +27,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from explorer.app import errands
+
 GIL_SWITCH_INTERVAL = 0.0005  # seconds
 
 _tuned = False
@@ -37,6 +41,7 @@ def tune_process() -> None:
         return
     _tuned = True
     sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
+    errands.start_threads()
     limit_blas_threads()
     start_kernels()
     freeze_long_lived()  # the start-up's ~240k objects: full passes took 60-80 ms as a model opened

@@ -214,6 +214,39 @@ def test_opening_a_model_writes_the_settings_file_off_the_gui_thread(qtbot, tmp_
     assert [a.data() for a in win.recent_menu.actions() if a.data()] == written
 
 
+def test_opening_and_switching_models_starts_no_thread_on_the_gui_thread(
+    qtbot, tmp_path, monkeypatch
+):
+    """Thread.start waits until the new thread has run: on the GUI thread, as a model opened
+    with both cores busy, that took 26 ms. The recent list's write and the old tokenizer
+    child's reaping go to threads started with the app (explorer/app/errands.py)."""
+    from PySide6.QtCore import QSettings
+
+    first, _ = make_model(tmp_path / "first")
+    other, _ = make_model(tmp_path / "other", seed=1)
+    on_gui_thread = []
+    start = threading.Thread.start
+
+    def recorded(thread):
+        if threading.current_thread() is threading.main_thread():
+            on_gui_thread.append(thread.name)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", recorded)
+    ini = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    win = open_window(qtbot, first, settings=ini)
+    old_service = win.state.tokenizer_service
+    with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
+        win.open_path(str(other))
+    qtbot.waitUntil(lambda: not win.pending and not old_service.running, timeout=30000)
+    recent.wait_for_writes()
+    assert on_gui_thread == []
+    written = recent.recent_models(
+        QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    )
+    assert written == [str(other.resolve()), str(first.resolve())]  # the errands did run
+
+
 def test_recent_writes_in_quick_succession_keep_every_path(tmp_path):
     """Each write reads the list on the settings writer, after the writes before it: two models
     opened before the first write has run are both remembered, the newest first."""
