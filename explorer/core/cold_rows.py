@@ -9,7 +9,7 @@ window reads a few rows that may be cold (lookups, the colour range, a map's row
 The neighbour search's re-rank gathers a few hundred scattered rows in a compiled kernel, from
 ``random_access_map``: the same bytes mapped again with ``MADV_RANDOM``, so that a fault reads
 the pages it touches and not the disk's read-ahead around them (128 kB on a desktop disk, 8 MB on
-this VM's: one re-rank of ~600 cold rows read the whole 2 GB file).
+some virtual machines' disks: there one re-rank of 566 cold rows read 1.3 GB of a 2 GB file).
 """
 
 from __future__ import annotations
