@@ -204,14 +204,14 @@ def main(argv: list[str] | None = None) -> int:
         long_gaps: dict[str, list[Gap]] = {}
         clicks: list[tuple[float, int]] = []  # when each click of a phase began, its number
         spans: dict[str, tuple[float, float]] = {}  # when each phase began and ended
-        phase_start = [time.monotonic()]
+        measured_from = time.monotonic()
 
         def phase(name: str) -> None:
-            spans[name] = (phase_start[0], time.monotonic())
-            phase_start[0] = spans[name][1]
+            now = time.monotonic()
+            spans[name] = (max((end for _, end in spans.values()), default=measured_from), now)
             longest[name] = meter.longest
             long_gaps[name] = meter.long_gaps
-            clicks.append((time.monotonic(), -1))  # the phase's clicks end here
+            clicks.append((now, -1))  # the phase's clicks end here
             meter.reset()
             if sampler is not None:
                 for stall in sampler.stalls:
