@@ -11,8 +11,8 @@ class SteadyLabel(QLabel):
 
     A label whose size may change asks its parent's layout to run again on every setText: on a
     card of numbers that change with each click, that re-laid out the whole card each time. A
-    fixed size stops the request at the label. A longer text than the
-    template widens it for good; a font change measures again.
+    fixed size stops the request at the label. A longer text than the template widens it for
+    good; a font change measures again.
     """
 
     def __init__(self, template: str, parent: QWidget | None = None):
