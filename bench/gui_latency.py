@@ -42,7 +42,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 from event_loop import open_window, wait_until  # noqa: E402
 from machine_canary import Canary  # noqa: E402
-from page_cache import drop_page_cache  # noqa: E402
+from page_cache import drop_page_cache, settle_reporting  # noqa: E402
 from PySide6.QtCore import QEvent, QObject, Qt  # noqa: E402
 
 PASTE_PARAGRAPH = (
@@ -177,6 +177,11 @@ def main(argv: list[str] | None = None) -> int:
             f"ready in {time.perf_counter() - t0:.1f} s"
         )
         drop_page_cache(folder / "model.safetensors")
+        # the freed page cache is reported to the hypervisor over the next ~10 s (see
+        # page_cache.py): not while the window is measured
+        reported = settle_reporting()
+        if reported > 0:
+            print(f"waited for {reported:.0f} MiB of evicted page cache to be reported to the host")
 
         def wait(cond, timeout: float = 120.0) -> None:
             wait_until(app, cond, timeout)
@@ -371,14 +376,22 @@ def main(argv: list[str] | None = None) -> int:
             "for a core, steal (time the hypervisor took from the machine's CPUs), the cyclic "
             "GC's passes (any thread), the GUI thread's page faults, and the slowest job of a "
             "canary process beside the window, as a multiple of its usual CPU time "
-            "(bench/machine_canary.py: over ~3x, the machine itself was slow then):"
+            "(bench/machine_canary.py: over ~3x, the machine itself was slow then)"
+            + (
+                ", and the MiB of free memory the kernel reported to the hypervisor meanwhile:"
+                if canary.reported_mib(measured_from, measured_from) >= 0
+                else ":"
+            )
         )
         for name, gap in longest.items():
             slowdown = canary.slowdown(gap.end - gap.ms / 1000, gap.end)
+            reported = canary.reported_mib(gap.end - gap.ms / 1000, gap.end)
             print(
                 f"  {name:<52} {gap.ms:6.1f} ms  (cpu {gap.cpu_ms:5.1f}, queued "
                 f"{gap.queued_ms:5.1f}, steal {gap.steal_ms:4.0f}, gc {gap.gc_ms:4.1f}, faults "
-                f"{gap.faults:4d}, canary {slowdown:4.1f}x)"
+                f"{gap.faults:4d}, canary {slowdown:4.1f}x"
+                + (f", reported {reported:3.0f}" if reported >= 0 else "")
+                + ")"
                 + (
                     f"  ended at {gap.end:.3f} (phase {spans[name][0]:.3f}-{spans[name][1]:.3f})"
                     if args.gap_times
@@ -425,6 +438,12 @@ def main(argv: list[str] | None = None) -> int:
             if (span_s := spans[name][1] - spans[name][0]) >= 0.5
         ]
         print(f"canary jobs {MACHINE_SLOW:g}x or more slower than usual: {', '.join(slow_jobs)}")
+        if canary.reported_mib(measured_from, measured_from) >= 0:
+            reported_in = [
+                f"{short} {canary.reported_mib(*spans[name]):.0f}"
+                for short, name in zip(SHORT_NAMES, spans, strict=False)
+            ]
+            print(f"MiB reported to the hypervisor: {', '.join(reported_in)}")
         print(
             f"machine: {os.cpu_count()} cores; other processes used {others.share():.0%} of "
             f"them during the run (load average {os.getloadavg()[0]:.1f})"

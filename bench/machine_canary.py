@@ -6,6 +6,13 @@ takes several times its usual CPU time was slowed by the machine (on a shared VM
 not given more work: it is always the same job. A bench asks, for a gap it measured, how much
 slower than usual the canary's jobs ran within that gap (`Canary.slowdown(start, end)`).
 
+Where the kernel reports free pages to the hypervisor (virtio-balloon free page reporting, with
+its counter, see page_cache.py), the canary also records that counter after each job: on the
+reference VM, whenever the guest frees a lot of memory (evicting a 2 GB file from the page cache,
+a process ending), a reporting pass hands 384 MiB back to the host every ~2.2 s until all of it
+is reported, and the canary's jobs run 10-30x slower during some of those passes.
+`Canary.reported_mib(start, end)` says how much was reported within a gap.
+
     python bench/machine_canary.py [--seconds 30]   # the canary alone: its slowest jobs
 """
 
@@ -13,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import array
+import bisect
 import os
 import statistics
 import subprocess
@@ -21,6 +29,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from page_cache import reported_kib
 
 PERIOD = 0.02  # seconds between the starts of two jobs
 
@@ -43,14 +53,17 @@ def memory_job(passes: int) -> Callable[[], None]:
 
 def run_jobs(out: Path, seconds: float) -> None:
     job = memory_job(2)
+    reported = reported_kib()
     end = time.monotonic() + seconds
     parent = os.getppid()
     with open(out, "ab", buffering=0) as f:
         while time.monotonic() < end and os.getppid() == parent:  # ends with its bench
             start, cpu = time.monotonic(), time.thread_time()
             job()
-            # a record: monotonic start and end, and the thread CPU seconds it took
-            f.write(array.array("d", (start, time.monotonic(), time.thread_time() - cpu)))
+            # a record: monotonic start and end, the thread CPU seconds it took, and the KiB
+            # reported to the hypervisor by then
+            took = time.thread_time() - cpu
+            f.write(array.array("d", (start, time.monotonic(), took, reported())))
             time.sleep(max(0.0, start + PERIOD - time.monotonic()))
 
 
@@ -61,7 +74,8 @@ class Canary:
         self.seconds = seconds
         self.path = Path(tempfile.mkstemp(prefix="canary-", suffix=".bin")[1])
         self.proc: subprocess.Popen | None = None
-        self.jobs: list[tuple[float, float, float]] = []
+        self.jobs: list[tuple[float, float, float]] = []  # start, end, CPU seconds
+        self.reported: list[float] = []  # KiB reported to the hypervisor by each job's end
         self.median_cpu = 0.0
 
     def start(self) -> None:
@@ -73,9 +87,10 @@ class Canary:
             self.proc.kill()
             self.proc.wait()
         data = self.path.read_bytes()  # a record cut short by the kill is left out
-        values = array.array("d", data[: len(data) // 24 * 24])
+        values = array.array("d", data[: len(data) // 32 * 32])
         self.path.unlink(missing_ok=True)
-        self.jobs = [tuple(values[i : i + 3]) for i in range(0, len(values), 3)]  # type: ignore[misc]
+        self.jobs = [tuple(values[i : i + 3]) for i in range(0, len(values), 4)]  # type: ignore[misc]
+        self.reported = list(values[3::4])
         self.median_cpu = statistics.median(j[2] for j in self.jobs) if self.jobs else 0.0
 
     def slow_jobs(self, start: float, end: float, times: float) -> int:
@@ -88,6 +103,16 @@ class Canary:
         the median job's CPU time; 0 if none ran then."""
         within = [cpu for s, e, cpu in self.jobs if e >= start and s <= end]
         return max(within) / self.median_cpu if within and self.median_cpu else 0.0
+
+    def reported_mib(self, start: float, end: float) -> float:
+        """MiB of free memory the kernel reported to the hypervisor within [start, end], as seen
+        after the jobs around it (-1 where the kernel does not say)."""
+        ends = [e for _, e, _ in self.jobs]
+        first = max(0, bisect.bisect_left(ends, start) - 1)
+        last = min(len(ends) - 1, bisect.bisect_left(ends, end))
+        if last < first or self.reported[last] < 0:
+            return -1.0
+        return (self.reported[last] - self.reported[first]) / 1024
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(canary.jobs)} jobs, median {canary.median_cpu * 1000:.2f} ms of CPU; slowest: "
         + ", ".join(f"{cpu * 1000:.1f} ms at {s - t0:.1f} s" for s, _, cpu in slow)
     )
+    reported = canary.reported_mib(t0, canary.jobs[-1][1])
+    if reported >= 0:
+        print(f"free memory reported to the hypervisor meanwhile: {reported:.0f} MiB")
     return 0
 
 
