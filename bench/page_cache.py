@@ -4,18 +4,16 @@ so that their next reads come from the disk.
 On a VM whose kernel reports free pages to the hypervisor (virtio-balloon free page reporting),
 evicting a whole 2 GB file frees pages by the gigabyte, and the kernel then hands them to the host
 384 MiB at a time, every ~2.2 s, for ~10 s: on the reference VM a process beside it ran 10-30x
-slower during some of those passes. `settle_reporting` waits for them to end; `drop_rows` makes
-rows cold without freeing whole blocks (scattered pages are not reported).
+slower during some of those passes. `settle_reporting` waits for them to end. (Evicting only a
+few rows does not make them cold there: the page cache holds the file in 2 MB folios, and a
+POSIX_FADV_DONTNEED range smaller than a folio leaves it cached.)
 """
 
 from __future__ import annotations
 
-import json
-import mmap
 import os
-import struct
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 REPORTED = Path("/sys/module/page_reporting/parameters/reported_kib")
@@ -28,38 +26,6 @@ def drop_page_cache(path: Path) -> bool:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-    return True
-
-
-def matrix_rows(path: Path) -> tuple[int, int]:
-    """(file offset of row 0, bytes per row) of the largest 2-D tensor of a safetensors file."""
-    with open(path, "rb") as f:
-        (length,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(length))
-    header.pop("__metadata__", None)
-    name = max(
-        (n for n, t in header.items() if len(t["shape"]) == 2),
-        key=lambda n: header[n]["data_offsets"][1] - header[n]["data_offsets"][0],
-    )
-    begin, end = header[name]["data_offsets"]
-    return 8 + length + begin, (end - begin) // header[name]["shape"][0]
-
-
-def drop_rows(path: Path, rows: Iterable[int]) -> bool:
-    """Evict every page that holds a byte of these rows of the file's matrix, and no other."""
-    if not hasattr(os, "posix_fadvise"):
-        return False
-    first, row_bytes = matrix_rows(path)
-    page = mmap.PAGESIZE
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        for row in rows:
-            start = first + row * row_bytes
-            begin = start - start % page  # fadvise keeps a page only partly in its range
-            end = -(-(start + row_bytes) // page) * page
-            os.posix_fadvise(fd, begin, end - begin, os.POSIX_FADV_DONTNEED)
     finally:
         os.close(fd)
     return True
