@@ -1,5 +1,5 @@
-"""Bench scripts' cold start: drop a file (or some rows of a matrix in it) from the page cache,
-so that their next reads come from the disk.
+"""Bench scripts' cold start: drop a file from the page cache, so that its next reads come from
+the disk.
 
 On a VM whose kernel reports free pages to the hypervisor (virtio-balloon free page reporting),
 evicting a whole 2 GB file frees pages by the gigabyte, and the kernel then hands them to the host
