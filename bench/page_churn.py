@@ -14,9 +14,9 @@ each do one of:
     python bench/page_churn.py [--model /tmp/gl-real/model/model.safetensors] [--seconds 30]
         [--load idle,read,churn,both]
 
-On the 2-vCPU VM of README ("the rare slow click") reading cost the job nothing, while fresh
-pages in the helpers made it take up to 9-24x its median now and then, with no page fault,
-switch or steal of its own: the same stall the window's thread showed in a click.
+On the 2-vCPU VM of docs/responsiveness.md ("the rare slow click") reading cost the job
+nothing, while fresh pages in the helpers made it take up to 9-24x its median now and then, with
+no page fault, switch or steal of its own: the same stall the window's thread showed in a click.
 """
 
 from __future__ import annotations

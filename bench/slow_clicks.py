@@ -4,7 +4,8 @@ Opens a model in the real main window (offscreen), then clicks through random to
 selection every 25th click, as gui_latency.py does) and measures each click's GUI-thread CPU
 time (getrusage), involuntary context switches, page faults, and a fixed piece of Python timed
 just before and just after it. One line per run; the slowest clicks of each run in detail.
-Used to find out what a slow click comes with (README, "the rare slow click").
+Used to find out what a slow click comes with (docs/responsiveness.md, "the rare slow
+click").
 
     python bench/slow_clicks.py [--model /tmp/gl-real/model] [--runs 4] [--clicks 600]
         [--index build|cached]   # build: the app builds its fast index during the clicks

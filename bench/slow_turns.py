@@ -4,8 +4,9 @@ Opens a model in the real main window (1280 x 800, offscreen) with its fast inde
 its child process and the model file dropped from the page cache, then clicks through random
 tokens (every 25th adds a row, as gui_latency.py does). Every turn of the event loop runs under
 its own cProfile; a turn that took more than --over ms of GUI-thread CPU is printed with the
-functions it spent its time in. On the VM of README every function of such a turn ran tens to
-hundreds of times slower than in the other turns: the thread was slowed, not handed more work.
+functions it spent its time in. On the VM of docs/responsiveness.md every function of such a
+turn ran tens to hundreds of times slower than in the other turns: the thread was slowed, not
+handed more work.
 
     python bench/slow_turns.py [--model /tmp/gl-real/model] [--seed 2] [--clicks 600] [--over 35]
 """

@@ -130,7 +130,7 @@ def lower_thread_priority(nice: int) -> None:
 # glibc malloc in a background child: blocks up to 32 MB (its maximum) come from the heap, and
 # freed heap memory is kept for the next block instead of going back to the kernel. Pages handed
 # out and taken back by the gigabyte stall the window's thread on a VM, even from another process
-# (README, "the rare slow click").
+# (docs/responsiveness.md, "the rare slow click").
 KEEP_FREED_MEMORY = {
     "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
     "MALLOC_TRIM_THRESHOLD_": str(1 << 30),

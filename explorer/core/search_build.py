@@ -128,7 +128,8 @@ def _pass(model, index_dir: Path, u, signs, qrows, qids, check) -> Iterator[floa
     step = _block_rows(model)
     # One set of block buffers for the whole pass: a fresh 64 MB array per block had the
     # kernel hand out and take back ~8 GB of pages over a build, and on a VM that stalls
-    # the other processes' threads, the window's among them (README, "the rare slow click").
+    # the other processes' threads, the window's among them (docs/responsiveness.md, "the rare
+    # slow click").
     rows_buf = np.empty((step, model.dim), np.float32)
     codes_buf = np.empty((step, words), np.uint64)
     dots_buf = np.empty((step, len(qrows)), np.float32)
