@@ -83,6 +83,13 @@ class Lane(StrEnum):
 
 
 BACKGROUND_LANES = frozenset({Lane.WARM_UP})  # neither busy nor shown in the status bar
+# Lanes that scan the whole vocabulary (seconds of CPU on a large model, in kernels that release
+# the GIL) run on a niced worker: the window's thread, waking for a click, takes the core from
+# them at once instead of sharing it with them turn by turn.
+SCAN_LANES = frozenset(
+    {Lane.NEIGHBORS, Lane.STATS, Lane.DIMENSION, Lane.HEAD, Lane.CONTRAST, Lane.COMPARE_OVERLAP}
+)
+SCAN_NICE = 5  # between the window (0) and the background children (tuning.BACKGROUND_NICE)
 
 _running_lock = threading.Lock()
 _running = 0  # workers inside run(), over every lane (tests assert it is 0 after each test)
@@ -153,6 +160,8 @@ class _Job(QRunnable):
         payload: object = None
         try:
             tuning.tune_worker_thread()  # in the try: whatever happens, the lane hears the end
+            if self.lane.name in SCAN_LANES and not self.lane.sync:  # (sync: the caller's thread)
+                tuning.lower_thread_priority(SCAN_NICE)
             if not self.ctx.cancelled():
                 payload = self._execute()
                 outcome = "cancelled" if self.ctx.cancelled() else "result"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
+import pytest
 from PySide6.QtCore import QTimer
 
 from explorer.app import jobs as jobs_mod
@@ -168,6 +170,26 @@ def test_sync_jobs_run_inline_and_deliver_before_submit_returns(qtbot):
     lane.submit(lambda: 1 / 0, on_error=errors.append)
     assert isinstance(errors[0], ZeroDivisionError)
     assert not hub.busy and jobs_mod.running_workers() == 0
+
+
+def _niceness() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="per-thread niceness is Linux's")
+def test_scans_of_the_vocabulary_run_niced_and_the_rest_as_the_window(qtbot):
+    window_nice = _niceness()
+    hub = Jobs()
+    seen: dict[Lane, int] = {}
+    for name in (Lane.NEIGHBORS, Lane.STATS, Lane.LOOKUP, Lane.TOKENIZE):
+        with qtbot.waitSignal(hub.idle, timeout=10000):
+            hub.lane(name).submit(_niceness, on_result=lambda n, name=name: seen.update({name: n}))
+    assert seen[Lane.NEIGHBORS] >= jobs_mod.SCAN_NICE and seen[Lane.STATS] >= jobs_mod.SCAN_NICE
+    assert seen[Lane.LOOKUP] == window_nice and seen[Lane.TOKENIZE] == window_nice
+    sync = Jobs(sync=True)  # inline jobs run on the caller's thread, which must stay as it is
+    sync.lane(Lane.NEIGHBORS).submit(_niceness)
+    assert _niceness() == window_nice
+    assert hub.shutdown(5000)
 
 
 def test_background_lanes_are_not_busy_but_are_waited_on(qtbot):
