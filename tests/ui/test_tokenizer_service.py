@@ -247,3 +247,38 @@ def test_find_box_index_sorted_in_the_child_answers_like_one_sorted_here(which, 
         assert any(there.search(q) for q in ["c", "th", "a"])  # the queries find something
     finally:
         opened.service.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="per-thread niceness is Linux's")
+def test_a_vocabulary_job_in_the_child_is_niced_before_it_imports_anything():
+    # a fresh interpreter, as the child is: what the job thread imports, and at what niceness
+    script = textwrap.dedent(
+        """
+        import json, os, sys, threading
+        seen = []
+
+        class Watch:
+            def find_spec(self, name, path=None, target=None):
+                if threading.current_thread() is not threading.main_thread():
+                    seen.append((name, os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+                return None
+
+        from explorer.app import tokenizer_process
+        sys.meta_path.insert(0, Watch())
+        job = tokenizer_process._Job("probe", lambda: [__import__("fractions")] and [])
+        job.thread.join(30)
+        base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        print(json.dumps([base, seen]))
+        """
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(explorer.__file__).parents[1],
+    )
+    assert run.returncode == 0, run.stderr
+    base, imports = json.loads(run.stdout)
+    assert ["fractions", max(base, 10)] in imports  # the watch sees the job's own import
+    assert all(nice >= 10 for _, nice in imports), imports
