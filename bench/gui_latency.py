@@ -125,25 +125,6 @@ def cold_rows(residency: Residency, n: int) -> list[int]:
     return cold + [r for r in far if r not in chosen][: n - len(cold)]
 
 
-def done_but_the_index(window) -> bool:
-    """Nothing left to do in the window but the fast index build (`MainWindow.pending` but for
-    the index lane)."""
-    from explorer.app.jobs import BACKGROUND_LANES, Lane
-
-    busy = any(
-        lane.busy
-        for name, lane in window.jobs.lanes.items()
-        if name is not Lane.INDEX and name not in BACKGROUND_LANES
-    )
-    return not (
-        busy
-        or window.token_pane.pending
-        or window.neighbors.pending
-        or window.state.loading is not None
-        or window.map_pane.view.labels_pending
-    )
-
-
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
@@ -186,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     from ui.helpers import write_bf16_model
 
     from explorer.app.gapmeter import Gap, GapMeter, OtherLoad
+    from explorer.app.jobs import Lane
 
     tokenizer_json = qwen_tokenizer(args.cache)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gui-latency-"))
@@ -287,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         window.token_pane.editor.insertPlainText(paste)
         wait(lambda: window.state.text == paste and len(window.state.tokens) > 1000)
         pasted = (time.perf_counter() - t, len(window.state.tokens), len(paste))
-        wait(lambda: done_but_the_index(window), timeout=600)  # the lookups come while it builds
+        # all but the index build: the lookups come while it builds
+        wait(lambda: not window.pending_besides(Lane.INDEX), timeout=600)
         phase(f"paste of {pasted[1] // 1000}k tokens")
 
         still_cold: list[bool] = []  # each cold click's row: out of the page cache when clicked
@@ -417,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
             "(bench/machine_canary.py: over ~3x, the machine itself was slow then)"
             + (
                 ", and the MiB of free memory the kernel reported to the hypervisor meanwhile:"
-                if canary.reported_mib(measured_from, measured_from) >= 0
+                if canary.sees_reporting
                 else ":"
             )
         )
@@ -428,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {name:<52} {gap.ms:6.1f} ms  (cpu {gap.cpu_ms:5.1f}, queued "
                 f"{gap.queued_ms:5.1f}, steal {gap.steal_ms:4.0f}, gc {gap.gc_ms:4.1f}, faults "
                 f"{gap.faults:4d}, canary {slowdown:4.1f}x"
-                + (f", reported {reported:3.0f}" if reported >= 0 else "")
+                + (f", reported {reported:3.0f}" if canary.sees_reporting else "")
                 + ")"
                 + (
                     f"  ended at {gap.end:.3f} (phase {spans[name][0]:.3f}-{spans[name][1]:.3f})"
@@ -476,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
             if (span_s := spans[name][1] - spans[name][0]) >= 0.5
         ]
         print(f"canary jobs {MACHINE_SLOW:g}x or more slower than usual: {', '.join(slow_jobs)}")
-        if canary.reported_mib(measured_from, measured_from) >= 0:
+        if canary.sees_reporting:
             reported_in = [
                 f"{short} {canary.reported_mib(*spans[name]):.0f}"
                 for short, name in zip(SHORT_NAMES, spans, strict=False)

@@ -83,13 +83,22 @@ class Lane(StrEnum):
 
 
 BACKGROUND_LANES = frozenset({Lane.WARM_UP})  # neither busy nor shown in the status bar
-# Lanes that scan the whole vocabulary (seconds of CPU on a large model, in kernels that release
-# the GIL) run on a niced worker: the window's thread, waking for a click, takes the core from
-# them at once instead of sharing it with them turn by turn.
-SCAN_LANES = frozenset(
-    {Lane.NEIGHBORS, Lane.STATS, Lane.DIMENSION, Lane.HEAD, Lane.CONTRAST, Lane.COMPARE_OVERLAP}
-)
 SCAN_NICE = 5  # between the window (0) and the background children (tuning.BACKGROUND_NICE)
+# Lanes whose worker runs niced, so that the window's thread, waking for a click, takes the core
+# from it at once instead of sharing it turn by turn: the scans of the whole vocabulary (seconds
+# of CPU on a large model, in kernels that release the GIL), and training, which keeps a core
+# busy for a minute.
+LANE_NICE = {
+    lane: SCAN_NICE
+    for lane in (
+        Lane.NEIGHBORS,
+        Lane.STATS,
+        Lane.DIMENSION,
+        Lane.HEAD,
+        Lane.CONTRAST,
+        Lane.COMPARE_OVERLAP,
+    )
+} | {Lane.LEARN: tuning.BACKGROUND_NICE}
 
 _running_lock = threading.Lock()
 _running = 0  # workers inside run(), over every lane (tests assert it is 0 after each test)
@@ -160,8 +169,9 @@ class _Job(QRunnable):
         payload: object = None
         try:
             tuning.tune_worker_thread()  # in the try: whatever happens, the lane hears the end
-            if self.lane.name in SCAN_LANES and not self.lane.sync:  # (sync: the caller's thread)
-                tuning.lower_thread_priority(SCAN_NICE)
+            nice = LANE_NICE.get(self.lane.name)
+            if nice is not None and not self.lane.sync:  # (sync: the caller's thread, as it is)
+                tuning.lower_thread_priority(nice)
             if not self.ctx.cancelled():
                 payload = self._execute()
                 outcome = "cancelled" if self.ctx.cancelled() else "result"
@@ -357,7 +367,11 @@ class Jobs(QObject):
 
     @property
     def busy(self) -> bool:
-        return any(lane.busy for lane in self._foreground())
+        return self.busy_besides()
+
+    def busy_besides(self, *names: Lane) -> bool:
+        """Busy, leaving out these lanes (as well as the background ones)."""
+        return any(lane.busy for lane in self._foreground() if lane.name not in names)
 
     def current(self) -> tuple[str, float] | None:
         """(label, fraction) of the most recently started lane that is still working."""

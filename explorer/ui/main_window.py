@@ -28,7 +28,7 @@ from explorer.app.controllers import (
 )
 from explorer.app.controllers.learning import LearningController
 from explorer.app.controllers.neighbors import Neighbors
-from explorer.app.jobs import error_message
+from explorer.app.jobs import Lane, error_message
 from explorer.app.state import AppState
 from explorer.core.model import EmbeddingModel
 from explorer.core.resources import demo_model_dir
@@ -387,8 +387,12 @@ class MainWindow(QMainWindow):
     def pending(self) -> bool:
         """Anything still to do: a job running, a result undelivered, typed text not yet sent,
         map labels not yet placed."""
+        return self.pending_besides()
+
+    def pending_besides(self, *lanes: Lane) -> bool:
+        """The same, leaving out the jobs of these lanes."""
         return (
-            self.jobs.busy
+            self.jobs.busy_besides(*lanes)
             or self.token_pane.pending
             or self.neighbors.pending
             or self.state.loading is not None

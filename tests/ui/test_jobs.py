@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import QTimer
 
 from explorer.app import jobs as jobs_mod
+from explorer.app import tuning
 from explorer.app.jobs import JobContext, Jobs, Lane, error_message
 from explorer.core.errors import TokenError
 
@@ -181,10 +182,11 @@ def test_scans_of_the_vocabulary_run_niced_and_the_rest_as_the_window(qtbot):
     window_nice = _niceness()
     hub = Jobs()
     seen: dict[Lane, int] = {}
-    for name in (Lane.NEIGHBORS, Lane.STATS, Lane.LOOKUP, Lane.TOKENIZE):
+    for name in (Lane.NEIGHBORS, Lane.STATS, Lane.LEARN, Lane.LOOKUP, Lane.TOKENIZE):
         with qtbot.waitSignal(hub.idle, timeout=10000):
             hub.lane(name).submit(_niceness, on_result=lambda n, name=name: seen.update({name: n}))
     assert seen[Lane.NEIGHBORS] >= jobs_mod.SCAN_NICE and seen[Lane.STATS] >= jobs_mod.SCAN_NICE
+    assert seen[Lane.LEARN] >= tuning.BACKGROUND_NICE  # training: as the background children
     assert seen[Lane.LOOKUP] == window_nice and seen[Lane.TOKENIZE] == window_nice
     sync = Jobs(sync=True)  # inline jobs run on the caller's thread, which must stay as it is
     sync.lane(Lane.NEIGHBORS).submit(_niceness)

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from explorer.app import tuning
 from explorer.app.controllers.base import FeatureController
 from explorer.app.controllers.twin import real_of
 from explorer.app.jobs import JobContext, Lane
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
     from explorer.core.learning.twin import RowSource
 
 _POLL_S = 0.05  # how often a paused job looks at the gate again
-NICE = 10  # the training thread's niceness (as the app's background children)
 
 
 class EpochGate:
@@ -98,7 +96,6 @@ def run_training(
 ) -> LearnResult:
     """Worker thread: encode the corpus, then train epoch by epoch, delivering each snapshot.
     `source` is the corpus file (None: the bundled one) and the watched words."""
-    tuning.lower_thread_priority(NICE)  # training keeps a core busy for a minute
     ctx.progress(-1.0, "Encoding the corpus")
     trainer = make_trainer(model, params, source[0], source[1])  # encodes in the tokenizer child
     epochs = params.epochs
