@@ -25,12 +25,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
+from event_loop import wait_until
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from explorer.app import jobs as jobs_mod
 from explorer.app import tuning
-from explorer.app.gapmeter import GapMeter
+from explorer.app.gapmeter import GapMeter, thread_waits
 from explorer.app.jobs import Jobs, Lane
 from explorer.core.model import open_model
 from explorer.core.neighbor_queries import query_for_ids
@@ -69,21 +70,16 @@ def run_round(app, jobs: Jobs, searcher, model, seconds: float) -> dict[str, flo
     clicks.setInterval(40)
     clicks.timeout.connect(lambda: click_work(rng))
     meter = GapMeter(5, keep_over_ms=20)
-    queued = Path(f"/proc/self/task/{os.getpid()}/schedstat")
-    before = int(queued.read_text().split()[1])
+    before = thread_waits()[0]  # the GUI thread's wait for a core so far
     end = time.monotonic() + seconds
     meter.start()
     clicks.start()
     next_search()
-    while time.monotonic() < end:
-        app.processEvents()
-        time.sleep(0.001)
+    wait_until(app, lambda: time.monotonic() >= end, seconds + 10)
     clicks.stop()
     meter.stop()
-    while lane.busy:  # the last search ends before the next round
-        app.processEvents()
-        time.sleep(0.01)
-    waited = (int(queued.read_text().split()[1]) - before) / 1e6
+    wait_until(app, lambda: not lane.busy, 120)  # the last search ends before the next round
+    waited = (thread_waits()[0] - before) * 1000
     gaps = sorted((g.ms for g in meter.long_gaps), reverse=True)
     return {
         "queued ms/s": waited / seconds,
@@ -107,12 +103,12 @@ def main() -> None:
         [sys.executable, "-c", HOG.format(nice=tuning.BACKGROUND_NICE)],
         env=tuning.background_env(),
     )
-    niced = jobs_mod.SCAN_LANES
+    scans = {lane: nice for lane, nice in jobs_mod.LANE_NICE.items() if nice == jobs_mod.SCAN_NICE}
     results: dict[int, list[dict[str, float]]] = {0: [], jobs_mod.SCAN_NICE: []}
     try:
         for n in range(args.rounds):
             for nice in (0, jobs_mod.SCAN_NICE) if n % 2 == 0 else (jobs_mod.SCAN_NICE, 0):
-                jobs_mod.SCAN_LANES = niced if nice else frozenset()
+                jobs_mod.LANE_NICE = scans if nice else {}
                 jobs = Jobs()  # a new lane: a new worker thread, at the window's niceness
                 out = run_round(app, jobs, searcher, model, args.seconds)
                 jobs.shutdown(10000)

@@ -18,7 +18,7 @@ except ImportError:  # Windows
     THREAD_RUSAGE = False
 
 
-def _waits() -> tuple[float, float]:
+def thread_waits() -> tuple[float, float]:
     """Seconds so far (Linux; else 0): the calling thread's wait for a core (run queue), and the
     time the hypervisor took from this machine's CPUs (steal, all CPUs summed)."""
     try:
@@ -92,7 +92,7 @@ class _Sample(NamedTuple):
         nsecs, monotonic, cpu = clock.nsecsElapsed(), time.monotonic(), time.thread_time()
         use = resource.getrusage(resource.RUSAGE_THREAD) if THREAD_RUSAGE else None
         faults = use.ru_minflt + use.ru_majflt if use else 0
-        return cls(nsecs, monotonic, cpu, *_waits(), GcClock.total, faults)
+        return cls(nsecs, monotonic, cpu, *thread_waits(), GcClock.total, faults)
 
     def gap_since(self, last: _Sample) -> Gap:
         return Gap(
