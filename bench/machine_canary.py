@@ -104,6 +104,11 @@ class Canary:
         within = [cpu for s, e, cpu in self.jobs if e >= start and s <= end]
         return max(within) / self.median_cpu if within and self.median_cpu else 0.0
 
+    @property
+    def sees_reporting(self) -> bool:
+        """The kernel counts the free memory it reports to the hypervisor (after `stop()`)."""
+        return bool(self.reported) and self.reported[0] >= 0
+
     def reported_mib(self, start: float, end: float) -> float:
         """MiB of free memory the kernel reported to the hypervisor within [start, end], as seen
         after the jobs around it (-1 where the kernel does not say)."""
@@ -133,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(canary.jobs)} jobs, median {canary.median_cpu * 1000:.2f} ms of CPU; slowest: "
         + ", ".join(f"{cpu * 1000:.1f} ms at {s - t0:.1f} s" for s, _, cpu in slow)
     )
-    reported = canary.reported_mib(t0, canary.jobs[-1][1])
-    if reported >= 0:
+    if canary.sees_reporting:
+        reported = canary.reported_mib(t0, canary.jobs[-1][1])
         print(f"free memory reported to the hypervisor meanwhile: {reported:.0f} MiB")
     return 0
 

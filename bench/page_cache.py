@@ -12,10 +12,8 @@ POSIX_FADV_DONTNEED range smaller than a folio leaves it cached.)
 from __future__ import annotations
 
 import ctypes
-import json
 import mmap
 import os
-import struct
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,27 +35,20 @@ def drop_page_cache(path: Path) -> bool:
     return True
 
 
-def matrix_rows(path: Path) -> tuple[int, int, int]:
-    """(file offset of row 0, bytes per row, rows) of the largest 2-D tensor of a safetensors
-    file."""
-    with open(path, "rb") as f:
-        (length,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(length))
-    header.pop("__metadata__", None)
-    tensors = {n: t for n, t in header.items() if len(t["shape"]) == 2}
-    name = max(tensors, key=lambda n: tensors[n]["data_offsets"][1] - tensors[n]["data_offsets"][0])
-    begin, end = tensors[name]["data_offsets"]
-    rows = tensors[name]["shape"][0]
-    return 8 + length + begin, (end - begin) // rows, rows
-
-
 class Residency:
     """Which rows of a safetensors file's matrix have a page outside the page cache now: the
     kernel's mincore() over a map of the file that is never read (so it faults nothing in).
     A few microseconds a row."""
 
     def __init__(self, path: Path):
-        self.first, self.row_bytes, self.rows = matrix_rows(path)
+        from explorer.core.formats.safetensors import SafetensorsFile
+
+        matrix = max(  # the embedding: the largest 2-D tensor
+            (t for t in SafetensorsFile(path).tensors.values() if len(t.shape) == 2),
+            key=lambda t: t.nbytes,
+        )
+        self.first, self.rows = matrix.begin, matrix.shape[0]
+        self.row_bytes = matrix.nbytes // self.rows
         with open(path, "rb") as f:
             self._map = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
         self._address = np.frombuffer(self._map, np.uint8).ctypes.data

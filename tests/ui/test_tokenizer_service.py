@@ -16,6 +16,7 @@ import pytest
 from core.fixtures import write_model
 
 import explorer
+from explorer.app import tuning
 from explorer.app.state import AppState
 from explorer.app.tokenizer_service import TokenizerService, open_with_tokenizer
 from explorer.core.errors import Cancelled, ModelFormatError
@@ -280,5 +281,6 @@ def test_a_vocabulary_job_in_the_child_is_niced_before_it_imports_anything():
     )
     assert run.returncode == 0, run.stderr
     base, imports = json.loads(run.stdout)
-    assert ["fractions", max(base, 10)] in imports  # the watch sees the job's own import
-    assert all(nice >= 10 for _, nice in imports), imports
+    niced = tuning.BACKGROUND_NICE
+    assert ["fractions", max(base, niced)] in imports  # the watch sees the job's own import
+    assert all(nice >= niced for _, nice in imports), imports
