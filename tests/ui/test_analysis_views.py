@@ -76,6 +76,49 @@ def test_explain_follows_the_selection_once_it_settles_and_clears(qtbot, tmp_pat
     qtbot.waitUntil(lambda: view.diagram.data is None)
 
 
+@pytest.mark.parametrize(
+    ("controller_class", "job"),
+    [(ExplainController, "run_explain"), (HeadController, "run_token")],
+)
+def test_a_new_selection_stops_the_token_job_at_once(
+    qtbot, tmp_path, monkeypatch, controller_class, job
+):
+    """Each of these jobs reads the whole matrix: a click must stop the one for the token before,
+    not leave it running until the settled refresh starts the next."""
+    import importlib
+    import threading
+
+    from explorer.core.errors import Cancelled
+
+    module = importlib.import_module(controller_class.__module__)
+    real = getattr(module, job)
+    started = threading.Event()
+    checks = []
+
+    def slow_for_token_7(model, token_id, *args, ctx):
+        if token_id != 7:
+            return real(model, token_id, *args, ctx=ctx)
+        checks.append(ctx.cancelled)
+        started.set()
+        while not ctx.cancelled():  # a pass that only a cancel ends
+            threading.Event().wait(0.005)
+        raise Cancelled("cancelled")
+
+    monkeypatch.setattr(module, job, slow_for_token_7)
+    folder, _matrix, _head = make_model(tmp_path / "m", "F32", tied=False)
+    state = AppState()  # jobs on worker threads
+    controller = controller_class(state)
+    state.open(folder)
+    qtbot.waitUntil(lambda: state.model is not None and not state.jobs.busy, timeout=30000)
+    controller.set_active(True)
+    state.select([7])
+    qtbot.waitUntil(started.is_set, timeout=30000)
+    state.select([12])
+    assert checks[0](), "the job for the token before still runs"
+    qtbot.waitUntil(lambda: not state.jobs.busy, timeout=30000)
+    state.jobs.shutdown()
+
+
 @pytest.mark.parametrize("tied", [True, False])
 def test_statistics_view_shows_the_pass_and_opens_tokens(qtbot, tmp_path, tied):
     state, folder, matrix, _ = _open(tmp_path, tied)

@@ -169,3 +169,39 @@ def test_child_killed_while_writing_leaves_no_half_written_index(tiny_model, tmp
             ctx.cancel()  # kills it (SIGKILL: it cannot clean up itself)
     assert seen and seen[0], "the child had started writing"
     assert not list(cache.rglob("tmp-*"))
+
+
+def test_a_new_selection_stops_the_running_search_at_once(qtbot, tiny_model, tmp_path, monkeypatch):
+    """An exact scan of a large matrix takes seconds: it must not run on through the clicks
+    that follow, and the settle delay must not keep it alive either."""
+    import threading
+
+    from explorer.core.errors import Cancelled
+
+    path, _ = tiny_model
+    real_search = neighbors_core.NeighborSearcher.search
+    started = threading.Event()
+    checks = []  # the running search's cancel check
+
+    def search(self, query, *args, cancelled=None, **kwargs):
+        if query.exclude != {4}:
+            return real_search(self, query, *args, cancelled=cancelled, **kwargs)
+        checks.append(cancelled)
+        started.set()
+        while not cancelled():  # a scan that only a cancel ends
+            threading.Event().wait(0.005)
+        raise Cancelled("search cancelled")
+
+    monkeypatch.setattr(neighbors_core.NeighborSearcher, "search", search)
+    state = AppState()
+    jobs = NeighborsController(state, k=3, cache_dir=tmp_path / "cache")
+    state.open(path)
+    qtbot.waitUntil(lambda: state.model is not None and not state.jobs.busy, timeout=30000)
+    state.select([4])
+    qtbot.waitUntil(started.is_set, timeout=30000)
+    state.select([7])
+    assert checks[0](), "the search for the old selection still runs"
+    assert jobs.pending, "the new search starts after the settle delay, as before"
+    with qtbot.waitSignal(jobs.resultsReady, timeout=30000) as blocker:
+        pass
+    assert blocker.args[0].ids == (7,)

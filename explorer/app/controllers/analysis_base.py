@@ -55,6 +55,17 @@ class AnalysisController(FeatureController):
     def working(self) -> bool:
         return any(lane.waiting for lane in self.lanes)
 
+    def follow_selection(self, *lanes: JobLane) -> None:
+        """The jobs on `lanes` answer the selection (each reads the whole matrix): a new
+        selection stops them at once, not when the settled refresh starts the next one."""
+
+        def selection_changed(_ids) -> None:
+            for lane in lanes:
+                lane.cancel()
+            self.changed()
+
+        self.state.selectionChanged.connect(selection_changed)
+
     def set_active(self, on: bool) -> None:
         """The view became visible (compute what is stale) or hidden (stop computing)."""
         self.active = on

@@ -135,7 +135,7 @@ class CompareController(AnalysisController):
         self.token: TokenComparison | None = None
         self.overlap: OverlapShown | None = None
         self._overlap_sent: tuple[int, int] | None = None  # (pair, k) of the job under way
-        state.selectionChanged.connect(lambda _ids: self.changed())
+        self.follow_selection(self.token_lane)
 
     # -- requests (GUI thread) ---------------------------------------------------------------
     def set_other(self, path: str | Path | None, tensor: str | None = None) -> None:

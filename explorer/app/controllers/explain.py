@@ -31,7 +31,7 @@ class ExplainController(AnalysisController):
         super().__init__(state, parent)
         self.latest: Explanation | None = None
         self._cache: OrderedDict[int, Explanation] = OrderedDict()
-        state.selectionChanged.connect(lambda _ids: self.changed())
+        self.follow_selection(self.lane)
 
     def forget(self) -> None:
         self.latest = None

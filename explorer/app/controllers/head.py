@@ -68,7 +68,7 @@ class HeadController(AnalysisController):
         self._watch(self.token_lane)
         self.latest: HeadShown | None = None
         self.token: TokenShown | None = None
-        state.selectionChanged.connect(lambda _ids: self.changed())
+        self.follow_selection(self.token_lane)
 
     def forget(self) -> None:
         self.token_lane.cancel()

@@ -156,6 +156,9 @@ class NeighborsController(FeatureController):
 
     def _selection_changed(self, _ids) -> None:
         self.text = None
+        # the running search answers a selection that is gone: stop it now rather than when the
+        # next one starts, or an exact scan of the whole matrix runs on through a run of clicks
+        self.lane.cancel()
         self._settle.start()
 
     @property
