@@ -121,9 +121,13 @@ first_window() {
     fi
     sleep 0.05
   done
+  local what="no window within 120 s"
+  kill -0 "$pid" 2>/dev/null || what="the app exited before its window showed"
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
-  # Qt's own reason comes first in its log; the last lines only list the plugins
-  echo "no window within 120 s ($(grep -m 3 -iE 'qt\.qpa|display|plugin' "$log" | tr '\n' ' '))"
+  # Qt's own reason comes first in its log (its last lines only list the plugins)
+  local why
+  why=$(grep -m 3 -iE 'qt\.qpa|display|plugin' "$log" || tail -n 3 "$log")
+  echo "$what ($(echo "$why" | tr '\n' ' '))"
   return 1
 }
 if ! command -v Xvfb >/dev/null || ! command -v xwininfo >/dev/null; then
