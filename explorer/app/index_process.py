@@ -52,7 +52,7 @@ def build_in_child(
     env = tuning.background_env()
     # stderr to a file, not a pipe: a child that writes much there can never block on it
     with tempfile.TemporaryFile("w+", encoding="utf-8") as errors:
-        proc = subprocess.Popen(
+        proc = tuning.start_niced(
             child_command(searcher), stdout=subprocess.PIPE, stderr=errors, text=True, env=env
         )
         ctx.call_on_cancel(proc.kill)  # ends the blocking read below with end-of-file
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     from explorer.core.model import open_model
 
     path, tensor, cache_dir = (argv if argv is not None else sys.argv[1:])[:3]
-    tuning.lower_priority()  # background work: the window comes first
+    tuning.lower_priority()  # (started niced on Linux; elsewhere only from here)
     try:
         model = open_model(path, tensor=tensor, tokenizer=False)
         searcher = NeighborSearcher(model, cache_dir=Path(cache_dir))

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import gc
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from explorer.app import errands
 
@@ -149,11 +151,33 @@ def background_env() -> dict[str, str]:
 
 
 def lower_priority() -> int:
-    """In a child process: run at a lower priority (os.nice); returns the previous niceness.
-    (Only a separate process may be niced: a niced thread of the app itself would hold the GIL
-    longer and stall the window.)"""
+    """In a child process: run at niceness BACKGROUND_NICE at least (os.nice); returns the
+    previous niceness. (Only a separate process may be niced: a niced thread of the app itself
+    would hold the GIL longer and stall the window.)"""
     if not hasattr(os, "nice"):
         return 0
     before = os.nice(0)
-    os.nice(BACKGROUND_NICE)
+    os.nice(max(0, BACKGROUND_NICE - before))
     return before
+
+
+def start_niced(command: list[str], **popen_kwargs: Any) -> subprocess.Popen:
+    """Start a background child already at BACKGROUND_NICE (Linux), so that its interpreter's
+    start and imports (a second of CPU, as the window opens a model) do not run at the window's
+    priority. A child inherits the niceness of the thread that forks it, and a thread cannot be
+    un-niced without privileges: the fork happens on a short-lived thread niced for it."""
+    started: dict[str, Any] = {}
+
+    def start() -> None:
+        lower_thread_priority(BACKGROUND_NICE)
+        try:
+            started["child"] = subprocess.Popen(command, **popen_kwargs)
+        except BaseException as e:  # re-raised on the caller's thread
+            started["error"] = e
+
+    thread = threading.Thread(target=start, name="start-niced")
+    thread.start()
+    thread.join()
+    if "error" in started:
+        raise started["error"]
+    return started["child"]

@@ -205,3 +205,33 @@ def test_a_new_selection_stops_the_running_search_at_once(qtbot, tiny_model, tmp
     with qtbot.waitSignal(jobs.resultsReady, timeout=30000) as blocker:
         pass
     assert blocker.args[0].ids == (7,)
+
+
+def test_the_index_child_runs_niced_from_its_first_line(tiny_model, tmp_path, monkeypatch):
+    """Its interpreter start and imports come while the window opens the model."""
+    import os
+    import sys
+
+    import pytest
+
+    from explorer.app import index_process, tuning
+    from explorer.core.context import CallbackContext
+    from explorer.core.errors import ExplorerError
+    from explorer.core.model import open_model
+    from explorer.core.neighbors import NeighborSearcher
+
+    if sys.platform != "linux":
+        pytest.skip("niceness per thread (Linux)")
+    path, _ = tiny_model
+    searcher = NeighborSearcher(open_model(path), cache_dir=tmp_path / "cache")
+    report = "import os; print('progress', os.getpriority(os.PRIO_PROCESS, 0))"
+    monkeypatch.setattr(
+        index_process, "child_command", lambda _s: [sys.executable, "-S", "-c", report]
+    )
+    seen = []
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    with pytest.raises(ExplorerError, match="cannot be read back"):  # it built nothing
+        for _text, niceness in index_process.build_in_child(searcher, CallbackContext()):
+            seen.append(niceness)
+    assert seen and seen[0] >= tuning.BACKGROUND_NICE
+    assert os.getpriority(os.PRIO_PROCESS, 0) == mine  # the caller's thread is as it was
