@@ -16,13 +16,13 @@ start_xvfb() {
       kill -0 "$XVFB_PID" 2>/dev/null || break
       sleep 0.1
     done
-    if [ -s "$numfile" ] && DISPLAY=":$(tr -d '\n' <"$numfile")" xwininfo -root >/dev/null 2>&1; then
-      XVFB_DISPLAY=":$(tr -d '\n' <"$numfile")"
+    XVFB_DISPLAY=":$(tr -d '\n' <"$numfile")"
+    if [ -s "$numfile" ] && DISPLAY="$XVFB_DISPLAY" xwininfo -root >/dev/null 2>&1; then
       rm -rf "$dir"
       return 0
     fi
     kill "$XVFB_PID" 2>/dev/null; wait "$XVFB_PID" 2>/dev/null
-    XVFB_PID=""
+    XVFB_PID=""; XVFB_DISPLAY=""
   done
   echo "Xvfb did not start (attempt $attempt: $(tail -n 2 "$log" | tr '\n' ' '))"
   rm -rf "$dir"

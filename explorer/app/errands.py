@@ -1,5 +1,6 @@
 """Work the GUI thread hands off and never waits for (writing the settings file, reaping an old
-tokenizer child), each kind on one long-lived thread of its own, started with the app.
+tokenizer child), each kind on one long-lived thread of its own, started with the app; and the
+thread that forks background children (job threads wait for it; it starts on first use).
 
 ``threading.Thread.start`` waits until the new thread has run: started from the GUI thread as a
 model opened, with both cores busy, that wait took 26 ms of the window's time (the settings
@@ -33,6 +34,9 @@ class Errands:
 
 SETTINGS_WRITER = Errands("settings-writer")  # one writer: writes land in the order asked
 REAPER = Errands("reaper")
+# background children are forked here, on a thread that tuning.start_niced nices (job threads call
+# it and wait; it starts on first use, off the GUI thread)
+CHILD_STARTER = Errands("child-starter")
 
 
 def start_threads() -> None:

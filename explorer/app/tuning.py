@@ -165,19 +165,10 @@ def start_niced(command: list[str], **popen_kwargs: Any) -> subprocess.Popen:
     """Start a background child already at BACKGROUND_NICE (Linux), so that its interpreter's
     start and imports (a second of CPU, as the window opens a model) do not run at the window's
     priority. A child inherits the niceness of the thread that forks it, and a thread cannot be
-    un-niced without privileges: the fork happens on a short-lived thread niced for it."""
-    started: dict[str, Any] = {}
+    un-niced without privileges: the fork happens on an errand thread kept niced for it."""
+    return errands.CHILD_STARTER.submit(_popen_niced, command, popen_kwargs).result()
 
-    def start() -> None:
-        lower_thread_priority(BACKGROUND_NICE)
-        try:
-            started["child"] = subprocess.Popen(command, **popen_kwargs)
-        except BaseException as e:  # re-raised on the caller's thread
-            started["error"] = e
 
-    thread = threading.Thread(target=start, name="start-niced")
-    thread.start()
-    thread.join()
-    if "error" in started:
-        raise started["error"]
-    return started["child"]
+def _popen_niced(command: list[str], popen_kwargs: dict[str, Any]) -> subprocess.Popen:
+    lower_thread_priority(BACKGROUND_NICE)  # (once is enough; at least this, it stays so)
+    return subprocess.Popen(command, **popen_kwargs)
