@@ -34,6 +34,7 @@ MIN_BITS = 1024
 HEAD_BITS = 1024
 MEASURE = 200
 SAMPLE_ROWS = 8192
+SAMPLE_CHUNK = 256  # rows read at a time for the mean direction (4 MB at dim 4096)
 K = 10
 KEEP = 32  # per query: the top K plus room for rows tied with the K-th (duplicate rows)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -63,8 +64,25 @@ def decoder(model) -> Callable[[int, int, np.ndarray], np.ndarray]:
     return lambda s, e, out: np.asarray(model.decode_block(s, e), dtype=np.float32)
 
 
+def mean_direction(model, ids: np.ndarray, chunk: int = SAMPLE_CHUNK) -> np.ndarray:
+    """Unit mean of the unit rows `ids` (float32 [dim]; zeros if none is usable), read a few
+    hundred rows at a time: all 8192 sampled rows at once were ~400 MB of temporaries, given
+    back to the kernel as the build began (and reported to a VM's host, which stalls it)."""
+    total = np.zeros(model.dim, np.float64)
+    for start in range(0, len(ids), chunk):
+        rows = np.asarray(model.vectors(ids[start : start + chunk]), dtype=np.float32)
+        norms = np.linalg.norm(rows, axis=1)
+        ok = np.isfinite(norms) & (norms > 0)
+        total += (rows[ok] / norms[ok, None]).sum(0, dtype=np.float64)
+    length = np.linalg.norm(total)
+    return (total / length if length > 0 else total).astype(np.float32)
+
+
 def _block_rows(model) -> int:
-    return max(256, (64 << 20) // max(1, model.dim * 4))
+    # 16 MB of float32 rows: under glibc's largest mmap threshold, which the build's child
+    # sets (tuning.KEEP_FREED_MEMORY), so the block buffers come from the heap and are not
+    # handed back to the kernel when the pass ends
+    return max(256, (16 << 20) // max(1, model.dim * 4))
 
 
 class _Truth:
@@ -125,7 +143,7 @@ def _pass(model, index_dir: Path, u, signs, qrows, qids, check) -> Iterator[floa
     sq = np.zeros(rows, np.float64)
     truth = _Truth(qids)
     decode = decoder(model)
-    step = _block_rows(model)
+    step = min(_block_rows(model), max(1, rows))
     # One set of block buffers for the whole pass: a fresh 64 MB array per block had the
     # kernel hand out and take back ~8 GB of pages over a build, and on a VM that stalls
     # the other processes' threads, the window's among them (docs/responsiveness.md, "the rare
@@ -199,11 +217,7 @@ def build(
     try:
         rng = np.random.default_rng(0)
         sample_ids = np.sort(rng.choice(model.rows, min(SAMPLE_ROWS, model.rows), False))
-        sample = np.asarray(model.vectors(sample_ids), dtype=np.float32)
-        norms = np.linalg.norm(sample, axis=1)
-        ok = np.isfinite(norms) & (norms > 0)
-        u = (sample[ok] / norms[ok, None]).mean(0) if ok.any() else np.zeros(model.dim)
-        u = (u / np.linalg.norm(u) if np.linalg.norm(u) > 0 else u).astype(np.float32)
+        u = mean_direction(model, sample_ids)
         qids = np.sort(rng.choice(model.rows, min(model.rows, 2 * (CALIBRATE + MEASURE)), False))
         qrows = np.asarray(model.vectors(qids), dtype=np.float32)
         qok = np.isfinite(qrows).all(1) & (np.abs(qrows).sum(1) > 0)

@@ -225,3 +225,53 @@ def test_build_decodes_other_float_blocks_exactly_into_the_buffer(tmp_path, dtyp
     assert np.shares_memory(rows, buf)
     want = model.decode_block(8, 40)
     np.testing.assert_array_equal(rows.view(np.uint32), want.view(np.uint32))
+
+
+def test_mean_direction_reads_a_few_rows_at_a_time(tmp_path):
+    """The build's centring direction, from 8192 sampled rows, is the unit mean of the unit rows
+    (NaN and zero rows skipped), without the sample's temporaries: the whole sample at once
+    was ~400 MB at 248320 x 4096, given back to the kernel as the build began."""
+    import tracemalloc
+
+    from core.fixtures import write_arrays
+
+    from explorer.core import search_build
+
+    rows = np.asarray(open_model(SLICE, tokenizer=False).vectors(range(2048)), np.float32)
+    values = np.concatenate([rows] * 4)  # 8192 real rows, 576 wide: 18 MB as float32
+    values[5], values[6] = np.nan, 0.0
+    path = tmp_path / "model.safetensors"
+    write_arrays(path, {"model.embed_tokens.weight": values})
+    model = open_model(path, tokenizer=False)
+    ids = np.arange(model.rows)
+
+    norms = np.linalg.norm(values.astype(np.float64), axis=1)
+    ok = np.isfinite(norms) & (norms > 0)
+    want = (values[ok] / norms[ok, None]).mean(0)
+    want /= np.linalg.norm(want)
+    tracemalloc.start()
+    try:
+        got = search_build.mean_direction(model, ids, chunk=256)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got.dtype == np.float32 and got.shape == (model.dim,)
+    np.testing.assert_allclose(got, want, atol=1e-6)
+    chunk_bytes = 256 * model.dim * 4
+    assert peak < 8 * chunk_bytes < values.nbytes / 3  # a few chunks, never the whole sample
+    np.testing.assert_array_equal(search_build.mean_direction(model, ids[5:7]), 0)
+
+
+@pytest.mark.parametrize("dim", [64, 576, 4096, 16384])
+def test_build_blocks_stay_under_the_childs_mmap_threshold(dim):
+    """The build's block buffers come from the heap of its child (malloc hands out blocks over
+    its mmap threshold as fresh mappings, and takes them back from the process when freed)."""
+    from explorer.app.tuning import KEEP_FREED_MEMORY
+    from explorer.core import search_build
+
+    class Shape:
+        rows = 248320
+
+    Shape.dim = dim
+    block_bytes = search_build._block_rows(Shape) * dim * 4
+    assert block_bytes <= int(KEEP_FREED_MEMORY["MALLOC_MMAP_THRESHOLD_"])
