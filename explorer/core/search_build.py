@@ -35,6 +35,7 @@ HEAD_BITS = 1024
 MEASURE = 200
 SAMPLE_ROWS = 8192
 SAMPLE_CHUNK = 256  # rows read at a time for the mean direction (4 MB at dim 4096)
+BLOCK_BYTES = 16 << 20
 K = 10
 KEEP = 32  # per query: the top K plus room for rows tied with the K-th (duplicate rows)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -78,11 +79,11 @@ def mean_direction(model, ids: np.ndarray, chunk: int = SAMPLE_CHUNK) -> np.ndar
     return (total / length if length > 0 else total).astype(np.float32)
 
 
-def _block_rows(model) -> int:
-    # 16 MB of float32 rows: under glibc's largest mmap threshold, which the build's child
-    # sets (tuning.KEEP_FREED_MEMORY), so the block buffers come from the heap and are not
-    # handed back to the kernel when the pass ends
-    return max(256, (16 << 20) // max(1, model.dim * 4))
+def block_rows(dim: int, queries: int) -> int:
+    """Rows per block of the pass: its float32 rows and their dots with the queries are 16 MB
+    each at most, under glibc's largest mmap threshold, which the build's child sets
+    (tuning.KEEP_FREED_MEMORY): the block buffers come from its heap and stay there."""
+    return max(256, BLOCK_BYTES // (4 * max(1, dim, queries)))
 
 
 class _Truth:
@@ -143,7 +144,7 @@ def _pass(model, index_dir: Path, u, signs, qrows, qids, check) -> Iterator[floa
     sq = np.zeros(rows, np.float64)
     truth = _Truth(qids)
     decode = decoder(model)
-    step = min(_block_rows(model), max(1, rows))
+    step = min(block_rows(model.dim, len(qrows)), max(1, rows))
     # One set of block buffers for the whole pass: a fresh 64 MB array per block had the
     # kernel hand out and take back ~8 GB of pages over a build, and on a VM that stalls
     # the other processes' threads, the window's among them (docs/responsiveness.md, "the rare

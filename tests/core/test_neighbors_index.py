@@ -262,16 +262,15 @@ def test_mean_direction_reads_a_few_rows_at_a_time(tmp_path):
     np.testing.assert_array_equal(search_build.mean_direction(model, ids[5:7]), 0)
 
 
-@pytest.mark.parametrize("dim", [64, 576, 4096, 16384])
+@pytest.mark.parametrize("dim", [50, 576, 4096, 16384])
 def test_build_blocks_stay_under_the_childs_mmap_threshold(dim):
-    """The build's block buffers come from the heap of its child (malloc hands out blocks over
-    its mmap threshold as fresh mappings, and takes them back from the process when freed)."""
+    """The build's block buffers (rows, and their dots with the queries) come from the heap of
+    its child: malloc hands out blocks over its mmap threshold as fresh mappings, and gives
+    them back to the kernel when freed."""
     from explorer.app.tuning import KEEP_FREED_MEMORY
-    from explorer.core import search_build
+    from explorer.core import search_build, search_tune
 
-    class Shape:
-        rows = 248320
-
-    Shape.dim = dim
-    block_bytes = search_build._block_rows(Shape) * dim * 4
-    assert block_bytes <= int(KEEP_FREED_MEMORY["MALLOC_MMAP_THRESHOLD_"])
+    queries = 2 * (search_tune.CALIBRATE + search_build.MEASURE)
+    rows = search_build.block_rows(dim, queries)
+    threshold = int(KEEP_FREED_MEMORY["MALLOC_MMAP_THRESHOLD_"])
+    assert rows * dim * 4 <= threshold and rows * queries * 4 <= threshold
