@@ -150,15 +150,12 @@ def background_env() -> dict[str, str]:
     return env
 
 
-def lower_priority() -> int:
-    """In a child process: run at niceness BACKGROUND_NICE at least (os.nice); returns the
-    previous niceness. (Only a separate process may be niced: a niced thread of the app itself
-    would hold the GIL longer and stall the window.)"""
-    if not hasattr(os, "nice"):
-        return 0
-    before = os.nice(0)
-    os.nice(max(0, BACKGROUND_NICE - before))
-    return before
+def lower_priority() -> None:
+    """In a child process: run at niceness BACKGROUND_NICE at least (os.nice). (Only a separate
+    process may be niced: a niced thread of the app itself would hold the GIL longer and stall
+    the window.)"""
+    if hasattr(os, "nice"):
+        os.nice(max(0, BACKGROUND_NICE - os.nice(0)))
 
 
 def start_niced(command: list[str], **popen_kwargs: Any) -> subprocess.Popen:

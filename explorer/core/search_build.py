@@ -80,9 +80,9 @@ def mean_direction(model, ids: np.ndarray, chunk: int = SAMPLE_CHUNK) -> np.ndar
 
 
 def block_rows(dim: int, queries: int) -> int:
-    """Rows per block of the pass: its float32 rows and their dots with the queries are 16 MB
-    each at most, under glibc's largest mmap threshold, which the build's child sets
-    (tuning.KEEP_FREED_MEMORY): the block buffers come from its heap and stay there."""
+    """Rows per block of the pass (256 at least): its float32 rows and their dots with the
+    queries are 16 MB each at most, under glibc's largest mmap threshold, which the build's
+    child sets (tuning.KEEP_FREED_MEMORY): the block buffers come from its heap and stay there."""
     return max(256, BLOCK_BYTES // (4 * max(1, dim, queries)))
 
 
