@@ -134,8 +134,8 @@ def cli_figures(rounds: int, tmp: Path) -> None:
 def project_figures(rounds: int, tmp: Path) -> None:
     import numpy as np
 
-    from explorer.core import neighborhood
-    from explorer.core.model import open_model
+    from explorer.core.map import neighborhood
+    from explorer.core.model.open import open_model
     from explorer.core.resources import demo_model_dir
 
     model = open_model(demo_model_dir())

@@ -1,8 +1,8 @@
 """Cold rows: copying them out of the memory map (page faults under the GIL) vs reading them with
-os.pread (explorer/core/cold_rows.py, the GIL released while the disk answers); and the neighbour
-search's re-rank (a compiled gather of scattered rows) through the model's map vs through
-the same bytes mapped again with MADV_RANDOM (`cold_rows.random_access_map`, which the model's
-`scattered_matrix` uses from 256 MB on; here for any size).
+os.pread (explorer/core/model/cold_rows.py, the GIL released while the disk answers); and
+the neighbour search's re-rank (a compiled gather of scattered rows) through the model's map vs
+through the same bytes mapped again with MADV_RANDOM (`cold_rows.random_access_map`, which
+the model's `scattered_matrix` uses from 256 MB on; here for any size).
 
 For each model, evicts the file from the page cache, reads random rows on a worker thread one
 way, and meanwhile a second thread ticks every 1 ms, as the GUI thread's timer does: its longest
@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 from page_cache import drop_page_cache
 
-from explorer.core import search_exact
-from explorer.core.cold_rows import random_access_map
-from explorer.core.model import open_model
+from explorer.core.model.cold_rows import random_access_map
+from explorer.core.model.open import open_model
+from explorer.core.search import exact as search_exact
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULTS = [ROOT / "resources" / "demo", Path.home() / ".cache/explorer-bench/smollm2-bf16"]

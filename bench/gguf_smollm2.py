@@ -71,7 +71,7 @@ def merge_replay(meta: dict):
     """An independent reference: GPT-2 byte-level BPE replayed by merge rank in plain Python."""
     import regex
 
-    from explorer.core.tokens import BYTE_TO_CHAR
+    from explorer.core.tokenizer.tokens import BYTE_TO_CHAR
 
     tokens = meta["tokenizer.ggml.tokens"]
     vocab = {p: i for i, p in enumerate(tokens)}
@@ -116,9 +116,9 @@ def main() -> None:
 
     import gguf
 
-    from explorer.core.formats.gguf import GGUFFile
-    from explorer.core.model import open_model
-    from explorer.core.neighbors import NeighborSearcher, query_for_ids
+    from explorer.core.model.formats.gguf import GGUFFile
+    from explorer.core.model.open import open_model
+    from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 
     timed("header, ours (with vocabulary)", lambda: GGUFFile.open(path))
     timed("header, ours (listing: arrays skipped)", lambda: GGUFFile.open(path, arrays=False))

@@ -79,7 +79,7 @@ def write_realistic_model(folder: Path, rows: int, dim: int, cache: Path) -> Non
     power-law spectrum, clusters, near-duplicate families), as bench/neighbors.py writes it."""
     import neighbor_data as data
 
-    from explorer.core.model import open_model
+    from explorer.core.model.open import open_model
 
     folder.mkdir(parents=True, exist_ok=True)
     real = open_model(data.smollm2(cache), tokenizer=False)

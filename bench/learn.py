@@ -110,7 +110,7 @@ def main() -> int:
     ap.add_argument("--dim", type=int, default=48)
     ap.add_argument("--skip-twin", action="store_true")
     args = ap.parse_args()
-    from explorer.core.model import open_model
+    from explorer.core.model.open import open_model
     from explorer.core.resources import demo_model_dir
 
     print(load())

@@ -5,7 +5,7 @@ that lands in the best C rows by each estimator, i.e. the best recall an exact r
 candidates can reach. Estimators, at equal bytes per row where possible:
   pca-r     the previous index: r principal coordinates of the centred unit rows (int8)
   sign-b    sign codes of b randomly rotated coordinates of the centred unit rows (b/8 bytes),
-            Hamming distance → angle (what explorer.core.search_codes does)
+            Hamming distance → angle (what explorer.core.search.codes does)
 int8 scalar quantisation of every coordinate is left out on size: 4096 bytes a row is 1 GB at
 248320 × 4096, over the 300 MB budget.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import neighbor_data as data
 import numpy as np
 
-from explorer.core import search_codes
+from explorer.core.search import codes as search_codes
 
 COUNTS = (200, 1000, 4000)
 
@@ -83,7 +83,7 @@ def compare_matrix(name: str, x: np.ndarray) -> None:
 
 
 def compare(cache: Path) -> None:
-    from explorer.core.model import open_model
+    from explorer.core.model.open import open_model
     from explorer.core.resources import demo_model_dir
 
     for name, path in (("demo", demo_model_dir()), ("smollm2", data.smollm2(cache))):

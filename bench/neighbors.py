@@ -75,8 +75,8 @@ def timed(fn, items) -> tuple[list, float]:
 
 
 def bench_matrix(name: str, path: Path, queries: int, timed_exact: int) -> dict:
-    from explorer.core.model import open_model
-    from explorer.core.neighbors import NeighborSearcher, query_for_ids
+    from explorer.core.model.open import open_model
+    from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 
     model = open_model(path, tokenizer=False)
     print(f"\n== {name}: {model.rows} × {model.dim} {model.dtype}, {model.file_size / 1e6:.0f} MB")
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def open_smollm2_values() -> np.ndarray:
-    from explorer.core.model import open_model
+    from explorer.core.model.open import open_model
 
     m = open_model(data.smollm2(CACHE), tokenizer=False)
     return m.vectors(np.arange(m.rows))

@@ -43,7 +43,7 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--only", default="demo,smollm2")
     args = ap.parse_args()
-    from explorer.core.model import open_model
+    from explorer.core.model.open import open_model
     from explorer.core.resources import demo_model_dir
 
     paths = {"demo": demo_model_dir(), "smollm2": data.smollm2(CACHE)}

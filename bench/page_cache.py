@@ -41,7 +41,7 @@ class Residency:
     A few microseconds a row."""
 
     def __init__(self, path: Path):
-        from explorer.core.formats.safetensors import SafetensorsFile
+        from explorer.core.model.formats.safetensors import SafetensorsFile
 
         matrix = max(  # the embedding: the largest 2-D tensor
             (t for t in SafetensorsFile(path).tensors.values() if len(t.shape) == 2),

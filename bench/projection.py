@@ -49,7 +49,7 @@ def timed(fn, *args, **kwargs):
 
 def child(mode: str, sizes: list[int], skip_plain_above: int) -> dict:
     """Runs in a subprocess so that 'cold' really is cold."""
-    from explorer.core import projection as P
+    from explorer.core.map import projection as P
 
     warnings.simplefilter("ignore")
     out: dict = {"mode": mode}
@@ -76,9 +76,9 @@ def child(mode: str, sizes: list[int], skip_plain_above: int) -> dict:
 
 
 def quality() -> dict:
-    from explorer.core import neighborhood as N
-    from explorer.core import projection as P
-    from explorer.core.model import open_model
+    from explorer.core.map import neighborhood as N
+    from explorer.core.map import projection as P
+    from explorer.core.model.open import open_model
     from explorer.core.resources import demo_model_dir
 
     warnings.simplefilter("ignore")

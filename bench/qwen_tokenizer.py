@@ -105,7 +105,7 @@ def bpe_parts(ranks: dict[bytes, int], token: bytes, max_rank: int | None) -> li
 
 
 def convert(ranks: dict[bytes, int], pattern: str, specials: list[tuple[int, str]]) -> dict:
-    from explorer.core.token_text import BYTE_TO_CHAR
+    from explorer.core.tokenizer.text import BYTE_TO_CHAR
 
     def as_piece(data: bytes) -> str:
         return "".join(BYTE_TO_CHAR[b] for b in data)

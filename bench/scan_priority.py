@@ -33,9 +33,9 @@ from explorer.app import jobs as jobs_mod
 from explorer.app import tuning
 from explorer.app.gapmeter import GapMeter, thread_waits
 from explorer.app.jobs import Jobs, Lane
-from explorer.core.model import open_model
-from explorer.core.neighbor_queries import query_for_ids
-from explorer.core.neighbors import NeighborSearcher
+from explorer.core.model.open import open_model
+from explorer.core.search.neighbors import NeighborSearcher
+from explorer.core.search.queries import query_for_ids
 
 HOG = "import os, numpy as np; os.nice({nice}); a = np.ones(1 << 20)\nwhile True: a *= 1.0000001"
 

@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 import neighbor_data as data  # noqa: E402
 
 from explorer.core.analysis import stats as stats_mod  # noqa: E402
-from explorer.core.model import open_model  # noqa: E402
+from explorer.core.model.open import open_model  # noqa: E402
 
 CACHE = Path(os.environ.get("EE_BENCH_CACHE", Path.home() / ".cache" / "ee-bench"))
 

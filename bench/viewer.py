@@ -20,9 +20,9 @@ import ml_dtypes
 import numpy as np
 from PySide6.QtWidgets import QApplication
 
-from explorer.core.formats.safetensors import write_safetensors
-from explorer.core.model import open_model
-from explorer.core.rows import load_rows
+from explorer.core.model.formats.safetensors import write_safetensors
+from explorer.core.model.open import open_model
+from explorer.core.rows.read import load_rows
 from explorer.ui.viewer import EmbeddingViewer
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import ml_dtypes
 
-from explorer.core.formats.safetensors import SafetensorsFile, write_safetensors
+from explorer.core.model.formats.safetensors import SafetensorsFile, write_safetensors
 
 TENSOR = "embeddings.word_embeddings.weight"
 OUT = Path(__file__).resolve().parents[1] / "resources" / "demo"

@@ -1,5 +1,5 @@
 # PyInstaller runtime hook: numba compiles into the user cache folder, never into the bundle
-# (the same folder explorer.core.projection.numba_cache_dir() names), before anything imports numba.
+# (the folder explorer.core.map.umap.numba_cache_dir() names), before anything imports numba.
 import os
 
 from platformdirs import user_cache_dir

@@ -19,7 +19,7 @@ from pathlib import Path
 from explorer.app import tuning
 from explorer.core.context import CancellableContext
 from explorer.core.errors import Cancelled, ExplorerError
-from explorer.core.neighbors import NeighborSearcher
+from explorer.core.search.neighbors import NeighborSearcher
 
 PROGRESS_TEXT = "Building the fast neighbour index"
 
@@ -73,7 +73,9 @@ def build_in_child(
             if proc.poll() is None:
                 proc.kill()
             if proc.wait() != 0:  # a killed child leaves its half-written index behind
-                from explorer.core import search_build  # (numba: never on the GUI thread)
+                from explorer.core.search import (
+                    build as search_build,  # (numba: never on the GUI thread)
+                )
 
                 final = search_build.folder_for(searcher.model, searcher.cache_dir)
                 search_build.remove_partial_builds(final)
@@ -84,7 +86,7 @@ def build_in_child(
 
 
 def main(argv: list[str] | None = None) -> int:
-    from explorer.core.model import open_model
+    from explorer.core.model.open import open_model
 
     path, tensor, cache_dir = (argv if argv is not None else sys.argv[1:])[:3]
     tuning.lower_priority()  # (started niced on Linux; elsewhere only from here)

@@ -29,10 +29,12 @@ from explorer.app import tuning
 from explorer.app.jobs import JobContext, Jobs, Lane, error_message
 from explorer.app.tokenizer_service import Opened, TokenizerService, open_with_tokenizer
 from explorer.core.errors import ExplorerError, TokenError
-from explorer.core.model import EmbeddingModel, open_model
-from explorer.core.token_text import Token, parse_token_ref
-from explorer.core.vectors import decode_rows, quantile
-from explorer.core.vocab_table import TokenList
+from explorer.core.model.decode import decode_rows
+from explorer.core.model.embedding import EmbeddingModel
+from explorer.core.model.open import open_model
+from explorer.core.rows.numbers import quantile
+from explorer.core.tokenizer.text import Token, parse_token_ref
+from explorer.core.tokenizer.vocab_table import TokenList
 
 LEVEL_SAMPLE = 2048  # rows sampled to fix the heatmap colour range of a model…
 LEVEL_VALUES = 1 << 20  # …but at most this many values (the quantile holds the GIL)

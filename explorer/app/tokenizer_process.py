@@ -107,7 +107,7 @@ def _kinds(info: Any, rows: int) -> list[np.ndarray]:
 
 
 def _vocab_order(info: Any, rows: int) -> list[np.ndarray]:
-    from explorer.core.vocab_index import sorted_ids
+    from explorer.core.tokenizer.vocab_index import sorted_ids
 
     return [np.asarray(sorted_ids([info.label(i) for i in range(rows)]), dtype=np.int64)]
 
@@ -117,8 +117,8 @@ _WORK = {"kinds": _kinds, "vocab_order": _vocab_order}
 
 def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
     from explorer.core.errors import ExplorerError
-    from explorer.core.model_tokenizer import load_tokenizer
-    from explorer.core.vocab_table import VocabTable
+    from explorer.core.model.tokenizer import load_tokenizer
+    from explorer.core.tokenizer.vocab_table import VocabTable
 
     # Not niced (unlike the index builder): on a busy machine a niced load waits behind every
     # other process (a 2 s open took over 30 s at load 11), and the window waits for it; it

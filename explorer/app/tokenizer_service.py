@@ -23,8 +23,9 @@ from explorer.app import errands, tuning
 from explorer.app.job_context import JobContext
 from explorer.app.tokenizer_process import read_message, write_message
 from explorer.core.errors import Cancelled, ExplorerError, ModelFormatError
-from explorer.core.model import EmbeddingModel, open_model
-from explorer.core.vocab_table import VocabTable, VocabTokenizer
+from explorer.core.model.embedding import EmbeddingModel
+from explorer.core.model.open import open_model
+from explorer.core.tokenizer.vocab_table import VocabTable, VocabTokenizer
 
 POLL = 0.05  # seconds between "is it done?" requests for work the child does on a thread
 

@@ -75,7 +75,7 @@ def start_kernels() -> None:
     imported by the neighbours job as a model opened, they held the GIL while the window
     showed the model."""
     if numba_loads_quickly():
-        from explorer.core import search_exact, search_fast  # noqa: F401
+        from explorer.core.search import exact as search_exact
 
         search_exact.warm_up()
 

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from explorer.core.errors import ExplorerError, one_line
-from explorer.core.model import EmbeddingModel, open_model
+from explorer.core.model.embedding import EmbeddingModel
+from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
 
 
@@ -37,7 +38,7 @@ def label_of(model: EmbeddingModel, token_id: int) -> str:
     tok = model.tokenizer
     if tok is None:
         return model.label(token_id)
-    from explorer.core.tokens import TokenizerInfo  # loaded already: the model has one
+    from explorer.core.tokenizer.tokens import TokenizerInfo  # loaded already: the model has one
 
     assert isinstance(tok, TokenizerInfo)  # the CLI loads it in-process
     piece = tok.tokenizer.id_to_token(token_id) if 0 <= token_id < tok.vocab_size else None
@@ -51,7 +52,7 @@ def used_rows(model: EmbeddingModel) -> np.ndarray:
     id so that a GUI thread can run in between (80 ms for 30k ids); a command has no GUI thread.
     The mask is stored where the cached property keeps it, so `model.info()` uses it."""
     if "used_rows" not in vars(model) and model.tokenizer is not None:
-        from explorer.core.tokens import TokenizerInfo
+        from explorer.core.tokenizer.tokens import TokenizerInfo
 
         assert isinstance(model.tokenizer, TokenizerInfo)  # the CLI loads it in-process
         ids = np.fromiter(model.tokenizer.tokenizer.get_vocab(with_added_tokens=True).values(), int)

@@ -32,10 +32,10 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.core.analysis.compare import align_vocabularies, compare_neighbors
+    from explorer.core.compare.neighbors import align_vocabularies, compare_neighbors
     from explorer.core.errors import ExplorerError
-    from explorer.core.model import open_model
-    from explorer.core.tokens import parse_token_ref
+    from explorer.core.model.open import open_model
+    from explorer.core.tokenizer.tokens import parse_token_ref
 
     if len(args.model) != 2:
         raise ExplorerError(f"compare needs exactly two models (-m A -m B), got {len(args.model)}")

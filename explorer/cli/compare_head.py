@@ -34,7 +34,7 @@ def _rows(title: str, rows: list[dict]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from explorer.core.analysis import head  # numpy work
-    from explorer.core.tokens import parse_token_ref
+    from explorer.core.tokenizer.tokens import parse_token_ref
 
     model = load_model(args)
     token_id = None
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.id is not None:
         token_id = model.check_id(args.id)
     if token_id is not None and not 1 <= args.k <= 10_000:
-        from explorer.core.analysis.errors import AnalysisError
+        from explorer.core.errors import AnalysisError
 
         raise AnalysisError(f"-k must be from 1 to 10000, not {args.k}")
     result = head.head_cosine(model).as_dict()

@@ -21,7 +21,7 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.core.neighbors import NeighborSearcher  # compiles kernels
+    from explorer.core.search.neighbors import NeighborSearcher  # compiles kernels
 
     model = load_model(args, tokenizer=False)
     searcher = NeighborSearcher(model)

@@ -38,7 +38,7 @@ def register(sub) -> None:
 
 
 def _frame_svg(snap, subtitle: str) -> str:
-    from explorer.core import figure  # xml.sax pulls in urllib, ssl, email
+    from explorer.core.map import figure  # xml.sax pulls in urllib, ssl, email
 
     loss = f"loss {snap.loss_curve[-1][1]:.3f} · " if snap.loss_curve else ""
     return figure.map_svg(

@@ -20,7 +20,7 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.core.stores import list_models
+    from explorer.core.model.stores import list_models
     from explorer.core.units import human_size
 
     found = list_models()

@@ -7,7 +7,7 @@ import sys
 
 from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model, print_json
-from explorer.core.neighbors import (
+from explorer.core.search.neighbors import (
     MAX_K,
     METRICS,
     NeighborSearcher,
@@ -15,7 +15,7 @@ from explorer.core.neighbors import (
     query_for_ids,
     query_for_text,
 )
-from explorer.core.token_text import parse_token_ref
+from explorer.core.tokenizer.text import parse_token_ref
 
 
 def register(sub) -> None:

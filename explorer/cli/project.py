@@ -14,9 +14,10 @@ from pathlib import Path
 
 from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model
-from explorer.core import limits, neighborhood, projection
+from explorer.core import limits
 from explorer.core.errors import ExplorerError
-from explorer.core.token_text import parse_token_ref
+from explorer.core.map import neighborhood, projection
+from explorer.core.tokenizer.text import parse_token_ref
 
 FORMATS = (".png", ".svg", ".csv", ".json")
 
@@ -174,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         f"{model.path.name} · {model.tensor} {model.rows:,} × {model.dim} {model.dtype} · "
         f"{method} ({details})"
     )
-    from explorer.core import figure  # xml.sax pulls in urllib, ssl, email
+    from explorer.core.map import figure  # xml.sax pulls in urllib, ssl, email
 
     if suffix == ".csv":
         args_.write_text_file(out, figure.coordinates_csv(nb.ids, nb.labels, coords))

@@ -12,7 +12,7 @@ import numpy as np
 from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, json_safe, label_of, load_model, print_json
 from explorer.core.errors import ExplorerError
-from explorer.core.token_text import parse_token_ref
+from explorer.core.tokenizer.text import parse_token_ref
 
 FORMATS = ("json", "csv", "npy")
 

@@ -44,3 +44,11 @@ def one_line(error: BaseException | str, limit: int = MAX_ERROR_CHARS) -> str:
     head = limit * 2 // 3
     tail = limit - head - 3
     return f"{text[:head]} … {text[-tail:]}"
+
+
+class AnalysisError(ExplorerError):
+    """An analysis cannot run on this model or with these arguments."""
+
+
+class SessionError(ExplorerError):
+    """A session file cannot be read or written."""

@@ -30,7 +30,7 @@ from explorer.app.controllers.learning import LearningController
 from explorer.app.controllers.neighbors import Neighbors
 from explorer.app.jobs import Lane, error_message
 from explorer.app.state import AppState
-from explorer.core.model import EmbeddingModel
+from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.resources import demo_model_dir
 from explorer.ui import stores_menu
 from explorer.ui.analysis.tabs import AnalysisTabs

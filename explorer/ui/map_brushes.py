@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QBrush, QColor
 
-from explorer.core import figure
+from explorer.core.map import figure
 
 PALETTE_STEPS = 16  # steps of a continuous colour scale
 

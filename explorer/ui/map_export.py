@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from explorer.core import figure
 from explorer.core.errors import ExplorerError
-from explorer.core.map_layout import MapData
+from explorer.core.map import figure
+from explorer.core.map.pipeline import MapData
 
 SCALES = (1, 2, 4)
 

@@ -22,7 +22,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QFont, QFontMetrics, QFontMetricsF
 
-from explorer.core import figure
+from explorer.core.map import figure
 
 MAX_LABELS = 120
 MAX_TRIES = 800  # labels tried per pass: bounds the work whatever the zoom

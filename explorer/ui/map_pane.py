@@ -29,9 +29,10 @@ from PySide6.QtWidgets import (
 from explorer.app.controllers.map import MapController
 from explorer.app.jobs import error_message
 from explorer.app.state import AppState
-from explorer.core import neighborhood, projection, vocab_table
 from explorer.core.errors import ExplorerError, TokenError
-from explorer.core.map_layout import MapData, MapRequest
+from explorer.core.map import neighborhood, projection
+from explorer.core.map.pipeline import MapData, MapRequest
+from explorer.core.tokenizer import vocab_table
 from explorer.ui import map_export
 from explorer.ui.flow_layout import ElidedLabel, FlowLayout, labelled
 from explorer.ui.job_progress import JobProgressBar

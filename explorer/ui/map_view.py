@@ -14,7 +14,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
-from explorer.core import figure, geometry
+from explorer.core.map import figure, geometry
 from explorer.ui.kind_colours import kind_palette, legend_entries
 from explorer.ui.map_brushes import PALETTE_STEPS, brushes, continuous_brushes
 from explorer.ui.map_labels import LabelPool, drawable

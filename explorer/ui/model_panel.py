@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
 
 from explorer.app.state import AppState
-from explorer.core.model import EmbeddingModel
+from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.units import human_size, short_source
 
 

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.core.neighbors import METRICS, NeighborResult
+from explorer.core.search.neighbors import METRICS, NeighborResult
 from explorer.ui.painted_table import Column, Ink, PaintedTable, Row
 from explorer.ui.roles import EXPORT_ROLE
 from explorer.ui.style import reserve_lines

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 from explorer.app.controllers.session import SessionController, recent_sessions
 from explorer.app.controllers.slides import SlideDeck
 from explorer.app.jobs import error_message
-from explorer.core.analysis.session import LoadedSession
 from explorer.core.errors import ExplorerError
+from explorer.core.session import LoadedSession
 from explorer.ui import slides_export, view_state
 from explorer.ui.recent_paths import add_path_actions
 

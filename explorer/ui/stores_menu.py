@@ -1,6 +1,6 @@
 """File › Models on this computer: what the Hugging Face cache, Ollama and LM Studio hold (the
 list `embedding-explorer models` prints), read afresh each time the menu opens. Listing reads
-headers only (explorer/core/stores.py), milliseconds per model."""
+headers only (explorer/core/model/stores.py), milliseconds per model."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QWidget
 
-from explorer.core.stores import StoredModel, list_models
+from explorer.core.model.stores import StoredModel, list_models
 from explorer.core.units import human_size
 
 STORE_NAMES = {"huggingface": "Hugging Face", "ollama": "Ollama", "lmstudio": "LM Studio"}

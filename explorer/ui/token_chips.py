@@ -9,7 +9,7 @@ from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from explorer.core.token_text import Token
+from explorer.core.tokenizer.text import Token
 from explorer.ui.style import accent, chip_colors, is_dark
 
 _TOOLTIP = QEvent.Type.ToolTip  # looked up once: event() sees every event of the widget

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.app.state import AppState
-from explorer.core.token_text import Token
+from explorer.core.tokenizer.text import Token
 from explorer.ui.token_chips import TokenChips
 
 DEBOUNCE_MS = 150

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication, QCompleter, QLine
 
 from explorer.app.controllers.vocabulary import VocabularyController
 from explorer.app.state import AppState
-from explorer.core.vocab_index import Match
+from explorer.core.tokenizer.vocab_index import Match
 
 SEP = "\u2003 #"  # between label and id in a suggestion
 # more than one token: a phrase, a quoted term or an expression such as "king - man + woman"

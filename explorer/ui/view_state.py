@@ -1,6 +1,6 @@
 """What the window shows, as the plain dict a session or a slide stores, and back.
 
-The keys are those of `explorer.core.analysis.session` (its docstring documents them): text,
+The keys are those of `explorer.core.session` (its docstring documents them): text,
 selection, tab, neighbors and map. The model is the session's business, not a view's.
 """
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.core.analysis.session import Session
+from explorer.core.session import Session
 
 if TYPE_CHECKING:
     from explorer.ui.main_window import MainWindow
@@ -131,7 +131,7 @@ def apply(window: MainWindow, view: dict, select: bool = True) -> None:
 
 def session_of(window: MainWindow, slides: list[dict]) -> Session:
     """The whole window as a Session (its model recorded with size and time)."""
-    from explorer.core.analysis.session import ModelRef
+    from explorer.core.session import ModelRef
 
     state = capture(window)
     model = window.state.model

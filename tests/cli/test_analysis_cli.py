@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from core.analysis_fixtures import OUTLIER_DIM, PAD, ZERO, make_model
 
-from explorer.core.analysis.compare import align_vocabularies
-from explorer.core.model import open_model
+from explorer.core.compare.neighbors import align_vocabularies
+from explorer.core.model.open import open_model
 
 
 def run_cli(*args: str, cache=None) -> subprocess.CompletedProcess:

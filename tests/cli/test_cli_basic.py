@@ -16,7 +16,7 @@ import pytest
 from core.fixtures import safetensors_bytes, write_model, write_trap_pickle
 from tokenizers import Tokenizer
 
-from explorer.core.model import open_model
+from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
 
 DEMO = demo_model_dir()

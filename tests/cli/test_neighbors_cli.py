@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from core.fixtures import make_wordpiece_tokenizer, write_model
 
-from explorer.core.model import open_model
-from explorer.core.neighbors import NeighborSearcher, query_for_ids
-from explorer.core.search_fast import KIND
+from explorer.core.model.open import open_model
+from explorer.core.search.fast import KIND
+from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 
 
 def run_cli(*args: str, env_cache=None) -> subprocess.CompletedProcess:

@@ -12,7 +12,7 @@ import pytest
 from core.fixtures import write_model
 
 from explorer.cli.common import label_of, used_rows
-from explorer.core.model import open_model
+from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
 
 HEAVY = ("numba", "llvmlite", "umap", "pynndescent", "sklearn", "scipy", "PySide6")

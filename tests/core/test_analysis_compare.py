@@ -8,9 +8,9 @@ from core.analysis_fixtures import make_model
 from core.fixtures import make_bpe_tokenizer, make_wordpiece_tokenizer, write_model
 from tokenizers import Tokenizer
 
-from explorer.core.analysis import compare
-from explorer.core.analysis.errors import AnalysisError
-from explorer.core.model import open_model
+from explorer.core.compare import neighbors as compare
+from explorer.core.errors import AnalysisError
+from explorer.core.model.open import open_model
 
 
 def _model_b(tmp_path, kind="bpe", vocab=300, dim=16):

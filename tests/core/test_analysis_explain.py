@@ -7,8 +7,8 @@ import pytest
 from core.analysis_fixtures import make_model
 
 from explorer.core.analysis import blocks, explain
-from explorer.core.formats.safetensors import SafetensorsFile
-from explorer.core.model import open_model
+from explorer.core.model.formats.safetensors import SafetensorsFile
+from explorer.core.model.open import open_model
 
 
 @pytest.mark.parametrize(("dtype", "tied"), [("BF16", True), ("F32", False), ("F64", True)])

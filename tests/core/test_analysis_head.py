@@ -8,8 +8,8 @@ from core.analysis_fixtures import make_model
 from core.fixtures import write_model
 
 from explorer.core.analysis import head
-from explorer.core.analysis.errors import AnalysisError
-from explorer.core.model import open_model
+from explorer.core.errors import AnalysisError
+from explorer.core.model.open import open_model
 
 
 def _cos_rows(a, b):

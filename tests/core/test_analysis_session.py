@@ -9,15 +9,15 @@ import shutil
 import pytest
 from core.fixtures import write_model
 
-from explorer.core.analysis.errors import SessionError
-from explorer.core.analysis.session import (
+from explorer.core.errors import SessionError
+from explorer.core.model.open import open_model
+from explorer.core.session import (
     ModelRef,
     Session,
     load_session,
     save_session,
     session_from_dict,
 )
-from explorer.core.model import open_model
 
 
 def _session(model) -> Session:

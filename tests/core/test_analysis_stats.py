@@ -11,10 +11,9 @@ from core.fixtures import NUMPY_DTYPES, write_model
 
 from explorer.core.analysis import kinds
 from explorer.core.analysis.dimensions import dimension_column
-from explorer.core.analysis.errors import AnalysisError
 from explorer.core.analysis.stats import compute_stats, streaming_pass
-from explorer.core.errors import Cancelled
-from explorer.core.model import open_model
+from explorer.core.errors import AnalysisError, Cancelled
+from explorer.core.model.open import open_model
 
 
 def _robust_z(x):

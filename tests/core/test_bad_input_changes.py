@@ -16,7 +16,7 @@ import pytest
 from core.fixtures import write_model
 
 from explorer.core.errors import ModelChangedError
-from explorer.core.model import open_model
+from explorer.core.model.open import open_model
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,10 +43,10 @@ def test_file_truncated_under_a_running_scan(tmp_path, dtype):
         f"""
         import os
         from core.fixtures import write_model
-        from explorer.core import search_exact
+        from explorer.core.search import exact as search_exact
         from explorer.core.errors import ModelChangedError
-        from explorer.core.model import open_model
-        from explorer.core.neighbors import NeighborSearcher, query_for_ids
+        from explorer.core.model.open import open_model
+        from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 
         write_model("m", rows=4096, dim=64, dtype="{dtype}")
         search_exact.BLOCK_BYTES = 64 * 1024  # many blocks, so that one comes after the cut
@@ -77,8 +77,8 @@ def test_rows_read_after_truncation_raise(tmp_path):
         import os
         from core.fixtures import write_model
         from explorer.core.errors import ModelChangedError
-        from explorer.core.model import open_model
-        from explorer.core.rows import load_rows
+        from explorer.core.model.open import open_model
+        from explorer.core.rows.read import load_rows
 
         write_model("m", rows=2048, dim=64)
         model = open_model("m")

@@ -15,10 +15,10 @@ from core.fixtures import raw_safetensors, safetensors_bytes, write_model
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 from explorer.core.errors import ModelFormatError, TokenError
-from explorer.core.formats.jsonfile import load_json
-from explorer.core.formats.safetensors import SafetensorsFile
 from explorer.core.limits import MAX_JSON_BYTES
-from explorer.core.model import open_model
+from explorer.core.model.formats.jsonfile import load_json
+from explorer.core.model.formats.safetensors import SafetensorsFile
+from explorer.core.model.open import open_model
 
 
 def finishes(fn, seconds: float = 60.0):

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.core.errors import ExplorerError, ModelFormatError, TokenError
-from explorer.core.formats.safetensors import DTYPES, SafetensorsFile
-from explorer.core.model import open_model
-from explorer.core.tokens import TokenizerInfo
+from explorer.core.model.formats.safetensors import DTYPES, SafetensorsFile
+from explorer.core.model.open import open_model
+from explorer.core.tokenizer.tokens import TokenizerInfo
 
 FUZZ = settings(
     max_examples=60,

@@ -10,15 +10,15 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 
 from explorer.core.errors import ExplorerError, TokenError, one_line
 from explorer.core.limits import MAX_TEXT_CHARS, display_text, parse_id
-from explorer.core.model import open_model
-from explorer.core.neighbors import (
+from explorer.core.map.projection import ProjectionParams
+from explorer.core.model.open import open_model
+from explorer.core.search.neighbors import (
     NeighborSearcher,
     query_for_expression,
     query_for_ids,
     query_for_text,
 )
-from explorer.core.projection import ProjectionParams
-from explorer.core.tokens import parse_token_ref
+from explorer.core.tokenizer.tokens import parse_token_ref
 
 
 @pytest.fixture(scope="module")

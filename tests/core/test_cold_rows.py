@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from core.fixtures import mappings_of, write_model
 
-from explorer.core import cold_rows
-from explorer.core.cold_rows import random_access_map, read_rows
 from explorer.core.errors import ModelChangedError, TokenError
-from explorer.core.model import open_model
-from explorer.core.vectors import decode_rows
+from explorer.core.model import cold_rows
+from explorer.core.model.cold_rows import random_access_map, read_rows
+from explorer.core.model.decode import decode_rows
+from explorer.core.model.open import open_model
 
 
 @pytest.mark.parametrize("dtype", ["BF16", "F16", "F32"])

@@ -10,10 +10,11 @@ from core.fixtures import make_bpe_tokenizer, write_model
 from scipy.linalg import orthogonal_procrustes
 from tokenizers import Tokenizer
 
-from explorer.core import projection
-from explorer.core.analysis import compare, compare_maps
-from explorer.core.analysis.errors import AnalysisError
-from explorer.core.model import open_model
+from explorer.core.compare import maps as compare_maps
+from explorer.core.compare import neighbors as compare
+from explorer.core.errors import AnalysisError
+from explorer.core.map import projection
+from explorer.core.model.open import open_model
 
 PCA = projection.ProjectionParams(method="pca")
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from explorer.core.geometry import points_in_polygon
+from explorer.core.map.geometry import points_in_polygon
 
 
 def winding_number(px: float, py: float, poly: np.ndarray) -> int:

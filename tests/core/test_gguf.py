@@ -8,10 +8,10 @@ import pytest
 from core.gguf_fixtures import K_TYPES, decoded, random_values, stored, write_gguf
 
 from explorer.core.errors import ModelFormatError
-from explorer.core.formats.gguf import GGUFFile
-from explorer.core.model import open_model
-from explorer.core.rows import load_rows
-from explorer.core.vectors import quant_blocks
+from explorer.core.model.formats.gguf import GGUFFile
+from explorer.core.model.open import open_model
+from explorer.core.rows.bits import quant_blocks
+from explorer.core.rows.read import load_rows
 
 TYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", *K_TYPES]
 
@@ -161,7 +161,7 @@ def test_header_matches_gguf_reader(tmp_path):
 
 
 def test_exact_neighbors_on_a_quantised_matrix_equal_numpy(tmp_path):
-    from explorer.core.neighbors import NeighborSearcher, query_for_ids
+    from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 
     path, raw = _embedding_model(tmp_path, "Q4_1", rows=300, dim=64)
     full = decoded(raw, "Q4_1")

@@ -12,7 +12,7 @@ from tokenizers import Tokenizer, decoders, models, trainers
 from tokenizers import pre_tokenizers as pre
 
 from explorer.core.errors import ModelFormatError
-from explorer.core.model import open_model
+from explorer.core.model.open import open_model
 
 # whitespace runs, tabs, newlines, digits, accents, CJK, emoji, code, special tokens
 TEXTS = [

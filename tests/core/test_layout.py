@@ -1,12 +1,13 @@
-"""Our UMAP layout stage (explorer.core.layout) against its definitions."""
+"""Our UMAP layout stage (explorer.core.map.umap) against its definitions."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from explorer.core import layout, projection
 from explorer.core.errors import Cancelled
+from explorer.core.map import projection
+from explorer.core.map import umap as layout
 
 
 def clusters(n: int = 300, dim: int = 32, k: int = 3, seed: int = 0):

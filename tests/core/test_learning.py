@@ -9,8 +9,8 @@ from core.fixtures import make_bpe_tokenizer, make_wordpiece_tokenizer, write_mo
 from explorer.core.errors import Cancelled, ExplorerError
 from explorer.core.learning import measures, trainer
 from explorer.core.learning.corpus import encode_corpus
-from explorer.core.model import open_model
-from explorer.core.tokens import TokenizerInfo
+from explorer.core.model.open import open_model
+from explorer.core.tokenizer.tokens import TokenizerInfo
 
 ANIMALS = ["cat", "dog", "horse", "cow", "sheep", "goat"]
 COLOURS = ["red", "blue", "green", "yellow", "purple", "orange"]
@@ -164,7 +164,7 @@ def test_byte_level_tokens_keep_their_space(tmp_path):
 def test_map_frames_do_not_spin(tokenizer):
     """Each frame is turned onto the one before: whatever orientation PCA picks (its signs are
     arbitrary), the frame comes out the same."""
-    from explorer.core import projection
+    from explorer.core.map import projection
 
     tr, snaps = run_tiny(tokenizer, seed=0, epochs=3)
     prev, cur = snaps[-2].map_coords, snaps[-1].map_coords

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.core import map_layout, projection
 from explorer.core.context import CallbackContext
 from explorer.core.errors import Cancelled
-from explorer.core.map_layout import MapRequest, clusters_of
-from explorer.core.model import open_model
+from explorer.core.map import pipeline as map_layout
+from explorer.core.map import projection
+from explorer.core.map.pipeline import MapRequest, clusters_of
+from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
 
 PCA = projection.ProjectionParams(method="pca", seed=3)

@@ -15,8 +15,9 @@ from core.fixtures import (
 )
 
 from explorer.core.errors import ExplorerError, ModelFormatError, PickleRefusedError, TokenError
-from explorer.core.model import EMBEDDING_NAMES, open_model
-from explorer.core.rows import load_rows
+from explorer.core.model.open import open_model
+from explorer.core.model.tensors import EMBEDDING_NAMES
+from explorer.core.rows.read import load_rows
 
 BASE_NAMES = [
     "model.embed_tokens.weight",

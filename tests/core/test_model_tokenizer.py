@@ -9,8 +9,8 @@ from core.gguf_fixtures import random_values, stored, write_gguf
 from core.test_gguf_tokenizer import _byte_level_reference, _gguf_tokenizer_keys
 
 from explorer.core.errors import ModelFormatError, PickleRefusedError
-from explorer.core.model import open_model
-from explorer.core.model_tokenizer import load_tokenizer
+from explorer.core.model.open import open_model
+from explorer.core.model.tokenizer import load_tokenizer
 
 
 def _ids(tok, text: str) -> list[int]:

@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
-from explorer.core import search_exact
 from explorer.core.errors import Cancelled, ExplorerError, TokenError
-from explorer.core.formats.safetensors import DTYPES, write_safetensors
-from explorer.core.model import open_model
-from explorer.core.neighbors import (
+from explorer.core.model.formats.safetensors import DTYPES, write_safetensors
+from explorer.core.model.open import open_model
+from explorer.core.search import exact as search_exact
+from explorer.core.search.fast import KIND
+from explorer.core.search.neighbors import (
     METRICS,
     NeighborSearcher,
     query_for_expression,
@@ -23,7 +24,6 @@ from explorer.core.neighbors import (
     query_for_text,
     query_for_vector,
 )
-from explorer.core.search_fast import KIND
 
 TENSOR = "model.embed_tokens.weight"
 WORDS = [

@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 from core.fixtures import brute_force, mappings_of
 
-from explorer.core import cold_rows, neighbors, search_tune
-from explorer.core.model import open_model
-from explorer.core.neighbors import NeighborSearcher, query_for_ids
+from explorer.core.model import cold_rows
+from explorer.core.model.open import open_model
+from explorer.core.search import neighbors
+from explorer.core.search import tune as search_tune
+from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "smollm2_rows.safetensors"
 
@@ -172,7 +174,8 @@ def test_build_removes_half_written_indexes_of_dead_builds_only(slice_model, tmp
     import subprocess
     import sys
 
-    from explorer.core import search_build, search_fast
+    from explorer.core.search import build as search_build
+    from explorer.core.search import fast as search_fast
 
     cache = tmp_path / "cache"
     final = search_fast.folder_for(slice_model, cache)
@@ -197,7 +200,7 @@ def test_build_removes_half_written_indexes_of_dead_builds_only(slice_model, tmp
 
 
 def test_build_decodes_bf16_blocks_exactly_into_one_reused_buffer(slice_model):
-    from explorer.core import search_build
+    from explorer.core.search import build as search_build
 
     model = slice_model
     assert model.matrix.dtype.name == "bfloat16"
@@ -214,7 +217,7 @@ def test_build_decodes_bf16_blocks_exactly_into_one_reused_buffer(slice_model):
 def test_build_decodes_other_float_blocks_exactly_into_the_buffer(tmp_path, dtype):
     from core.fixtures import NUMPY_DTYPES, write_arrays
 
-    from explorer.core import search_build
+    from explorer.core.search import build as search_build
 
     values = np.asarray(open_model(SLICE, tokenizer=False).vectors(range(64)), np.float32)
     path = tmp_path / "model.safetensors"
@@ -235,7 +238,7 @@ def test_mean_direction_reads_a_few_rows_at_a_time(tmp_path):
 
     from core.fixtures import write_arrays
 
-    from explorer.core import search_build
+    from explorer.core.search import build as search_build
 
     rows = np.asarray(open_model(SLICE, tokenizer=False).vectors(range(2048)), np.float32)
     values = np.concatenate([rows] * 4)  # 8192 real rows, 576 wide: 18 MB as float32
@@ -268,7 +271,8 @@ def test_build_blocks_stay_under_the_childs_mmap_threshold(dim):
     its child: malloc hands out blocks over its mmap threshold as fresh mappings, and gives
     them back to the kernel when freed."""
     from explorer.app.tuning import KEEP_FREED_MEMORY
-    from explorer.core import search_build, search_tune
+    from explorer.core.search import build as search_build
+    from explorer.core.search import tune as search_tune
 
     queries = 2 * (search_tune.CALIBRATE + search_build.MEASURE)
     rows = search_build.block_rows(dim, queries)

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.core import figure, neighborhood, projection
 from explorer.core.errors import Cancelled, ExplorerError, TokenError
-from explorer.core.model import open_model
-from explorer.core.projection import Progress, ProjectionParams
+from explorer.core.map import figure, neighborhood, projection
+from explorer.core.map.projection import Progress, ProjectionParams
+from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
 
 FAST = ProjectionParams(n_neighbors=5, n_epochs=20, seed=3)

@@ -15,8 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.core.errors import ExplorerError, ModelFormatError
-from explorer.core.formats.safetensors import MAX_HEADER_BYTES, SafetensorsFile, write_safetensors
-from explorer.core.model import open_model
+from explorer.core.model.formats.safetensors import (
+    MAX_HEADER_BYTES,
+    SafetensorsFile,
+    write_safetensors,
+)
+from explorer.core.model.open import open_model
 
 # (bytes per value, exponent bits, mantissa bits, bias, kind of the all-ones exponent)
 LAYOUTS = {

@@ -6,8 +6,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from explorer.core import search_codes, search_exact
 from explorer.core.ranking import top_unordered
+from explorer.core.search import codes as search_codes
+from explorer.core.search import exact as search_exact
 
 
 def hadamard(n: int) -> np.ndarray:

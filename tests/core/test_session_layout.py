@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.core.analysis.errors import SessionError
-from explorer.core.analysis.session import Session, load_session, save_session, session_from_dict
+from explorer.core.errors import SessionError
+from explorer.core.session import Session, load_session, save_session, session_from_dict
 
 LAYOUT = {"ids": [3, 1, 2], "x": [0.5, -1.0, 2], "y": [0.0, 1.5, -2.25], "title": "t", "query": [3]}
 

@@ -12,8 +12,8 @@ import pytest
 from core.fixtures import write_model
 from core.gguf_fixtures import decoded, random_values, stored, write_gguf
 
-from explorer.core.model import open_model
-from explorer.core.stores import list_models, resolve
+from explorer.core.model.open import open_model
+from explorer.core.model.stores import list_models, resolve
 
 
 @pytest.fixture

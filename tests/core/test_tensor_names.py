@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from core.fixtures import random_matrix, write_arrays
 
-from explorer.core.model import open_model
+from explorer.core.model.open import open_model
 
 
 def _write(tmp_path, tensors: dict, config: dict | None = None):

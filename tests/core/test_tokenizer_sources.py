@@ -10,7 +10,7 @@ from core.fixtures import CORPUS, write_model
 from tokenizers import BertWordPieceTokenizer, ByteLevelBPETokenizer
 
 from explorer.core.errors import ModelFormatError
-from explorer.core.model import open_model
+from explorer.core.model.open import open_model
 
 TEXTS = [
     *CORPUS,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from explorer.core.errors import ModelFormatError, TokenError
-from explorer.core.tokens import BYTE_TO_CHAR, TokenizerInfo, parse_token_ref, readable
+from explorer.core.tokenizer.tokens import BYTE_TO_CHAR, TokenizerInfo, parse_token_ref, readable
 
 TEXTS = [
     "Hello world, the cat sat on the mat.",

@@ -10,9 +10,9 @@ from core.fixtures import write_model
 from explorer.core.analysis.stats import compute_stats
 from explorer.core.learning.twin import RandomTwin
 from explorer.core.learning.twin_model import TwinEmbedding, twin_model
-from explorer.core.model import open_model
-from explorer.core.neighborhood import cosine_to_all
-from explorer.core.neighbors import NeighborSearcher, query_for_ids
+from explorer.core.map.neighborhood import cosine_to_all
+from explorer.core.model.open import open_model
+from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 
 
 @pytest.fixture()

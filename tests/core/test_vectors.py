@@ -9,14 +9,9 @@ import numpy as np
 import pytest
 from core.fixtures import NUMPY_DTYPES
 
-from explorer.core.vectors import (
-    bit_fields,
-    cosine_matrix,
-    decode_rows,
-    near_square,
-    quantile,
-    row_stats,
-)
+from explorer.core.model.decode import decode_rows
+from explorer.core.rows.bits import bit_fields
+from explorer.core.rows.numbers import cosine_matrix, near_square, quantile, row_stats
 
 
 @pytest.mark.parametrize(

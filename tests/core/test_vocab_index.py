@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.core import vocab_index
-from explorer.core.vocab_index import VocabIndex, search_key
+from explorer.core.tokenizer import vocab_index
+from explorer.core.tokenizer.vocab_index import VocabIndex, search_key
 
 LABELS = ["the", "cat", "cats", "Ġcat", "²", "#²", "dog"]
 

@@ -9,8 +9,8 @@ from core.fixtures import make_bpe_tokenizer, make_wordpiece_tokenizer
 
 from explorer.core.errors import TokenError
 from explorer.core.resources import demo_model_dir
-from explorer.core.tokens import TokenizerInfo
-from explorer.core.vocab_table import VocabTable, VocabTokenizer
+from explorer.core.tokenizer.tokens import TokenizerInfo
+from explorer.core.tokenizer.vocab_table import VocabTable, VocabTokenizer
 
 TEXTS = ["The cat sat on the mat.", "naïve café 🐱 ümlaut", "  two  spaces\n\tand tabs", "x"]
 FINDS = ["cat", " cat", "␣cat", "the", "##s", "s", "<s>", "[CLS]", "é", "cat sat", "🐱", "zzzz"]
@@ -80,7 +80,7 @@ def test_labels_are_a_lazy_sequence(info):
 
 
 def test_first_wins_keeps_the_first_id_of_each_key_and_overwrites_when_told():
-    from explorer.core.short_holds import FirstWins, int_list
+    from explorer.core.tokenizer.short_holds import FirstWins, int_list
 
     rng = np.random.default_rng(3)
     keys = [bytes([int(k)]) for k in rng.integers(0, 40, size=500)]
@@ -102,7 +102,7 @@ def test_first_wins_keeps_the_first_id_of_each_key_and_overwrites_when_told():
 
 
 def test_a_long_text_comes_as_a_lazy_token_list(info):
-    from explorer.core.vocab_table import TokenList, text_ids_among, text_token_ids
+    from explorer.core.tokenizer.vocab_table import TokenList, text_ids_among, text_token_ids
 
     tok = _crossed(info, len(info.pieces))
     text = " ".join(TEXTS) * 40

@@ -9,7 +9,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from explorer.core.formats.safetensors import write_safetensors
+from explorer.core.model.formats.safetensors import write_safetensors
 
 
 def _tokenizer_json(words: list[str]) -> dict:

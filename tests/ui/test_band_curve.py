@@ -8,9 +8,9 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtGui import QColor, QImage
 
-from explorer.core.formats.safetensors import write_safetensors
-from explorer.core.model import open_model
-from explorer.core.rows import load_rows
+from explorer.core.model.formats.safetensors import write_safetensors
+from explorer.core.model.open import open_model
+from explorer.core.rows.read import load_rows
 from explorer.ui.viewer.band_curve import BandCurve, column_rows, span_image
 
 COLOUR = QColor("#1f5fa0")

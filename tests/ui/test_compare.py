@@ -16,7 +16,7 @@ from ui.test_presentation import small_fonts
 from explorer.app.controllers.compare import CompareController
 from explorer.app.jobs import Jobs
 from explorer.app.state import AppState
-from explorer.core.formats.safetensors import write_safetensors
+from explorer.core.model.formats.safetensors import write_safetensors
 from explorer.ui.compare.tab import wire
 from explorer.ui.compare.view import CompareView
 from explorer.ui.main_window import MainWindow

@@ -7,8 +7,8 @@ import numpy as np
 from explorer.app.controllers import MapController, RowsController, VocabularyController
 from explorer.app.jobs import Jobs, Lane
 from explorer.app.state import AppState
-from explorer.core import projection
-from explorer.core.map_layout import MapRequest
+from explorer.core.map import projection
+from explorer.core.map.pipeline import MapRequest
 
 
 def test_rows_follow_the_selection_and_clear_with_a_hint(qtbot, tiny_model):

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication
 
 from explorer.app.gapmeter import GapMeter, OtherLoad
 from explorer.app.state import AppState
-from explorer.core.geometry import points_in_polygon
+from explorer.core.map.geometry import points_in_polygon
 from explorer.core.resources import demo_model_dir
 from explorer.ui.map_pane import MapPane
 from explorer.ui.map_view import MapView
@@ -336,7 +336,7 @@ def test_pca_map_of_a_selection_click_selects_and_exports(qtbot, pane, tmp_path)
     "margin to the 100 ms bound; enforced once repeated runs show it stable",
 )
 def test_umap_map_keeps_the_gui_responsive_and_new_request_wins(qtbot, pane):
-    from explorer.core import projection
+    from explorer.core.map import projection
 
     projection.warm_up()  # numba compilation is a one-off per process, measured in the bench
     state = pane.state

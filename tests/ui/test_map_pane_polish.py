@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from explorer.app.state import AppState
-from explorer.core import projection
+from explorer.core.map import projection
 from explorer.core.resources import demo_model_dir
 from explorer.ui.flow_layout import ElidedLabel, FlowLayout
 from explorer.ui.map_pane import MapPane
@@ -93,7 +93,7 @@ def test_flow_layout_wraps_and_an_elided_label_takes_the_rest(qtbot):
 def test_legend_draws_missing_glyphs_and_the_chosen_ring_is_not_a_cluster_colour(qtbot):
     from PySide6.QtGui import QColor, QFont
 
-    from explorer.core import figure
+    from explorer.core.map import figure
     from explorer.ui.map_view import CHOSEN_RING, drawable
 
     font = QFont()

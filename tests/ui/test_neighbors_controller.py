@@ -8,7 +8,7 @@ from explorer.app.controllers.neighbors import NeighborsController
 from explorer.app.index_process import child_command
 from explorer.app.jobs import Lane
 from explorer.app.state import AppState
-from explorer.core import neighbors as neighbors_core
+from explorer.core.search import neighbors as neighbors_core
 
 
 def brute_force_cosine(matrix: np.ndarray, ids: list[int]) -> list[int]:
@@ -48,8 +48,8 @@ def test_selection_gets_exact_neighbors_and_the_fast_index_is_built(
 
 
 def test_child_command_runs_this_interpreter(tiny_model, tmp_path):
-    from explorer.core.model import open_model
-    from explorer.core.neighbors import NeighborSearcher
+    from explorer.core.model.open import open_model
+    from explorer.core.search.neighbors import NeighborSearcher
 
     path, _ = tiny_model
     searcher = NeighborSearcher(open_model(path), cache_dir=tmp_path)
@@ -64,8 +64,8 @@ def test_cancelled_child_build_is_killed_and_leaves_no_index(tiny_model, tmp_pat
     from explorer.app.index_process import build_in_child
     from explorer.core.context import CallbackContext
     from explorer.core.errors import Cancelled
-    from explorer.core.model import open_model
-    from explorer.core.neighbors import NeighborSearcher
+    from explorer.core.model.open import open_model
+    from explorer.core.search.neighbors import NeighborSearcher
 
     path, _ = tiny_model
     searcher = NeighborSearcher(open_model(path), cache_dir=tmp_path / "cache")
@@ -155,8 +155,8 @@ def test_child_killed_while_writing_leaves_no_half_written_index(tiny_model, tmp
     from explorer.app.index_process import build_in_child
     from explorer.core.context import CallbackContext
     from explorer.core.errors import Cancelled
-    from explorer.core.model import open_model
-    from explorer.core.neighbors import NeighborSearcher
+    from explorer.core.model.open import open_model
+    from explorer.core.search.neighbors import NeighborSearcher
 
     path, _ = tiny_model
     cache = tmp_path / "cache"
@@ -217,8 +217,8 @@ def test_the_index_child_runs_niced_from_its_first_line(tiny_model, tmp_path, mo
     from explorer.app import index_process, tuning
     from explorer.core.context import CallbackContext
     from explorer.core.errors import ExplorerError
-    from explorer.core.model import open_model
-    from explorer.core.neighbors import NeighborSearcher
+    from explorer.core.model.open import open_model
+    from explorer.core.search.neighbors import NeighborSearcher
 
     if sys.platform != "linux":
         pytest.skip("niceness per thread (Linux)")

@@ -6,8 +6,8 @@ import numpy as np
 from PySide6.QtCore import QRect, Qt
 from ui.helpers import cell_colours, near
 
-from explorer.core.model import open_model
-from explorer.core.neighbors import NeighborSearcher, query_for_ids
+from explorer.core.model.open import open_model
+from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 from explorer.ui.neighbors_pane import NeighborsPane, _Rows, bar_and_text_rects, bar_fractions
 
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import QSettings, Qt
 from explorer.app.controllers.session import recent_sessions
 from explorer.app.settings import wait_for_writes
 from explorer.app.state import AppState
-from explorer.core.analysis.session import load_session
+from explorer.core.session import load_session
 from explorer.ui.main_window import MainWindow
 
 
@@ -172,8 +172,8 @@ def run_gui(*args: str, tmp_path):
 
 
 def test_gui_session_option_opens_a_session_and_refuses_a_missing_file(tmp_path, tiny_model):
-    from explorer.core.analysis.session import ModelRef, Session, save_session
-    from explorer.core.model import open_model
+    from explorer.core.model.open import open_model
+    from explorer.core.session import ModelRef, Session, save_session
 
     path, _ = tiny_model
     model = open_model(path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.app.state import AppState, shared_level
-from explorer.core.model import open_model
+from explorer.core.model.open import open_model
 
 
 def _open(qtbot, state, path):

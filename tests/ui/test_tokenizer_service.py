@@ -20,7 +20,7 @@ from explorer.app import tuning
 from explorer.app.state import AppState
 from explorer.app.tokenizer_service import TokenizerService, open_with_tokenizer
 from explorer.core.errors import Cancelled, ModelFormatError
-from explorer.core.model import open_model
+from explorer.core.model.open import open_model
 
 TEXT = "The cat sat on the mat. naïve 🐱"
 
@@ -91,7 +91,7 @@ WINDOW_SCRIPT = textwrap.dedent(
         "service_running": window.state.tokenizer_service.running,
         "imported": sorted(m for m in sys.modules if m.split(".")[0] == "tokenizers"),
         "tried": Refuse.tried,
-        "core_tokens": "explorer.core.tokens" in sys.modules,  # the module that wraps it
+        "core_tokens": "explorer.core.tokenizer.tokens" in sys.modules,  # the module that wraps it
         "phrase": phrase,
         "mapped": len(window.map_pane.data.nb.ids),
     }
@@ -233,7 +233,7 @@ def test_token_kinds_made_in_the_child_equal_the_kinds_made_here(which, bpe_mode
 def test_find_box_index_sorted_in_the_child_answers_like_one_sorted_here(which, bpe_model):
     from explorer.app.controllers.vocabulary import build_index
     from explorer.core.resources import demo_model_dir
-    from explorer.core.vocab_index import VocabIndex
+    from explorer.core.tokenizer.vocab_index import VocabIndex
 
     path = bpe_model if which == "bpe" else demo_model_dir()
     opened = open_with_tokenizer(path, None)

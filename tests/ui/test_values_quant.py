@@ -8,8 +8,8 @@ import pytest
 from core.gguf_fixtures import random_values, stored, write_gguf
 from PySide6.QtCore import Qt
 
-from explorer.core.model import open_model
-from explorer.core.rows import load_rows
+from explorer.core.model.open import open_model
+from explorer.core.rows.read import load_rows
 from explorer.ui.viewer import quant_columns as qc
 from explorer.ui.viewer.values_table import VALUE, ValuesTable
 

@@ -14,10 +14,10 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from ui.helpers import cell_colours, near
 from ui.paints import LayoutRequests, Paints
 
-from explorer.core.formats.safetensors import write_safetensors
-from explorer.core.model import open_model
-from explorer.core.rows import load_rows
-from explorer.core.vectors import near_square, row_stats
+from explorer.core.model.formats.safetensors import write_safetensors
+from explorer.core.model.open import open_model
+from explorer.core.rows.numbers import near_square, row_stats
+from explorer.core.rows.read import load_rows
 from explorer.ui.viewer import EmbeddingViewer
 from explorer.ui.viewer.band_curve import BandCurve
 from explorer.ui.viewer.style import fmt

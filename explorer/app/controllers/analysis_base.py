@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import JobContext, JobLane, error_message
 from explorer.app.state import AppState
-from explorer.core.model import EmbeddingModel
+from explorer.core.model.embedding import EmbeddingModel
 
 SETTLE_MS = 120  # clicking through tokens starts one job, not one per click
 

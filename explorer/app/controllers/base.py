@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject
 
 from explorer.app.jobs import JobLane, Lane
 from explorer.app.state import AppState
-from explorer.core.model import EmbeddingModel
+from explorer.core.model.embedding import EmbeddingModel
 
 
 class FeatureController(QObject):

@@ -1,6 +1,6 @@
 """Two models side by side: a second model ("B") opened beside the window's model ("A").
 
-Three lanes, all computation in explorer.core.analysis.compare / compare_maps:
+Three lanes, all computation in explorer.core.compare.neighbors / compare_maps:
 
 * "compare": open B (its tokenizer read in a child process, which is closed again: B is never
   encoded, only its vocabulary table is needed) and align the vocabularies by token bytes.
@@ -24,8 +24,8 @@ from explorer.app.controllers.analysis_base import AnalysisController, core_call
 from explorer.app.jobs import JobContext, Lane
 from explorer.app.state import AppState
 from explorer.app.tokenizer_service import open_with_tokenizer
-from explorer.core import projection
-from explorer.core.analysis.compare import (
+from explorer.core.compare.maps import DEFAULT_POINTS, AlignedMaps, aligned_maps
+from explorer.core.compare.neighbors import (
     Comparison,
     OverlapDistribution,
     VocabAlignment,
@@ -33,9 +33,9 @@ from explorer.core.analysis.compare import (
     compare_neighbors,
     overlap_distribution,
 )
-from explorer.core.analysis.compare_maps import DEFAULT_POINTS, AlignedMaps, aligned_maps
-from explorer.core.analysis.errors import AnalysisError
-from explorer.core.model import EmbeddingModel
+from explorer.core.errors import AnalysisError
+from explorer.core.map import projection
+from explorer.core.model.embedding import EmbeddingModel
 
 DEFAULT_K = 10
 DEFAULT_SAMPLE = 200

@@ -11,7 +11,7 @@ from explorer.app.controllers.analysis_base import AnalysisController, core_call
 from explorer.app.jobs import JobContext, Lane
 from explorer.app.state import AppState
 from explorer.core.analysis.explain import Explanation, explain
-from explorer.core.model import EmbeddingModel
+from explorer.core.model.embedding import EmbeddingModel
 
 CACHED_TOKENS = 64
 

@@ -14,7 +14,7 @@ from explorer.app.jobs import JobContext, Lane
 from explorer.app.state import AppState
 from explorer.core.analysis.head import HeadCosine, TokenHeadView, head_cosine, token_view
 from explorer.core.analysis.stats import HISTOGRAM_BINS
-from explorer.core.model import EmbeddingModel
+from explorer.core.model.embedding import EmbeddingModel
 
 DEFAULT_K = 10
 

@@ -9,7 +9,7 @@ from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import Lane
 from explorer.app.state import AppState
 from explorer.core.analysis.kinds import TokenKinds, token_kinds
-from explorer.core.model import EmbeddingModel
+from explorer.core.model.embedding import EmbeddingModel
 
 
 class KindsController(FeatureController):

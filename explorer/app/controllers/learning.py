@@ -31,7 +31,7 @@ from explorer.core.learning.trainer import (
     make_trainer,
     train,
 )
-from explorer.core.model import EmbeddingModel
+from explorer.core.model.embedding import EmbeddingModel
 
 if TYPE_CHECKING:
     from explorer.core.learning.twin import RowSource

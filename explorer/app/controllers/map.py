@@ -1,7 +1,7 @@
 """Maps of tokens on the "projection" lane; umap-learn's warm-up on the background "warm-up" lane.
 
 A request runs in two jobs on the same lane (a new request cancels either): first the points
-are chosen and a PCA preview computed (explorer/core/map_layout.py), shown at once through
+are chosen and a PCA preview computed (explorer/core/map/pipeline.py), shown at once through
 ``mapReady``; then, for UMAP, the layout, which replaces the preview (``mapReady`` again, with
 ``data.final`` set).
 """
@@ -14,9 +14,9 @@ from explorer.app import tuning
 from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import Lane
 from explorer.app.state import AppState
-from explorer.core import map_layout
-from explorer.core.map_layout import MapData, MapRequest
-from explorer.core.model import EmbeddingModel
+from explorer.core.map import pipeline as map_layout
+from explorer.core.map.pipeline import MapData, MapRequest
+from explorer.core.model.embedding import EmbeddingModel
 
 _warmed = False  # umap-learn compiles once per process
 

@@ -19,9 +19,9 @@ from explorer.app.index_process import build_in_child
 from explorer.app.jobs import JobContext, Lane
 from explorer.app.state import AppState
 from explorer.core.learning.twin_model import TwinEmbedding
-from explorer.core.model import EmbeddingModel
-from explorer.core.neighbor_queries import query_for_expression
-from explorer.core.neighbors import NeighborResult, NeighborSearcher, query_for_ids
+from explorer.core.model.embedding import EmbeddingModel
+from explorer.core.search.neighbors import NeighborResult, NeighborSearcher, query_for_ids
+from explorer.core.search.queries import query_for_expression
 
 DEFAULT_K = 50
 SETTLE_MS = 80  # a search starts once the selection has settled (clicking through tokens)

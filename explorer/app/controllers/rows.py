@@ -7,8 +7,8 @@ from PySide6.QtCore import QObject, Signal
 from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import Lane
 from explorer.app.state import AppState
-from explorer.core.model import EmbeddingModel
-from explorer.core.rows import RowData, load_rows
+from explorer.core.model.embedding import EmbeddingModel
+from explorer.core.rows.read import RowData, load_rows
 
 MAX_VIEW_ROWS = 16  # rows overlaid in the viewer; a larger selection shows its first ones
 

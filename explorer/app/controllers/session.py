@@ -1,6 +1,6 @@
 """Sessions: save what the window shows to a JSON file, open one again, remember recent ones.
 
-The file format and its validation are `explorer.core.analysis.session`; this controller reads
+The file format and its validation are `explorer.core.session`; this controller reads
 files in its lane (opening the session checks the model's header) and applies the model part:
 the window applies the rest (ui/view_state.py) once the model is open, or at once when the
 model is missing.
@@ -16,7 +16,7 @@ from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import Lane
 from explorer.app.settings import add_path, paths
 from explorer.app.state import AppState
-from explorer.core.analysis.session import LoadedSession, Session, load_session, save_session
+from explorer.core.session import LoadedSession, Session, load_session, save_session
 
 RECENT_SESSIONS_KEY = "recent/sessions"
 

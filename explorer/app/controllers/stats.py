@@ -17,7 +17,7 @@ from explorer.app.state import AppState
 from explorer.core.analysis.dimensions import dimension_column
 from explorer.core.analysis.kinds import KINDS
 from explorer.core.analysis.stats import HISTOGRAM_BINS, StatsResult, compute_stats
-from explorer.core.model import EmbeddingModel
+from explorer.core.model.embedding import EmbeddingModel
 
 REASON_TEXT = {
     "zero": "all zeros",

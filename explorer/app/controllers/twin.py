@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Signal
 from explorer.app.jobs import Lane
 from explorer.app.state import AppState
 from explorer.core.learning.twin_model import TwinEmbedding, twin_model
-from explorer.core.model import EmbeddingModel
+from explorer.core.model.embedding import EmbeddingModel
 
 
 def real_of(model: EmbeddingModel) -> EmbeddingModel:

@@ -10,9 +10,9 @@ from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import Lane
 from explorer.app.state import AppState
 from explorer.core.errors import ExplorerError
-from explorer.core.model import EmbeddingModel
-from explorer.core.token_text import parse_token_ref
-from explorer.core.vocab_index import Match, VocabIndex
+from explorer.core.model.embedding import EmbeddingModel
+from explorer.core.tokenizer.text import parse_token_ref
+from explorer.core.tokenizer.vocab_index import Match, VocabIndex
 
 MAX_SUGGESTIONS = 50
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.core.analysis.blocks import Cancel, Progress, iter_blocks
-from explorer.core.analysis.errors import AnalysisError
+from explorer.core.errors import AnalysisError
 
 # A dimension is an outlier when its log-std sits this many robust standard deviations above the
 # median log-std *and* its std is at least this many times the median std.

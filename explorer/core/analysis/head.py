@@ -21,10 +21,10 @@ from explorer.core.analysis.blocks import (
     scan_dots,
     top_k,
 )
-from explorer.core.analysis.errors import AnalysisError
 from explorer.core.analysis.stats import summary
 from explorer.core.cache import default_cache_dir
-from explorer.core.neighbors import NeighborSearcher, query_for_ids
+from explorer.core.errors import AnalysisError
+from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 
 CACHE_KIND = "head_cosine"
 EXTREMES = 10

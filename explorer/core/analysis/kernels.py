@@ -19,7 +19,7 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from explorer.core.analysis.blocks import chan_merge
-from explorer.core.search_exact import _bf16_to_f32  # the shift-and-reinterpret intrinsic
+from explorer.core.search.exact import _bf16_to_f32  # the shift-and-reinterpret intrinsic
 
 
 def _widen(x):  # pragma: no cover - replaced by the overload in compiled code

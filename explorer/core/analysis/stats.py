@@ -110,7 +110,7 @@ def _pass_kernel(model, ref: np.ndarray, cancelled: Cancel, progress: Progress) 
     from numba import get_num_threads
 
     from explorer.core.analysis.kernels import merge_parts, stats_rows
-    from explorer.core.search_exact import KERNEL_LOCK
+    from explorer.core.search.exact import KERNEL_LOCK
 
     rows, dim = model.rows, model.dim
     bf16 = model.matrix.dtype == _BF16

@@ -9,7 +9,7 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from explorer.core.figure import FONT
+from explorer.core.map.figure import FONT
 
 BAR = "#4e79a7"
 MARK = "#d62728"

@@ -154,7 +154,7 @@ def map_trustworthiness(
     seed: int = 0,
 ) -> float:
     """Trustworthiness (cosine) of a 2-D map of the rows `ids`; a PCA map unless `coords`."""
-    from explorer.core import projection  # lazily: sklearn is imported there
+    from explorer.core.map import projection  # lazily: sklearn is imported there
 
     x = source.vectors(list(ids))
     xy = projection.pca_2d(projection.prepare(x), seed=seed) if coords is None else coords

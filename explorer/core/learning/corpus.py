@@ -14,8 +14,8 @@ from explorer.core.errors import ExplorerError
 from explorer.core.resources import resources_dir
 
 if TYPE_CHECKING:  # the window's process never loads the Rust tokenizer just by importing this
-    from explorer.core.tokens import TokenizerInfo
-    from explorer.core.vocab_table import VocabTokenizer
+    from explorer.core.tokenizer.tokens import TokenizerInfo
+    from explorer.core.tokenizer.vocab_table import VocabTokenizer
 
 MIN_COUNT = 5
 

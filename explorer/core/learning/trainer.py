@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.core import projection
 from explorer.core.errors import Cancelled, ExplorerError
 from explorer.core.learning import measures
 from explorer.core.learning.corpus import TokenCorpus, load_corpus
+from explorer.core.map import projection
 
 DEFAULT_WATCH = ("list", "file", "true", "read", "class", "error", "the", "two")
 

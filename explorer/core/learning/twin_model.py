@@ -22,8 +22,8 @@ import numpy as np
 from explorer.core.cache import default_cache_dir, tensor_file
 from explorer.core.context import CancelCheck
 from explorer.core.errors import ExplorerError
-from explorer.core.heads import HeadEvidence
-from explorer.core.model import EmbeddingModel
+from explorer.core.model.embedding import EmbeddingModel
+from explorer.core.model.heads import HeadEvidence
 
 if TYPE_CHECKING:  # twin's kernels import numba (LLVM): only when a twin is made
     from explorer.core.learning.twin import RandomTwin

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.app.controllers.compare import OverlapShown, Pair, TokenComparison
-from explorer.core.analysis.compare import NeighborRow
+from explorer.core.compare.neighbors import NeighborRow
 from explorer.ui.analysis.table import TokenTable
 from explorer.ui.compare.plots import OverlapHistogram, PairMap
 from explorer.ui.job_progress import JobProgressBar

@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.core.rows import RowData
-from explorer.core.vectors import cosine_matrix
+from explorer.core.rows.numbers import cosine_matrix
+from explorer.core.rows.read import RowData
 from explorer.ui.viewer.style import diverging_colormap, mono_font, row_name
 
 

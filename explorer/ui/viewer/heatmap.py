@@ -10,8 +10,8 @@ from PySide6.QtCore import QPointF, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QWidget
 
-from explorer.core.rows import RowData
-from explorer.core.vectors import near_square
+from explorer.core.rows.numbers import near_square
+from explorer.core.rows.read import RowData
 from explorer.ui.viewer.picking import IndexPicking
 from explorer.ui.viewer.style import diverging_colormap, muted_text, style_plot
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QPalette, QPen
 from PySide6.QtWidgets import QWidget
 
-from explorer.core.rows import RowData
+from explorer.core.rows.read import RowData
 from explorer.ui.viewer.band_curve import BandCurve
 from explorer.ui.viewer.picking import IndexPicking
 from explorer.ui.viewer.style import is_dark, muted_text, series_color, style_plot

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.core.vectors import QuantBlocks
+from explorer.core.rows.bits import QuantBlocks
 
 BLOCK, SCALE, QUANT, MINIMUM = 2, 3, 4, 5  # column numbers, after index and value
 

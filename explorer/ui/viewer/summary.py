@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.core.rows import RowData
+from explorer.core.rows.read import RowData
 from explorer.ui.layout_fence import LayoutFence
 from explorer.ui.steady_label import SteadyLabel
 from explorer.ui.viewer.style import fmt, is_dark, mono_font, series_color

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.core.rows import RowData
-from explorer.core.vectors import BIT_LAYOUTS, BitFields, QuantBlocks, quant_blocks
+from explorer.core.rows.bits import BIT_LAYOUTS, BitFields, QuantBlocks, quant_blocks
+from explorer.core.rows.read import RowData
 from explorer.ui.painted_table import Column, Ink, PaintedTable, Row
 from explorer.ui.viewer import quant_columns as qc
 from explorer.ui.viewer.style import (

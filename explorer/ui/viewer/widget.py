@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.core.rows import RowData
-from explorer.core.vectors import row_stats
+from explorer.core.rows.numbers import row_stats
+from explorer.core.rows.read import RowData
 from explorer.ui.layout_fence import LayoutFence
 from explorer.ui.steady_tabs import SteadyTabWidget
 from explorer.ui.style import reserve_lines

@@ -1,0 +1,1 @@
+"""Two models side by side: aligned vocabularies, neighbours in each, aligned maps."""

@@ -1,0 +1,70 @@
+"""A model's tokenizer, found beside its weights: tokenizer.json, vocabulary files or a
+tokenizer.model in the folder, or a GGUF file's `tokenizer.ggml.*` metadata.
+
+`load_tokenizer` loads only the tokenizer (for processes that already have, or never need, the
+matrix): it reads headers at most, never the matrix, and makes no head check.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from explorer.core.model.files import expand, gguf_in, locate, resolve
+
+if TYPE_CHECKING:  # `tokenizers` loads only where a tokenizer is built, never in the window
+    from explorer.core.tokenizer.tokens import TokenizerInfo
+
+
+def folder_tokenizer(folder: Path, rows: int) -> tuple[TokenizerInfo | None, list[str]]:
+    """tokenizer.json, else one built from vocab.json + merges.txt or vocab.txt."""
+    from explorer.core.tokenizer.tokens import TokenizerInfo, _spec_of
+
+    tok_path = folder / "tokenizer.json"
+    if tok_path.is_file():
+        return TokenizerInfo.from_file(tok_path, rows=rows), []
+    from explorer.core.tokenizer.sources import from_folder
+
+    built = from_folder(folder)
+    if built is None:
+        return None, []
+    info = TokenizerInfo(built.tokenizer, _spec_of(built.tokenizer), rows=rows, source=built.source)
+    return info, built.warnings
+
+
+def gguf_tokenizer(meta: dict, rows: int) -> tuple[TokenizerInfo | None, list[str]]:
+    """The tokenizer a GGUF file's metadata describes."""
+    from explorer.core.tokenizer.sources import from_gguf
+    from explorer.core.tokenizer.tokens import TokenizerInfo, _spec_of
+
+    built = from_gguf(meta)
+    if built is None:
+        return None, []
+    spec = _spec_of(built.tokenizer)
+    return TokenizerInfo(built.tokenizer, spec, rows=rows, source=built.source), built.warnings
+
+
+def load_tokenizer(
+    path: str | Path, tensor: str | None = None, rows: int | None = None
+) -> tuple[TokenizerInfo | None, list[str]]:
+    """The tokenizer (None: the model has none) of the model at `path`, and its warnings, as
+    `open_model` would attach them.
+
+    `rows` (the embedding's row count) bounds the vocabulary tables; without it the embedding's
+    shape is read from the headers (`tensor` picks the embedding as in `open_model`).
+    """
+    found = expand(path)
+    gguf_file = gguf_in(found)
+    if gguf_file is not None:
+        from explorer.core.model.formats import gguf
+        from explorer.core.model.tensors import gguf_embedding as embedding_of
+
+        files, tensors = gguf.open_parts(gguf_file)
+        if rows is None:
+            rows = embedding_of(gguf_file, tensors, tensor).shape[0]
+        return gguf_tokenizer(files[0].metadata, rows)
+    if rows is not None:
+        return folder_tokenizer(resolve(found).folder, rows)
+    located = locate(found, tensor)
+    located.close()
+    return folder_tokenizer(located.src.folder, located.info.shape[0])

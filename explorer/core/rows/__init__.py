@@ -1,0 +1,1 @@
+"""Rows in view: read, decoded exactly, their bits and summary numbers (the embedding viewer)."""

@@ -1,0 +1,1 @@
+"""Nearest neighbours over the whole vocabulary: exact scans, the fast index, query vectors."""

@@ -1,0 +1,125 @@
+"""Choose the fast index's candidate counts per metric by measured recall@10 (see search_build).
+
+For each query the exact top-10 is known from the build pass.  One full stage-one scan and
+one stage-two scan of the widest candidate list give, for every true neighbour, the rank it
+would have in each stage, so the recall of every (c1, c2) setting follows without searching
+again: a neighbour is found when it survives stage one (rank < c1) and stage two (rank among
+those c1 rows < c2); stage three scores exactly and cannot lose it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from numba import get_num_threads
+
+from explorer.core.ranking import top_unordered
+from explorer.core.search.fast import TARGET_RECALL, IndexStats, SignIndex
+
+# Steps of √2: the cheapest setting that reaches the target is at most ~1.4× too wide.
+C2_STEPS = tuple(int(round(100 * 2 ** (i / 2))) for i in range(13))  # 100 … 6400
+C1_FRACTIONS = tuple(2 ** (-7 + i / 2) for i in range(9))  # 1/128 … 1/8 of the rows
+MIN_C1 = 2000
+CALIBRATE = 100
+CHOOSE_AT = 0.998  # on the calibration queries ...
+WIDEN_UNTIL = 0.995  # ... and on the held-out ones: a margin, so that new queries clear 0.99
+
+
+def grid(rows: int) -> tuple[list[int], list[int]]:
+    c1s = sorted({min(rows, max(MIN_C1, int(f * rows))) for f in C1_FRACTIONS})
+    c2s = sorted({min(c, c1s[-1]) for c in C2_STEPS})
+    return c1s, c2s
+
+
+def cost(index: SignIndex, c1: int, c2: int) -> float:
+    """Rough cost per query: stage two reads c1 codes (five popcounts a word: ×2), stage
+    three reads c2 stored rows."""
+    dim = index.u.shape[0]
+    return c1 * (16 * index.codes.shape[1] + 32) + c2 * (2 * dim + 256)
+
+
+def _hits(index, qc, scale, penalty, qid, true, c1s, c2s) -> np.ndarray:
+    """[len(c1s), len(c2s)] count of true neighbours each setting finds for one query."""
+    if c1s[-1] >= index.rows:
+        est1 = np.zeros(index.rows, np.float32) + penalty
+    else:
+        est1 = index.head_scores(qc, scale, penalty, parallel=False)
+    est1[qid] = -np.inf
+    order = top_unordered(est1, c1s[-1])
+    order = order[np.argsort(-est1[order], kind="stable")]
+    est2 = index.stage2(qc, order, scale, penalty, parallel=False)
+    hits = np.zeros((len(c1s), len(c2s)), np.int64)
+    found = np.flatnonzero(np.isin(order, true))  # `true` may hold rows tied with the 10th
+    for p in found.tolist():
+        better = np.cumsum(est2 > est2[p])  # rank among the first c1 rows, for every c1
+        for i, c1 in enumerate(c1s):
+            if p < c1:
+                hits[i] += better[min(c1, len(better)) - 1] < np.asarray(c2s)
+    return np.minimum(hits, min(10, len(true)))
+
+
+def tune(
+    index: SignIndex, qids: np.ndarray, qrows: np.ndarray, truth, check: Callable[[], None]
+) -> Generator[float, None, IndexStats]:
+    """Yield progress (0.87..1); return IndexStats with the chosen settings and recall."""
+    valid = np.isfinite(index.sq) & (index.sq > 0)
+    penalty = np.where(valid, 0, -np.inf).astype(np.float32)
+    norms = np.sqrt(np.where(valid, index.sq, 0)).astype(np.float32)
+    c1s, c2s = grid(index.rows)
+    stats = IndexStats({}, max(0, len(qids) - CALIBRATE), {}, {})
+    reasons = []
+    for m_no, metric in enumerate(("cosine", "dot")):
+        scale = np.ones(index.rows, np.float32) if metric == "cosine" else norms
+        sets = truth.sets(metric)
+        cal = np.zeros((len(c1s), len(c2s)), np.int64)
+        meas = np.zeros_like(cal)
+        n_cal = n_meas = 0
+
+        def hits(i: int, scale=scale, sets=sets) -> np.ndarray:
+            qc = index.query_code(qrows[i])
+            return _hits(index, qc, scale, penalty, int(qids[i]), sets[i], c1s, c2s)
+
+        # The scans release the GIL: one query per core.
+        pool = ThreadPoolExecutor(max_workers=max(1, get_num_threads()))
+        try:
+            results = pool.map(hits, range(len(qids)))
+            for i in range(len(qids)):
+                check()
+                h = next(results)
+                want = min(10, len(sets[i]))
+                if i < CALIBRATE:
+                    cal, n_cal = cal + h, n_cal + want
+                else:
+                    meas, n_meas = meas + h, n_meas + want
+                if i % 20 == 0:
+                    yield 0.87 + 0.13 * (m_no + i / len(qids)) / 2
+        finally:
+            pool.shutdown(cancel_futures=True)
+        r_cal = cal / max(1, n_cal)
+        r_meas = meas / max(1, n_meas) if n_meas else r_cal
+        options = sorted(
+            (
+                (cost(index, c1s[i], c2s[j]), i, j)
+                for i in range(len(c1s))
+                for j in range(len(c2s))
+                if c2s[j] <= c1s[i]
+            ),
+        )
+        chosen = next(((i, j) for _, i, j in options if r_cal[i, j] >= CHOOSE_AT), None)
+        if chosen is None:
+            chosen = (len(c1s) - 1, len(c2s) - 1)
+        i, j = chosen
+        while r_meas[i, j] < WIDEN_UNTIL and (i < len(c1s) - 1 or j < len(c2s) - 1):
+            i, j = min(i + 1, len(c1s) - 1), min(j + 1, len(c2s) - 1)  # widen both lists
+        stats.settings[metric] = [int(c1s[i]), int(c2s[j])]
+        stats.recall_at_10[metric] = round(float(r_meas[i, j]), 4)
+        stats.usable[metric] = bool(r_meas[i, j] >= TARGET_RECALL)
+        if not stats.usable[metric]:
+            reasons.append(
+                f"{metric}: recall@10 {r_meas[i, j]:.3f} < {TARGET_RECALL} even with the widest "
+                f"candidate lists ({c1s[i]}, {c2s[j]})"
+            )
+    stats.reason = "; ".join(reasons)
+    return stats
