@@ -38,9 +38,9 @@ def open_window(
     app = QApplication.instance() or QApplication(sys.argv[:1])
     from explorer.app import tuning
     from explorer.app.state import AppState
-    from explorer.ui.launch import quiet_offscreen_warnings
-    from explorer.ui.main_window import MainWindow
-    from explorer.ui.style import apply_theme
+    from explorer.ui.widgets.style import apply_theme
+    from explorer.ui.window.launch import quiet_offscreen_warnings
+    from explorer.ui.window.main_window import MainWindow
 
     quiet_offscreen_warnings()
     apply_theme(app)

@@ -2,7 +2,7 @@
 
 The same plot (a 60-point loss-like curve, grid on both axes at the Learn tab's alpha) is
 repainted again and again at two sizes, with pyqtgraph's own axes and with
-explorer.ui.solid_grid's; also with no grid at all, for the floor. Prints the median and the
+explorer.ui.widgets.solid_grid's; also with no grid at all, for the floor. Prints the median and the
 slowest repaint of the plot's viewport, in ms of the GUI thread.
 
     python bench/grid_paint.py [--repaints 40]
@@ -23,7 +23,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QApplication
 
-from explorer.ui.solid_grid import show_solid_grid, solid_grid_axes
+from explorer.ui.widgets.solid_grid import show_solid_grid, solid_grid_axes
 
 ALPHA = 0.2
 

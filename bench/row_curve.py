@@ -33,8 +33,8 @@ from event_loop import open_window, wait_until
 def measure(model: str, clicks: int, work: Path, present: bool) -> dict:
     import pyqtgraph as pg
 
-    from explorer.ui.viewer.band_curve import BandCurve
-    from explorer.ui.viewer.plot import ValuesPlot
+    from explorer.ui.rows.band_curve import BandCurve
+    from explorer.ui.rows.plot import ValuesPlot
 
     spans = BandCurve._spans_apply
     painted: list[float] = []  # the values plot's paint events, in ms of GUI-thread CPU

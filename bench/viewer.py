@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QApplication
 from explorer.core.model.formats.safetensors import write_safetensors
 from explorer.core.model.open import open_model
 from explorer.core.rows.read import load_rows
-from explorer.ui.viewer import EmbeddingViewer
+from explorer.ui.rows.viewer import EmbeddingViewer
 
 
 def ms(xs: list[float]) -> str:

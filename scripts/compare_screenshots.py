@@ -17,8 +17,8 @@ from PySide6.QtWidgets import QApplication
 from explorer.app import tuning
 from explorer.app.state import AppState
 from explorer.core.resources import demo_model_dir
-from explorer.ui.main_window import MainWindow
-from explorer.ui.style import apply_theme
+from explorer.ui.widgets.style import apply_theme
+from explorer.ui.window.main_window import MainWindow
 
 SIZES = ((1280, 800), (1024, 700))
 

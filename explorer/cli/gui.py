@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         return fail("--size, --tab and --map go with --screenshot FILE.png")
     if not args.screenshot and not has_display():  # a screenshot goes offscreen by itself
         return fail(NO_DISPLAY)
-    from explorer.ui.launch import launch  # keep Qt out of headless commands
+    from explorer.ui.window.launch import launch  # keep Qt out of headless commands
 
     code = launch(args)
     if args.screenshot:

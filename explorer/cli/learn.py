@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     svg_to_png: Callable[[str, Path], None] | None = None
     if not args.no_png:
         try:
-            from explorer.ui import map_export  # Qt for PNG output only
+            from explorer.ui.map import export as map_export  # Qt for PNG output only
 
             svg_to_png = map_export.svg_to_png
         except ImportError:

@@ -115,7 +115,7 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def _write_png(svg: str, out: Path) -> None:
-    from explorer.ui.map_export import svg_to_png  # Qt only for PNG output
+    from explorer.ui.map.export import svg_to_png  # Qt only for PNG output
 
     # libpng writes "libpng error: …" straight to file descriptor 2 when a write fails (a full
     # disk); hide it for the save so that the one line below is all the user sees.

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             if suffix == ".svg":
                 out.write_text(svg, encoding="utf-8")
             else:
-                from explorer.ui.map_export import svg_to_png  # Qt for PNG only
+                from explorer.ui.map.export import svg_to_png  # Qt for PNG only
 
                 svg_to_png(svg, out)
     if args.json:

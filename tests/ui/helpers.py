@@ -116,7 +116,7 @@ def open_window(qtbot, path, size: tuple[int, int] = (1280, 800), timeout: int =
     """A shown main window (MainWindow keyword arguments in `kwargs`) with the model at `path`
     open and every job it started done."""
     from explorer.app.state import AppState
-    from explorer.ui.main_window import MainWindow
+    from explorer.ui.window.main_window import MainWindow
 
     win = MainWindow(AppState(), **kwargs)
     qtbot.addWidget(win)

@@ -22,8 +22,8 @@ from explorer.ui.analysis.head_view import HeadView
 from explorer.ui.analysis.plots import DimensionPlot
 from explorer.ui.analysis.stats_view import StatsView
 from explorer.ui.analysis.tabs import wire_explain, wire_head, wire_stats
-from explorer.ui.kind_colours import KIND_RGB
-from explorer.ui.main_window import MainWindow
+from explorer.ui.map.kind_colors import KIND_RGB
+from explorer.ui.window.main_window import MainWindow
 
 
 def _open(tmp_path, tied: bool, dtype: str = "F32"):

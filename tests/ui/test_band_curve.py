@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QImage
 from explorer.core.model.formats.safetensors import write_safetensors
 from explorer.core.model.open import open_model
 from explorer.core.rows.read import load_rows
-from explorer.ui.viewer.band_curve import BandCurve, column_rows, span_image
+from explorer.ui.rows.band_curve import BandCurve, column_rows, span_image
 
 COLOUR = QColor("#1f5fa0")
 

@@ -19,7 +19,7 @@ from explorer.app.state import AppState
 from explorer.core.model.formats.safetensors import write_safetensors
 from explorer.ui.compare.tab import wire
 from explorer.ui.compare.view import CompareView
-from explorer.ui.main_window import MainWindow
+from explorer.ui.window.main_window import MainWindow
 
 B_WORDS = ["cat", "dog", "zebra", "the", "moon", "kitten", "sun", "mat", "tree", "banana", "x"]
 

@@ -15,8 +15,8 @@ from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QTableView
 from ui.helpers import open_window
 
-from explorer.ui.exports import SCALES
-from explorer.ui.map_pane import MapPane
+from explorer.ui.exports.menus import SCALES
+from explorer.ui.map.pane import MapPane
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QApplication
 from explorer.app import tuning
 from explorer.app.state import AppState
 from explorer.core.resources import demo_model_dir
-from explorer.ui.main_window import MainWindow
+from explorer.ui.window.main_window import MainWindow
 
 tuning.tune_process()
 app = QApplication([])

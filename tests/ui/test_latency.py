@@ -10,7 +10,7 @@ from ui.helpers import write_bf16_model
 
 from explorer.app.gapmeter import GapMeter, OtherLoad
 from explorer.app.state import AppState
-from explorer.ui.main_window import MainWindow
+from explorer.ui.window.main_window import MainWindow
 
 ROWS, DIM = 32768, 4096  # 256 MiB of BF16
 MAX_GAP_MS = 100

@@ -13,7 +13,7 @@ from ui.helpers import make_model, open_window
 
 from explorer.app import settings as recent
 from explorer.app.state import AppState
-from explorer.ui.main_window import MainWindow
+from explorer.ui.window.main_window import MainWindow
 
 
 def idle(qtbot, window: MainWindow, timeout: int = 30000) -> None:
@@ -103,7 +103,7 @@ def test_clicking_a_chip_shows_exact_values_of_that_row(qtbot, window, tiny_mode
 
 
 def test_chip_tooltip_names_id_piece_and_bytes(window, qtbot):
-    from explorer.ui.token_chips import token_tooltip
+    from explorer.ui.tokens.chips import token_tooltip
 
     tokens = type_text(qtbot, window, "cat")
     tip = token_tooltip(tokens[0])

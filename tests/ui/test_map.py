@@ -17,8 +17,8 @@ from explorer.app.gapmeter import GapMeter, OtherLoad
 from explorer.app.state import AppState
 from explorer.core.map.geometry import points_in_polygon
 from explorer.core.resources import demo_model_dir
-from explorer.ui.map_pane import MapPane
-from explorer.ui.map_view import MapView
+from explorer.ui.map.pane import MapPane
+from explorer.ui.map.view import MapView
 
 
 def grid_points(n_side: int = 6):

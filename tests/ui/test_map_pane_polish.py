@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QWidget
 from explorer.app.state import AppState
 from explorer.core.map import projection
 from explorer.core.resources import demo_model_dir
-from explorer.ui.flow_layout import ElidedLabel, FlowLayout
-from explorer.ui.map_pane import MapPane
+from explorer.ui.map.pane import MapPane
+from explorer.ui.widgets.flow_layout import ElidedLabel, FlowLayout
 
 
 @pytest.fixture
@@ -94,7 +94,7 @@ def test_legend_draws_missing_glyphs_and_the_chosen_ring_is_not_a_cluster_colour
     from PySide6.QtGui import QColor, QFont
 
     from explorer.core.map import figure
-    from explorer.ui.map_view import CHOSEN_RING, drawable
+    from explorer.ui.map.view import CHOSEN_RING, drawable
 
     font = QFont()
     assert drawable("cat (3)", font) == "cat (3)"
@@ -111,7 +111,7 @@ def test_legend_draws_missing_glyphs_and_the_chosen_ring_is_not_a_cluster_colour
 def test_view_frames_the_bulk_and_not_far_off_outliers(qtbot):
     import numpy as np
 
-    from explorer.ui.map_view import MapView
+    from explorer.ui.map.view import MapView
 
     view = MapView()
     qtbot.addWidget(view)

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from explorer.app.state import AppState
 from explorer.core.resources import demo_model_dir
-from explorer.ui.map_pane import MapPane
+from explorer.ui.map.pane import MapPane
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -8,7 +8,7 @@ from ui.helpers import cell_colours, near
 
 from explorer.core.model.open import open_model
 from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
-from explorer.ui.neighbors_pane import NeighborsPane, _Rows, bar_and_text_rects, bar_fractions
+from explorer.ui.neighbors.pane import NeighborsPane, _Rows, bar_and_text_rects, bar_fractions
 
 
 def _search(tmp_path, tiny_model, metric="cosine", k=5):

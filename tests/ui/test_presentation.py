@@ -8,7 +8,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QDockWidget, QWidget
 from ui.helpers import open_window
 
-from explorer.ui.main_window import MainWindow
+from explorer.ui.window.main_window import MainWindow
 
 
 def idle(qtbot, window: MainWindow, timeout: int = 30000) -> None:

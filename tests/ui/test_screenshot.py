@@ -8,7 +8,7 @@ import sys
 
 from PySide6.QtGui import QImage
 
-from explorer.ui.screenshot import DEFAULT_SIZE as SCREENSHOT_SIZE
+from explorer.ui.window.screenshot import DEFAULT_SIZE as SCREENSHOT_SIZE
 
 
 def run_gui(*args: str, tmp_path) -> subprocess.CompletedProcess:
@@ -110,7 +110,7 @@ def test_screenshot_into_a_missing_folder_names_the_folder(tmp_path):
 def test_font_database_chatter_is_filtered(qapp):
     from PySide6.QtCore import QLoggingCategory
 
-    from explorer.ui.launch import QUIET_LOG_RULES
+    from explorer.ui.window.launch import QUIET_LOG_RULES
 
     QLoggingCategory.setFilterRules(QUIET_LOG_RULES)  # what launch() sets at start-up
     assert not QLoggingCategory("qt.text.font.db").isWarningEnabled()
@@ -123,7 +123,7 @@ def test_the_text_pane_keeps_its_text_between_launches(qapp, tmp_path):
     from PySide6.QtCore import QSettings
 
     from explorer.app.settings import MAX_SAVED_TEXT, save_text
-    from explorer.ui.launch import FIRST_RUN_TEXT, initial_text
+    from explorer.ui.window.launch import FIRST_RUN_TEXT, initial_text
 
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     plain = argparse.Namespace(text=None, screenshot=None)

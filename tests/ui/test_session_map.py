@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from explorer.app.state import AppState
-from explorer.ui.main_window import MainWindow
+from explorer.ui.window.main_window import MainWindow
 
 
 def idle(qtbot, window: MainWindow) -> None:

@@ -12,7 +12,7 @@ from explorer.app.controllers.session import recent_sessions
 from explorer.app.settings import wait_for_writes
 from explorer.app.state import AppState
 from explorer.core.session import load_session
-from explorer.ui.main_window import MainWindow
+from explorer.ui.window.main_window import MainWindow
 
 
 def idle(qtbot, window: MainWindow, timeout: int = 30000) -> None:

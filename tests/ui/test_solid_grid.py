@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QImage
 
-from explorer.ui.solid_grid import mixed, show_solid_grid, solid_grid_axes
+from explorer.ui.widgets.solid_grid import mixed, show_solid_grid, solid_grid_axes
 
 CURVE = QColor("#1f77b4")
 

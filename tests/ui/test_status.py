@@ -7,7 +7,7 @@ import threading
 from PySide6.QtCore import Qt
 
 from explorer.app.jobs import Jobs, Lane
-from explorer.ui.status import make_status_bar
+from explorer.ui.window.status import make_status_bar
 
 
 def test_long_job_shows_progress_and_cancel_stops_it(qtbot):
@@ -85,7 +85,7 @@ def test_progress_never_paints_the_window_at_once(qtbot):
     from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
     from ui.paints import Paints
 
-    from explorer.ui.job_progress import JobProgressBar
+    from explorer.ui.widgets.job_progress import JobProgressBar
 
     window = QWidget()
     qtbot.addWidget(window)
@@ -109,7 +109,7 @@ def test_job_progress_text_and_fraction_are_clamped_after_a_busy_indicator(qtbot
     """A job that reports a little over 1 (rounding in its own count) shows a full bar, not the
     last value it had: QProgressBar ignores a value out of its range. A busy indicator before it
     (range 0..0) gives way to the fraction's range."""
-    from explorer.ui.job_progress import STEPS, JobProgressBar
+    from explorer.ui.widgets.job_progress import STEPS, JobProgressBar
 
     progress = JobProgressBar()
     qtbot.addWidget(progress)

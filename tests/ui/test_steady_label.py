@@ -3,7 +3,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 from ui.paints import LayoutRequests
 
-from explorer.ui.steady_label import SteadyLabel
+from explorer.ui.widgets.steady_label import SteadyLabel
 
 
 def fits(label: SteadyLabel) -> bool:

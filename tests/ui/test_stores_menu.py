@@ -6,8 +6,8 @@ import pytest
 from core.test_stores import make_hf_cache, make_ollama
 
 from explorer.app.state import AppState
-from explorer.ui.main_window import MainWindow
-from explorer.ui.stores_menu import NONE_FOUND, StoresMenu
+from explorer.ui.model.stores_menu import NONE_FOUND, StoresMenu
+from explorer.ui.window.main_window import MainWindow
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import QPoint, Qt
 
 from explorer.app.state import AppState
-from explorer.ui.token_chips import MAX_CHIPS
-from explorer.ui.token_pane import TokenPane
+from explorer.ui.tokens.chips import MAX_CHIPS
+from explorer.ui.tokens.pane import TokenPane
 
 
 def open_state(qtbot, path) -> AppState:

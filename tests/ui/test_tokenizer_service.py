@@ -43,7 +43,7 @@ WINDOW_SCRIPT = textwrap.dedent(
 
     app = QApplication([])
     from explorer.app.state import AppState
-    from explorer.ui.main_window import MainWindow
+    from explorer.ui.window.main_window import MainWindow
 
     def wait(condition):
         deadline = time.monotonic() + 120
@@ -231,7 +231,7 @@ def test_token_kinds_made_in_the_child_equal_the_kinds_made_here(which, bpe_mode
 
 @pytest.mark.parametrize("which", ["bpe", "demo"])
 def test_find_box_index_sorted_in_the_child_answers_like_one_sorted_here(which, bpe_model):
-    from explorer.app.controllers.vocabulary import build_index
+    from explorer.app.controllers.tokens import build_index
     from explorer.core.resources import demo_model_dir
     from explorer.core.tokenizer.vocab_index import VocabIndex
 

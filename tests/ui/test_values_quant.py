@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 
 from explorer.core.model.open import open_model
 from explorer.core.rows.read import load_rows
-from explorer.ui.viewer import quant_columns as qc
-from explorer.ui.viewer.values_table import VALUE, ValuesTable
+from explorer.ui.rows import quant_columns as qc
+from explorer.ui.rows.values_table import VALUE, ValuesTable
 
 _USER = 256  # Qt.UserRole: exact machine values
 

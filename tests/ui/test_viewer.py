@@ -18,10 +18,9 @@ from explorer.core.model.formats.safetensors import write_safetensors
 from explorer.core.model.open import open_model
 from explorer.core.rows.numbers import near_square, row_stats
 from explorer.core.rows.read import load_rows
-from explorer.ui.viewer import EmbeddingViewer
-from explorer.ui.viewer.band_curve import BandCurve
-from explorer.ui.viewer.style import fmt
-from explorer.ui.viewer.values_table import (
+from explorer.ui.rows.band_curve import BandCurve
+from explorer.ui.rows.style import fmt
+from explorer.ui.rows.values_table import (
     BITS,
     EXPONENT,
     HEX,
@@ -31,6 +30,7 @@ from explorer.ui.viewer.values_table import (
     VALUE,
     ValuesModel,
 )
+from explorer.ui.rows.viewer import EmbeddingViewer
 
 WORDS = ["[UNK]", "the", "cat", "sat", "on", "mat", "dog", "banana", "kitten"]
 
@@ -614,7 +614,7 @@ def test_a_new_row_re_lays_out_only_the_cards_head(viewer, bf16_model, qtbot):
 
 
 def test_plot_scale_is_round_and_steady_across_rows_of_similar_size():
-    from explorer.ui.viewer.plot import steady_range
+    from explorer.ui.rows.plot import steady_range
 
     assert steady_range(-0.073, 0.081) == (-0.1, 0.1)  # round, symmetric about 0
     assert steady_range(-0.061, 0.095) == steady_range(-0.09, 0.052)  # the same scale
@@ -628,7 +628,7 @@ def test_plot_scale_is_round_and_steady_across_rows_of_similar_size():
 
 
 def test_plot_scale_stays_while_rows_fit_it():
-    from explorer.ui.viewer.plot import next_range
+    from explorer.ui.rows.plot import next_range
 
     first = next_range(None, -0.073, 0.081)
     assert first == (-0.1, 0.1)

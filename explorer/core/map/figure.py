@@ -2,7 +2,7 @@
 
 The CLI writes this SVG as is, and rasterises the same SVG for PNG output (QtSvg, offscreen), so
 both files show the same figure. The label placement and the colour maps are shared with the
-interactive map (explorer/ui/map_view.py).
+interactive map (explorer/ui/map/view.py).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from explorer.ui.viewer.style import DIVERGING_MAP, is_dark
+from explorer.ui.rows.style import DIVERGING_MAP, is_dark
 
 MARGIN = 16
 GOOD = QColor("#15803d")

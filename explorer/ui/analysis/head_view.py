@@ -19,7 +19,7 @@ from explorer.app.controllers.head import HeadShown, TokenShown
 from explorer.core.analysis.head import TokenScore
 from explorer.ui.analysis.plots import Histogram
 from explorer.ui.analysis.table import TokenTable
-from explorer.ui.job_progress import JobProgressBar
+from explorer.ui.widgets.job_progress import JobProgressBar
 
 DIRECT_TIP = (
     "The logits a model with no layers would give: the next-token guesses of E[t] · Uᵀ "

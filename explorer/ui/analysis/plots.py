@@ -9,8 +9,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 
-from explorer.ui.solid_grid import show_solid_grid, solid_grid_axes
-from explorer.ui.viewer.style import is_dark, muted_text, series_color
+from explorer.ui.rows.style import is_dark, muted_text, series_color
+from explorer.ui.widgets.solid_grid import show_solid_grid, solid_grid_axes
 
 FLAG = QColor("#dc2626")
 

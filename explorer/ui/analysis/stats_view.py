@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from explorer.app.controllers.stats import DimensionShown, StatsShown
 from explorer.ui.analysis.plots import DimensionBars, DimensionPlot, Histogram
 from explorer.ui.analysis.table import TokenTable
-from explorer.ui.job_progress import JobProgressBar
+from explorer.ui.widgets.job_progress import JobProgressBar
 
 SUSPICIOUS_TIP = (
     "Rows that look under-trained ('glitch' tokens, Land & Bartolo 2024): all zeros, a norm far "

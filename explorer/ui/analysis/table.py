@@ -18,7 +18,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-from explorer.ui.roles import EXPORT_ROLE
+from explorer.ui.widgets.roles import EXPORT_ROLE
 
 Index = QModelIndex | QPersistentModelIndex
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1

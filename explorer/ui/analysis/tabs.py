@@ -19,7 +19,7 @@ from explorer.ui.analysis.stats_view import StatsView
 from explorer.ui.view_tabs import add_view_tab
 
 if TYPE_CHECKING:
-    from explorer.ui.main_window import MainWindow
+    from explorer.ui.window.main_window import MainWindow
 
 
 def wire_explain(c: ExplainController, v: ExplainView) -> None:

@@ -14,7 +14,7 @@ from explorer.ui.compare.view import CompareView
 from explorer.ui.view_tabs import add_view_tab
 
 if TYPE_CHECKING:
-    from explorer.ui.main_window import MainWindow
+    from explorer.ui.window.main_window import MainWindow
 
 OTHER_FILTER = "Models (*.safetensors *.gguf *.json);;All files (*)"
 

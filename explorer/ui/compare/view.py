@@ -28,7 +28,7 @@ from explorer.app.controllers.compare import OverlapShown, Pair, TokenComparison
 from explorer.core.compare.neighbors import NeighborRow
 from explorer.ui.analysis.table import TokenTable
 from explorer.ui.compare.plots import OverlapHistogram, PairMap
-from explorer.ui.job_progress import JobProgressBar
+from explorer.ui.widgets.job_progress import JobProgressBar
 
 COLUMNS = ["#", "Token", "Cosine", "Both"]
 ERROR = "<span style='color:#b91c1c'>{}</span>"

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.ui.job_progress import JobProgressBar
+from explorer.ui.widgets.job_progress import JobProgressBar
 
 # Slider position → pause between epochs (s): fastest first.
 DELAYS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)

@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
-from explorer.ui.solid_grid import show_solid_grid, solid_grid_axes
+from explorer.ui.widgets.solid_grid import show_solid_grid, solid_grid_axes
 
 
 class LossPlot(pg.PlotWidget):

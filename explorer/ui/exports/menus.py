@@ -1,6 +1,6 @@
 """Exports of every table and plot of a window, from their context menu: tables as CSV (copied
 or saved), plots as PNG at 1×, 2× or 4× and as SVG. The map has its own export (vector circles,
-explorer/ui/map_export.py) and is left alone. Also the selected rows as .npy or copied."""
+explorer/ui/map/export.py) and is left alone. Also the selected rows as .npy or copied."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QTableView, QWidget
 
 from explorer.core.errors import ExplorerError
 from explorer.core.table_export import csv_text
-from explorer.ui.map_pane import MapPane
-from explorer.ui.roles import EXPORT_ROLE
+from explorer.ui.map.pane import MapPane
+from explorer.ui.widgets.roles import EXPORT_ROLE
 
 if TYPE_CHECKING:
-    from explorer.ui.main_window import MainWindow
+    from explorer.ui.window.main_window import MainWindow
 
 SCALES = (1, 2, 4)
 

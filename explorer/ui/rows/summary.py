@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.core.rows.read import RowData
-from explorer.ui.layout_fence import LayoutFence
-from explorer.ui.steady_label import SteadyLabel
-from explorer.ui.viewer.style import fmt, is_dark, mono_font, series_color
+from explorer.ui.rows.style import fmt, is_dark, mono_font, series_color
+from explorer.ui.widgets.layout_fence import LayoutFence
+from explorer.ui.widgets.steady_label import SteadyLabel
 
 UNUSED_TIP = (
     "The tokenizer never produces this id: the row only pads the matrix to a round size, "

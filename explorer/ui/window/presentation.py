@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.ui.map_labels import LABEL_PX
-from explorer.ui.map_view import MapView
-from explorer.ui.viewer import style as viewer_style
+from explorer.ui.map.labels import LABEL_PX
+from explorer.ui.map.view import MapView
+from explorer.ui.rows import style as viewer_style
 
 POINT_SIZE = 20  # pt: at least 18 everywhere, readable from the back of a room
 LABEL_PIXELS = 27  # map labels: 20 pt at 96 dpi

@@ -33,10 +33,10 @@ from explorer.core.errors import ExplorerError, TokenError
 from explorer.core.map import neighborhood, projection
 from explorer.core.map.pipeline import MapData, MapRequest
 from explorer.core.tokenizer import vocab_table
-from explorer.ui import map_export
-from explorer.ui.flow_layout import ElidedLabel, FlowLayout, labelled
-from explorer.ui.job_progress import JobProgressBar
-from explorer.ui.map_view import MapView
+from explorer.ui.map import export as map_export
+from explorer.ui.map.view import MapView
+from explorer.ui.widgets.flow_layout import ElidedLabel, FlowLayout, labelled
+from explorer.ui.widgets.job_progress import JobProgressBar
 
 SOURCES = [
     ("around", "Around selection"),

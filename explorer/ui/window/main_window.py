@@ -32,24 +32,24 @@ from explorer.app.jobs import Lane, error_message
 from explorer.app.state import AppState
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.resources import demo_model_dir
-from explorer.ui import stores_menu
 from explorer.ui.analysis.tabs import AnalysisTabs
 from explorer.ui.compare.tab import CompareTab
-from explorer.ui.exports import Exports
-from explorer.ui.layout_fence import LayoutFence
+from explorer.ui.exports.menus import Exports
 from explorer.ui.learning.learn_tab import LearnTab
-from explorer.ui.map_pane import MapPane
-from explorer.ui.model_panel import ModelPanel
-from explorer.ui.neighbors_pane import NeighborsPane
-from explorer.ui.presentation import Presenter
-from explorer.ui.recent_paths import add_path_actions
-from explorer.ui.session_menu import SessionMenus
-from explorer.ui.status import make_status_bar
-from explorer.ui.steady_tabs import SteadyTabWidget
-from explorer.ui.token_pane import TokenPane
-from explorer.ui.token_search import TokenSearch
-from explorer.ui.twin_switch import install_twin_switch
-from explorer.ui.viewer import EmbeddingViewer
+from explorer.ui.learning.twin_switch import install_twin_switch
+from explorer.ui.map.pane import MapPane
+from explorer.ui.model import stores_menu
+from explorer.ui.model.panel import ModelPanel
+from explorer.ui.neighbors.pane import NeighborsPane
+from explorer.ui.rows.viewer import EmbeddingViewer
+from explorer.ui.sessions.menu import SessionMenus
+from explorer.ui.tokens.pane import TokenPane
+from explorer.ui.tokens.search import TokenSearch
+from explorer.ui.widgets.layout_fence import LayoutFence
+from explorer.ui.widgets.recent_paths import add_path_actions
+from explorer.ui.widgets.steady_tabs import SteadyTabWidget
+from explorer.ui.window.presentation import Presenter
+from explorer.ui.window.status import make_status_bar
 
 LEFT_WIDTH = 400  # px of the left dock column in the default layout
 SHORT_WINDOW = 680  # px: below this height the text and neighbours docks are tabbed together

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QThread
 
-from explorer.ui.main_window import MainWindow
+from explorer.ui.window.main_window import MainWindow
 
 DEFAULT_SIZE = (1280, 800)
 TIMEOUT_MS = 120_000

@@ -15,10 +15,10 @@ from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from explorer.core.map import figure, geometry
-from explorer.ui.kind_colours import kind_palette, legend_entries
-from explorer.ui.map_brushes import PALETTE_STEPS, brushes, continuous_brushes
-from explorer.ui.map_labels import LabelPool, drawable
-from explorer.ui.map_viewbox import MapViewBox
+from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
+from explorer.ui.map.kind_colors import kind_palette, legend_entries
+from explorer.ui.map.labels import LabelPool, drawable
+from explorer.ui.map.viewbox import MapViewBox
 
 CHOSEN_RING = "#111111"  # box/lasso-chosen points: a colour no cluster or colour scale uses
 

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from explorer.app.state import AppState
 from explorer.core.tokenizer.text import Token
-from explorer.ui.token_chips import TokenChips
+from explorer.ui.tokens.chips import TokenChips
 
 DEBOUNCE_MS = 150
 PLACEHOLDER = "Type or paste text here, e.g. The cat sat on the mat"

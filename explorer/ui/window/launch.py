@@ -96,8 +96,8 @@ def launch(args: argparse.Namespace) -> int:
         from explorer.app.settings import save_text, wait_for_writes
         from explorer.app.state import AppState, open_job
         from explorer.core.errors import ExplorerError
-        from explorer.ui.main_window import MainWindow
-        from explorer.ui.style import apply_theme
+        from explorer.ui.widgets.style import apply_theme
+        from explorer.ui.window.main_window import MainWindow
 
         quiet_offscreen_warnings()
         tuning.tune_process()
@@ -141,7 +141,7 @@ def launch(args: argparse.Namespace) -> int:
     if session:
         window.sessions.controller.open(Path(session).expanduser())
     if args.screenshot:
-        from explorer.ui.screenshot import DEFAULT_SIZE, Shot, take
+        from explorer.ui.window.screenshot import DEFAULT_SIZE, Shot, take
 
         size = getattr(args, "size", None) or DEFAULT_SIZE
         shot = Shot(args.screenshot, size, getattr(args, "tab", None), getattr(args, "map", None))

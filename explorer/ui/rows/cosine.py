@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from explorer.core.rows.numbers import cosine_matrix
 from explorer.core.rows.read import RowData
-from explorer.ui.viewer.style import diverging_colormap, mono_font, row_name
+from explorer.ui.rows.style import diverging_colormap, mono_font, row_name
 
 
 def _text_on(bg: QColor) -> QColor:

@@ -12,9 +12,9 @@ from PySide6.QtGui import QColor, QFontMetrics, QPalette, QPen
 from PySide6.QtWidgets import QWidget
 
 from explorer.core.rows.read import RowData
-from explorer.ui.viewer.band_curve import BandCurve
-from explorer.ui.viewer.picking import IndexPicking
-from explorer.ui.viewer.style import is_dark, muted_text, series_color, style_plot
+from explorer.ui.rows.band_curve import BandCurve
+from explorer.ui.rows.picking import IndexPicking
+from explorer.ui.rows.style import is_dark, muted_text, series_color, style_plot
 
 NICE_STEPS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0)
 
@@ -76,7 +76,7 @@ class ValuesPlot(IndexPicking, pg.PlotWidget):
         # a fixed width: tick labels of another length (0.1, then 0.15) re-laid out the plot
         # and repainted all of it on a click
         item.getAxis("left").setWidth(QFontMetrics(self.font()).horizontalAdvance("-0.00015") + 28)
-        # no grid (pyqtgraph's own cost ~5 ms a repaint; explorer/ui/solid_grid.py is cheap)
+        # no grid (pyqtgraph's own cost ~5 ms a repaint; explorer/ui/widgets/solid_grid.py is cheap)
         item.setMenuEnabled(False)
         item.hideButtons()
         self.zero = pg.InfiniteLine(pos=0, angle=0, movable=False)

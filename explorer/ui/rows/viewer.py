@@ -17,14 +17,14 @@ from PySide6.QtWidgets import (
 
 from explorer.core.rows.numbers import row_stats
 from explorer.core.rows.read import RowData
-from explorer.ui.layout_fence import LayoutFence
-from explorer.ui.steady_tabs import SteadyTabWidget
-from explorer.ui.style import reserve_lines
-from explorer.ui.viewer.cosine import CosinePanel
-from explorer.ui.viewer.heatmap import RowHeatmap
-from explorer.ui.viewer.plot import ValuesPlot
-from explorer.ui.viewer.summary import SummaryCard, SummaryTable
-from explorer.ui.viewer.values_table import ValuesTable
+from explorer.ui.rows.cosine import CosinePanel
+from explorer.ui.rows.heatmap import RowHeatmap
+from explorer.ui.rows.plot import ValuesPlot
+from explorer.ui.rows.summary import SummaryCard, SummaryTable
+from explorer.ui.rows.values_table import ValuesTable
+from explorer.ui.widgets.layout_fence import LayoutFence
+from explorer.ui.widgets.steady_tabs import SteadyTabWidget
+from explorer.ui.widgets.style import reserve_lines
 
 DEFAULT_HINT = "Click a token to see its embedding"
 SUB_HINT = "Select several tokens to overlay them and compare their cosine similarities."

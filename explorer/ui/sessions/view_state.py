@@ -13,7 +13,7 @@ import numpy as np
 from explorer.core.session import Session
 
 if TYPE_CHECKING:
-    from explorer.ui.main_window import MainWindow
+    from explorer.ui.window.main_window import MainWindow
 
 
 def tab_names(window: MainWindow) -> list[str]:

@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QP
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from explorer.core.tokenizer.text import Token
-from explorer.ui.style import accent, chip_colors, is_dark
+from explorer.ui.widgets.style import accent, chip_colors, is_dark
 
 _TOOLTIP = QEvent.Type.ToolTip  # looked up once: event() sees every event of the widget
 MAX_CHIPS = 3000  # more than this are summarised; tooltips and clicks stay cheap

@@ -17,9 +17,8 @@ from PySide6.QtWidgets import (
 
 from explorer.core.rows.bits import BIT_LAYOUTS, BitFields, QuantBlocks, quant_blocks
 from explorer.core.rows.read import RowData
-from explorer.ui.painted_table import Column, Ink, PaintedTable, Row
-from explorer.ui.viewer import quant_columns as qc
-from explorer.ui.viewer.style import (
+from explorer.ui.rows import quant_columns as qc
+from explorer.ui.rows.style import (
     exact_decimal,
     float_repr,
     is_dark,
@@ -27,6 +26,7 @@ from explorer.ui.viewer.style import (
     row_name,
     series_color,
 )
+from explorer.ui.widgets.painted_table import Column, Ink, PaintedTable, Row
 
 INDEX, VALUE, HEX, SIGN, EXPONENT, MANTISSA, BITS = range(7)
 _HEADERS = ("index", "value", "hex", "sign", "exponent", "mantissa", "bits")

@@ -17,11 +17,12 @@ from explorer.app.controllers.slides import SlideDeck
 from explorer.app.jobs import error_message
 from explorer.core.errors import ExplorerError
 from explorer.core.session import LoadedSession
-from explorer.ui import slides_export, view_state
-from explorer.ui.recent_paths import add_path_actions
+from explorer.ui.sessions import view_state
+from explorer.ui.slides import export as slides_export
+from explorer.ui.widgets.recent_paths import add_path_actions
 
 if TYPE_CHECKING:
-    from explorer.ui.main_window import MainWindow
+    from explorer.ui.window.main_window import MainWindow
 
 SESSION_FILTER = "Embedding Explorer session (*.eesession.json *.json);;All files (*)"
 

@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.core.search.neighbors import METRICS, NeighborResult
-from explorer.ui.painted_table import Column, Ink, PaintedTable, Row
-from explorer.ui.roles import EXPORT_ROLE
-from explorer.ui.style import reserve_lines
+from explorer.ui.widgets.painted_table import Column, Ink, PaintedTable, Row
+from explorer.ui.widgets.roles import EXPORT_ROLE
+from explorer.ui.widgets.style import reserve_lines
 
 METRIC_NAMES = {"cosine": "Cosine", "dot": "Dot product", "l2": "Euclidean"}
 SCORE_NAMES = {"cosine": "Cosine", "dot": "Dot", "l2": "Distance"}

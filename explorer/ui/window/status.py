@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QToolButton, QWidget
 
 from explorer.app.jobs import Jobs
-from explorer.ui.job_progress import JobProgressBar
+from explorer.ui.widgets.job_progress import JobProgressBar
 
 SHOW_AFTER_MS = 300  # quick jobs (a row lookup) never flash a progress bar
 LABEL_WIDTH = 240

@@ -7,7 +7,7 @@ import re
 from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QCompleter, QLineEdit, QWidget
 
-from explorer.app.controllers.vocabulary import VocabularyController
+from explorer.app.controllers.tokens import VocabularyController
 from explorer.app.state import AppState
 from explorer.core.tokenizer.vocab_index import Match
 

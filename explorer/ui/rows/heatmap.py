@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QWidget
 
 from explorer.core.rows.numbers import near_square
 from explorer.core.rows.read import RowData
-from explorer.ui.viewer.picking import IndexPicking
-from explorer.ui.viewer.style import diverging_colormap, muted_text, style_plot
+from explorer.ui.rows.picking import IndexPicking
+from explorer.ui.rows.style import diverging_colormap, muted_text, style_plot
 
 
 def row_image(values: np.ndarray) -> np.ndarray:

@@ -1,0 +1,1 @@
+"""The model panel and File › Models on this computer."""

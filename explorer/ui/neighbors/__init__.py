@@ -1,0 +1,1 @@
+"""The nearest-neighbours pane of the selection."""

@@ -1,0 +1,1 @@
+"""The embedding viewer: everything about the selected token rows (see viewer.EmbeddingViewer)."""

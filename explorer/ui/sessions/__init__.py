@@ -1,0 +1,1 @@
+"""File › sessions: saving and opening what the window shows."""

@@ -1,0 +1,1 @@
+"""Widgets that several features share: tables and labels that paint cheaply, progress, theme."""
