@@ -37,6 +37,7 @@ from explorer.ui.map import export as map_export
 from explorer.ui.map.view import MapView
 from explorer.ui.widgets.flow_layout import ElidedLabel, FlowLayout, labelled
 from explorer.ui.widgets.job_progress import JobProgressBar
+from explorer.ui.widgets.roles import OWN_EXPORTS
 
 SOURCES = [
     ("around", "Around selection"),
@@ -71,6 +72,7 @@ class MapPane(QWidget):
         self._warm_up = warm_up
         self._make_request_controls()
         self._make_export_menu()
+        self.setProperty(OWN_EXPORTS, True)  # the window's plot exports leave the map alone
         self._make_map_controls()
         self._lay_out()
         self._connect()

@@ -59,10 +59,3 @@ class StoresMenu(QMenu):
         action.setEnabled(not m.problem)
         action.triggered.connect(lambda _=False, p=str(m.path): self._open_path(p))
         return action
-
-
-def install(window) -> StoresMenu:
-    """Put the menu into the window's File menu, just above Open recent."""
-    menu = StoresMenu(window.open_path, window)
-    window.file_menu.insertMenu(window.recent_menu.menuAction(), menu)
-    return menu

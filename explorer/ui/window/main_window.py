@@ -1,4 +1,9 @@
-"""The main window: model panel, tokenizer pane, embedding viewer, neighbours, status bar."""
+"""The main window: it composes the features through a `Host` and owns what is the window's own
+(opening models, the toolbar, the status bar, presentation mode, the dock layout).
+
+A feature is installed with `install(host, state)` (see docs/architecture.md); the few links
+between features (Find sends a query to the neighbours) are made here.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,6 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QUrl
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QApplication,
-    QDockWidget,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -20,32 +23,22 @@ from PySide6.QtWidgets import (
 
 from explorer import __version__
 from explorer.app import settings as recent
-from explorer.app.controllers import (
-    MapController,
-    NeighborsController,
-    RowsController,
-    VocabularyController,
-)
-from explorer.app.controllers.learning import LearningController
-from explorer.app.controllers.neighbors import Neighbors
-from explorer.app.jobs import Lane, error_message
+from explorer.app.jobs import error_message
 from explorer.app.state import AppState
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.resources import demo_model_dir
-from explorer.ui.analysis.tabs import AnalysisTabs
-from explorer.ui.compare.tab import CompareTab
-from explorer.ui.exports.menus import Exports
-from explorer.ui.learning.learn_tab import LearnTab
-from explorer.ui.learning.twin_switch import install_twin_switch
-from explorer.ui.map.pane import MapPane
-from explorer.ui.model import stores_menu
-from explorer.ui.model.panel import ModelPanel
-from explorer.ui.neighbors.pane import NeighborsPane
-from explorer.ui.rows.viewer import EmbeddingViewer
-from explorer.ui.sessions.menu import SessionMenus
-from explorer.ui.tokens.pane import TokenPane
-from explorer.ui.tokens.search import TokenSearch
-from explorer.ui.widgets.layout_fence import LayoutFence
+from explorer.ui.analysis import feature as analysis
+from explorer.ui.compare import feature as compare
+from explorer.ui.exports import feature as exports
+from explorer.ui.host import TITLE, Host
+from explorer.ui.learning import feature as learning
+from explorer.ui.map import feature as map_feature
+from explorer.ui.model import feature as model
+from explorer.ui.neighbors import feature as neighbors
+from explorer.ui.rows import feature as rows
+from explorer.ui.sessions import feature as sessions
+from explorer.ui.slides import feature as slides
+from explorer.ui.tokens import feature as tokens
 from explorer.ui.widgets.recent_paths import add_path_actions
 from explorer.ui.widgets.steady_tabs import SteadyTabWidget
 from explorer.ui.window.presentation import Presenter
@@ -53,7 +46,6 @@ from explorer.ui.window.status import make_status_bar
 
 LEFT_WIDTH = 400  # px of the left dock column in the default layout
 SHORT_WINDOW = 680  # px: below this height the text and neighbours docks are tabbed together
-TITLE = "Embedding Explorer"
 MODEL_FILTER = "Models (*.safetensors *.gguf *.json);;All files (*)"
 
 
@@ -81,201 +73,127 @@ class MainWindow(QMainWindow):
         self.settings = settings if settings is not None else QSettings()
         self.persist = persist
         self.quit_wait_ms = 5000  # launch() shortens it: os._exit follows, no join needed
-        self.error_box: QMessageBox | None = None
         self.setWindowTitle(TITLE)
         self.setAcceptDrops(True)
         self.setDockOptions(
             QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
         )
-
-        # one controller per feature; the window only wires views to them
-        self.rows = RowsController(self.state)
-        self.neighbors = NeighborsController(self.state, auto_index=persist)
-        self.map = MapController(self.state)
-        self.vocabulary = VocabularyController(self.state)
-
-        # panes: the viewer and the map share the centre as tabs
-        self.viewer = EmbeddingViewer()
-        self.map_pane = MapPane(self.state, self.map, warm_up=warm_up)
         self.centre = SteadyTabWidget()
         self.centre.setDocumentMode(True)
-        self.centre.addTab(self.viewer, "Embedding")
-        self.centre.addTab(self.map_pane, "Map")  # its controls wrap: never wider than the tab
-        self.centre.setTabToolTip(0, "Values, bits and plots of the selected tokens (Ctrl+1)")
-        self.centre.setTabToolTip(1, "A UMAP map of a neighbourhood of tokens (Ctrl+2)")
-        self.learning = LearningController(self.state)
-        self.learn_tab = LearnTab(self.learning)
-        self.centre.addTab(self.learn_tab, "Learn")
-        self.centre.setTabToolTip(2, "Watch a table learn from random numbers; the random twin")
         self.setCentralWidget(self.centre)
-        if warm_up:
-            self.map.warm_up()
-        self.model_panel = ModelPanel(self.state)
-        self.token_pane = TokenPane(self.state)
-        self.token_pane.editor.setAcceptDrops(False)  # a dropped file opens it as a model
-        self.search = TokenSearch(self.state, self.vocabulary)
-        self.search.queryEntered.connect(self.neighbors.search_text)
-        left = Qt.DockWidgetArea.LeftDockWidgetArea
-        self.model_dock = self.add_dock(self.model_panel, "Model", left)
-        self.text_dock = self.add_dock(self.token_pane, "Text and tokens", left)
-        self.neighbors_dock: QDockWidget | None = None
-        self._add_neighbors()
+        self.host = host = Host(self, self.centre, self.state, self.settings, persist)
+        host.open_model = self.open_path
+        host.add_pending(lambda: self.state.loading is not None)
+        self._make_file_actions()
 
-        self._make_actions()
-        self.stores_menu = stores_menu.install(self)  # File › Models on this computer
-        self.analysis = AnalysisTabs(self)  # Explain, Head, Statistics tabs and their controllers
-        self.compare = CompareTab(self, after=self.demo_action)  # a second model beside this one
-        self.exports = Exports(self)  # CSV / PNG / SVG from every table's and plot's menu
-        self.sessions = SessionMenus(self, self.file_menu, self.quit_action)
+        state = self.state
+        self.model = model.install(host, state)
+        self.tokens = tokens.install(host, state)
+        self.neighbor_search = neighbors.install(host, state)
+        self.rows_view = rows.install(host, state)
+        self.maps = map_feature.install(host, state, warm_up=warm_up)
+        self.learn = learning.install(host, state)
+        self.analysis = analysis.install(host, state, lambda: host.show_tab(self.rows_view.viewer))
+        self.compare = compare.install(host, state)
+        self.sessions = sessions.install(host, state)
+        self.slides = slides.install(host, state)
+        self.tokens.search.queryEntered.connect(self.neighbor_search.controller.search_text)
+        self._make_view_actions()
         self._make_toolbar()
+        self.exports = exports.install(host, state)  # last: it finds every table and plot
         self.status, self.job_status = make_status_bar(self.jobs)
         self.setStatusBar(self.status)
 
-        # state and controllers → views
-        self.state.modelChanged.connect(self._model_changed)
-        self.twin = install_twin_switch(self)  # View › Random twin
-        self.rows.rowsReady.connect(self.viewer.set_rows)
-        self.rows.reading.connect(self.viewer.uncover)
-        self.rows.cleared.connect(self.viewer.clear)
-        self.state.levelsChanged.connect(self.viewer.set_levels)
-        self.state.statusMessage.connect(lambda m: self.status.showMessage(m, 8000))
-        self.state.errorOccurred.connect(self.show_error)
+        host.titleNoteChanged.connect(self._note_title)
+        state.modelChanged.connect(self._model_changed)
+        state.statusMessage.connect(lambda m: self.status.showMessage(m, 8000))
+        state.errorOccurred.connect(self.show_error)
         self.jobs.failed.connect(self._job_failed)
 
         self.resize(1280, 800)
         self._restored = persist and self._restore()
         self._shown = False
-        if self.state.model is not None:
-            self._model_changed(self.state.model)
-            self.rows.refresh()
-        else:
-            self.viewer.clear(
-                "Open a model: File › Open, or drop a folder, a .safetensors or a .gguf file here"
-            )
+        if state.model is not None:
+            self._model_changed(state.model)
+
+    # the features' parts that the window's own code, launch, screenshots and tests reach
+    @property
+    def viewer(self):
+        return self.rows_view.viewer
+
+    @property
+    def map_pane(self):
+        return self.maps.pane
+
+    @property
+    def token_pane(self):
+        return self.tokens.pane
+
+    @property
+    def search(self):
+        return self.tokens.search
+
+    @property
+    def neighbors(self):
+        return self.neighbor_search.controller
+
+    @property
+    def neighbors_pane(self):
+        return self.neighbor_search.pane
+
+    @property
+    def error_box(self) -> QMessageBox | None:
+        return self.host._error_box
 
     # -- building ------------------------------------------------------------------------------
-    def add_dock(
-        self,
-        widget: QWidget,
-        title: str,
-        area: Qt.DockWidgetArea,
-        tabify_with: QDockWidget | None = None,
-    ) -> QDockWidget:
-        """Add a pane as a dock; other panes (e.g. a map) plug in through this."""
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
-        dock.setWidget(widget)
-        dock.setFeatures(
-            QDockWidget.DockWidgetFeature.DockWidgetMovable
-            | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-            | QDockWidget.DockWidgetFeature.DockWidgetClosable
+    def _make_file_actions(self) -> None:
+        host = self.host
+        self.open_action = host.add_action(
+            "file",
+            "open",
+            "&Open model…",
+            self.open_folder_dialog,
+            QKeySequence(QKeySequence.StandardKey.Open),
+            "Open a model folder (Ctrl+O)",
         )
-        self.addDockWidget(area, dock)
-        if tabify_with is not None:
-            self.tabifyDockWidget(tabify_with, dock)
-        if hasattr(self, "view_menu"):
-            self.view_menu.addAction(dock.toggleViewAction())
-        return dock
-
-    def _add_neighbors(self) -> None:
-        """Neighbours of the selection: searched by NeighborsController, shown by NeighborsPane."""
-        pane = NeighborsPane(k=self.neighbors.k, metric=self.neighbors.metric)
-        self.neighbors_pane = pane
-        self.neighbors_dock = self.add_dock(  # fenced: new results re-lay out the pane only
-            LayoutFence(pane), "Nearest neighbours", Qt.DockWidgetArea.LeftDockWidgetArea
+        host.add_action(
+            "file",
+            "open",
+            "Open model &file…",
+            self.open_file_dialog,
+            "Ctrl+Shift+O",
+            "Open a .safetensors or .gguf file, or a .safetensors.index.json (Ctrl+Shift+O)",
         )
-        pane.paramsChanged.connect(lambda: self.neighbors.set_options(*pane.options))
-        pane.tokenActivated.connect(self._neighbor_clicked)
-        self.neighbors.resultsReady.connect(self._neighbors_found)
-        self.neighbors.cleared.connect(pane.clear)
-        self.neighbors.failed.connect(lambda e: pane.show_error(error_message(e)))
-        self.neighbors.slow.connect(pane.show_busy)
-
-    def _neighbor_clicked(self, token_id: int) -> None:
-        """A neighbour selects that token; Ctrl/Shift-click adds it, as on the token chips."""
-        mods = QApplication.keyboardModifiers()
-        add = bool(mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier))
-        self.state.select([int(token_id)], add=add)
-
-    def _neighbors_found(self, found: Neighbors) -> None:
-        model = found.model
-        self.neighbors_pane.show_result(
-            found.result, model.label, model.is_unused, found.description, found.hidden
+        self.recent_menu = host.add_menu("file", "recent", QMenu("Open &recent", self))
+        host.add_action(
+            "file", "recent", "Open the &demo model", lambda: self.open_path(str(demo_model_dir()))
         )
-
-    def _make_actions(self) -> None:
-        menu = self.menuBar()
-        file_menu = menu.addMenu("&File")
-        self.open_action = QAction("&Open model…", self)
-        self.open_action.setShortcut(QKeySequence.StandardKey.Open)
-        self.open_action.setToolTip("Open a model folder (Ctrl+O)")
-        self.open_action.triggered.connect(self.open_folder_dialog)
-        file_menu.addAction(self.open_action)
-        self.open_file_action = QAction("Open model &file…", self)
-        self.open_file_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
-        self.open_file_action.setToolTip(
-            "Open a .safetensors or .gguf file, or a .safetensors.index.json (Ctrl+Shift+O)"
-        )
-        self.open_file_action.triggered.connect(self.open_file_dialog)
-        file_menu.addAction(self.open_file_action)
-        self.recent_menu = QMenu("Open &recent", self)
-        file_menu.addMenu(self.recent_menu)
-        self.demo_action = demo = QAction("Open the &demo model", self)
-        demo.triggered.connect(lambda: self.open_path(str(demo_model_dir())))
-        file_menu.addAction(demo)
-        file_menu.addSeparator()
-        self.quit_action = quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        quit_action.triggered.connect(self.close)
-        file_menu.addAction(quit_action)
-        self.file_menu = file_menu
+        host.add_action("file", "quit", "&Quit", self.close, "Ctrl+Q")
         self._rebuild_recent()
+        host.add_action("help", "help", "&About", self._about)
 
-        self.view_menu = menu.addMenu("&View")
-        for dock in self.findChildren(QDockWidget):
-            self.view_menu.addAction(dock.toggleViewAction())
-        self.view_menu.addSeparator()
-        for i, name in enumerate(("&Embedding", "&Map")):
-            tab = QAction(name, self)
-            tab.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
-            tab.triggered.connect(lambda _=False, i=i: self.centre.setCurrentIndex(i))
-            self.view_menu.addAction(tab)
-        find = QAction("&Find token", self)
-        find.setShortcut(QKeySequence("Ctrl+F"))
-        find.triggered.connect(self.focus_search)
-        self.view_menu.addAction(find)
-        text = QAction("Edit &text", self)
-        text.setShortcut(QKeySequence("Ctrl+L"))
-        text.triggered.connect(self.focus_text)
-        self.view_menu.addAction(text)
-        self.special_action = QAction("&Special tokens", self)
-        self.special_action.setCheckable(True)
-        self.special_action.toggled.connect(self.state.set_special)
-        self.state.specialChanged.connect(self.special_action.setChecked)
-        self.view_menu.addAction(self.special_action)
-        cancel = QAction("&Cancel running jobs", self)
-        cancel.triggered.connect(self.jobs.cancel_all)
-        self.view_menu.addAction(cancel)
+    def _make_view_actions(self) -> None:
+        host = self.host
+        host.add_action("view", "jobs", "&Cancel running jobs", self.jobs.cancel_all)
+        self.presenter = Presenter(
+            self,
+            self.centre,
+            on_restyle=self.rows_view.controller.refresh,
+            refreshed=self.rows_view.controller.rowsReady,
+        )
+        self.presenter.activeChanged.connect(host.presentingChanged)
         self._esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         self._esc.setContext(Qt.ShortcutContext.WindowShortcut)
-        self.presenter: Presenter = Presenter(
-            self, self.centre, on_restyle=self.rows.refresh, refreshed=self.rows.rowsReady
-        )
         self._esc.activated.connect(
             lambda: self.presenter.leave() if self.presenter.active else self.jobs.cancel_all()
         )
-        self.view_menu.addSeparator()
-        present = self.view_menu.addAction("&Presentation mode", self.presenter.toggle)
-        present.setShortcut(QKeySequence(Qt.Key.Key_F5))
+        present = host.add_action(
+            "view", "presentation", "&Presentation mode", self.presenter.toggle, "F5"
+        )
         present.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        dark = self.view_menu.addAction("Presentation in &dark")
+        dark = host.add_action("view", "presentation", "Presentation in &dark")
         dark.setCheckable(True)
         dark.toggled.connect(self.presenter.set_dark)
-
-        help_menu = menu.addMenu("&Help")
-        about = QAction("&About", self)
-        about.triggered.connect(self._about)
-        help_menu.addAction(about)
 
     def _make_toolbar(self) -> None:
         bar = QToolBar("Main")
@@ -283,9 +201,8 @@ class MainWindow(QMainWindow):
         bar.setMovable(False)
         bar.addAction(self.open_action)
         bar.addSeparator()
-        find = QLabel(" Find ")
-        bar.addWidget(find)
-        bar.addWidget(self.search)
+        bar.addWidget(QLabel(" Find "))
+        bar.addWidget(self.tokens.search)
         spacer = QWidget()
         spacer.setSizePolicy(
             spacer.sizePolicy().horizontalPolicy().Expanding, spacer.sizePolicy().verticalPolicy()
@@ -353,26 +270,22 @@ class MainWindow(QMainWindow):
         self.title_label.setText(f"{model.path.name} · {model.rows:,} × {model.dim} {model.dtype}")
         if self.persist:
             self._rebuild_recent(recent.add_recent(self.settings, model.path))
-        self.viewer.set_levels(self.state.levels)
+
+    def _note_title(self, note: str) -> None:
+        if note and not self.title_label.text().endswith(note):
+            self.title_label.setText(f"{self.title_label.text()} · {note}")
 
     def show_error(self, message: str) -> None:
-        self.status.showMessage(message, 15000)
-        if self.error_box is None:
-            self.error_box = QMessageBox(QMessageBox.Icon.Warning, TITLE, "", parent=self)
-            self.error_box.setWindowModality(Qt.WindowModality.WindowModal)
-        self.error_box.setText(message)
-        self.error_box.open()
+        self.host.show_error(message)
 
     def _job_failed(self, lane: str, error: BaseException) -> None:
         self.status.showMessage(f"{lane}: {error_message(error)}", 15000)
 
     def focus_search(self) -> None:
-        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        self.search.selectAll()
+        self.tokens.focus_search()
 
     def focus_text(self) -> None:
-        self.text_dock.show()
-        self.token_pane.editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.tokens.focus_text()
 
     def _about(self) -> None:
         QMessageBox.about(
@@ -387,17 +300,7 @@ class MainWindow(QMainWindow):
     def pending(self) -> bool:
         """Anything still to do: a job running, a result undelivered, typed text not yet sent,
         map labels not yet placed."""
-        return self.pending_besides()
-
-    def pending_besides(self, *lanes: Lane) -> bool:
-        """The same, leaving out the jobs of these lanes."""
-        return (
-            self.jobs.busy_besides(*lanes)
-            or self.token_pane.pending
-            or self.neighbors.pending
-            or self.state.loading is not None
-            or self.map_pane.view.labels_pending
-        )
+        return self.host.pending
 
     def _restore(self) -> bool:
         geometry = self.settings.value("window/geometry")
@@ -408,15 +311,17 @@ class MainWindow(QMainWindow):
 
     def default_layout(self) -> None:
         """Dock sizes that read well at 1280 × 800."""
-        left = [d for d in (self.model_dock, self.text_dock, self.neighbors_dock) if d is not None]
+        model_dock, text_dock = self.model.dock, self.tokens.dock
+        neighbors_dock = self.neighbor_search.dock
+        left = [model_dock, text_dock, neighbors_dock]
         width = min(LEFT_WIDTH, max(300, self.width() // 3))  # narrow windows: the docks give way
-        if self.height() < SHORT_WINDOW and self.neighbors_dock is not None:
+        if self.height() < SHORT_WINDOW:
             # three docks stacked leave each too little height: text and neighbours share one
-            self.tabifyDockWidget(self.text_dock, self.neighbors_dock)
-            self.text_dock.raise_()
-            left.remove(self.neighbors_dock)
-        self.resizeDocks([self.model_dock], [width], Qt.Orientation.Horizontal)
-        panel = self.model_panel  # + 24 px: the dock's title bar; wrapped lines at this width
+            self.tabifyDockWidget(text_dock, neighbors_dock)
+            text_dock.raise_()
+            left.remove(neighbors_dock)
+        self.resizeDocks([model_dock], [width], Qt.Orientation.Horizontal)
+        panel = self.model.panel  # + 24 px: the dock's title bar; wrapped lines at this width
         model_h = max(panel.sizeHint().height(), panel.heightForWidth(width - 12)) + 24
         rest = max(200, self.height() - model_h - 120)
         heights = [model_h] + ([rest] if len(left) == 2 else [rest * 2 // 5, rest * 3 // 5])

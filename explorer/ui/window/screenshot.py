@@ -22,16 +22,11 @@ class Shot:
     map_stage: str | None = None  # "running" or "done" (cli/gui.py MAP_STAGES): press Map
 
 
-def tab_names(window: MainWindow) -> list[str]:
-    centre = window.centre
-    return [centre.tabText(i).replace("&", "").lower() for i in range(centre.count())]
-
-
 VIEWER_TABS = ["overview", "values", "cosine"]  # the Embedding tab's own tabs
 
 
 def _show_tab(window: MainWindow, tab: str) -> bool:
-    names = tab_names(window)
+    names = window.host.tab_keys()
     if tab in names:
         window.centre.setCurrentIndex(names.index(tab))
         return True

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
@@ -16,13 +15,11 @@ from PySide6.QtGui import QGuiApplication, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QMenu, QTableView, QWidget
 
+from explorer.app.state import AppState
 from explorer.core.errors import ExplorerError
 from explorer.core.table_export import csv_text
-from explorer.ui.map.pane import MapPane
-from explorer.ui.widgets.roles import EXPORT_ROLE
-
-if TYPE_CHECKING:
-    from explorer.ui.window.main_window import MainWindow
+from explorer.ui.host import Host
+from explorer.ui.widgets.roles import EXPORT_ROLE, OWN_EXPORTS
 
 SCALES = (1, 2, 4)
 
@@ -71,10 +68,10 @@ def export_plot(view: pg.GraphicsView, path: str | Path, scale: int = 1) -> None
         raise ExplorerError(f"{path.name}: export a plot as .png or .svg")
 
 
-def _inside_map(widget: QWidget) -> bool:
+def _own_exports(widget: QWidget) -> bool:
     parent = widget.parentWidget()
     while parent is not None:
-        if isinstance(parent, MapPane):
+        if parent.property(OWN_EXPORTS):
             return True
         parent = parent.parentWidget()
     return False
@@ -83,30 +80,29 @@ def _inside_map(widget: QWidget) -> bool:
 class Exports:
     """Context menus with exports on the window's tables and plots, and the rows exports."""
 
-    def __init__(self, window: MainWindow):
-        self.window = window
-        for table in window.findChildren(QTableView):
+    def __init__(self, host: Host, state: AppState):
+        self.host, self.state = host, state
+        root = host.widget
+        for table in root.findChildren(QTableView):
             if table.contextMenuPolicy() == Qt.ContextMenuPolicy.DefaultContextMenu:
                 table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
                 table.customContextMenuRequested.connect(
                     lambda pos, t=table: self._table_menu(t, pos)
                 )
-        for plot in window.findChildren(pg.GraphicsView):
+        for plot in root.findChildren(pg.GraphicsView):
             if (
-                _inside_map(plot)
+                _own_exports(plot)
                 or plot.contextMenuPolicy() != Qt.ContextMenuPolicy.DefaultContextMenu
             ):
                 continue
             plot.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             plot.customContextMenuRequested.connect(lambda pos, p=plot: self._plot_menu(p, pos))
-        menu = QMenu("E&xport", window.file_menu)  # above Quit
-        window.file_menu.insertMenu(window.quit_action, menu)
+        menu = host.add_menu("file", "export", QMenu("E&xport", root))
         menu.addAction("Selected rows as .&npy…", self.rows_dialog)
         menu.addAction("&Copy selected rows", self.copy_rows)
-        window.file_menu.insertSeparator(window.quit_action)
 
     def _say(self, text: str) -> None:
-        self.window.state.statusMessage.emit(text)
+        self.host.say(text)
 
     # -- tables ----------------------------------------------------------------------------------
     def _table_menu(self, table: QTableView, pos: QPoint) -> None:
@@ -125,7 +121,7 @@ class Exports:
 
     def _table_dialog(self, table: QTableView) -> None:
         path, _ = QFileDialog.getSaveFileName(
-            self.window, "Export table", "table.csv", "CSV (*.csv)"
+            self.host.widget, "Export table", "table.csv", "CSV (*.csv)"
         )
         if path:
             self._try(lambda: self.save_table(table, path))
@@ -150,13 +146,13 @@ class Exports:
     def _plot_dialog(self, plot: pg.GraphicsView, scale: int) -> None:
         kind = "SVG (*.svg)" if scale == 0 else "PNG (*.png)"
         name = "plot.svg" if scale == 0 else f"plot@{scale}x.png"
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export plot", name, kind)
+        path, _ = QFileDialog.getSaveFileName(self.host.widget, "Export plot", name, kind)
         if path:
             self._try(lambda: self.save_plot(plot, path, max(scale, 1)))
 
     # -- rows ------------------------------------------------------------------------------------
     def selected_rows(self) -> np.ndarray:
-        model, ids = self.window.state.model, self.window.state.selection
+        model, ids = self.state.model, self.state.selection
         if model is None or not ids:
             raise ExplorerError("select tokens first: their rows are what is exported")
         return np.asarray(model.vectors(ids), dtype=np.float32)  # a few rows: GUI thread is fine
@@ -172,7 +168,7 @@ class Exports:
         except ExplorerError as e:
             self._say(str(e))
             return
-        ids = self.window.state.selection
+        ids = self.state.selection
         pairs = zip(ids, rows, strict=True)
         lines = ["\t".join([str(i), *(repr(float(v)) for v in r)]) for i, r in pairs]
         QGuiApplication.clipboard().setText("\n".join(lines) + "\n")
@@ -180,7 +176,7 @@ class Exports:
 
     def rows_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(
-            self.window, "Export rows", "rows.npy", "NumPy (*.npy)"
+            self.host.widget, "Export rows", "rows.npy", "NumPy (*.npy)"
         )
         if path:
             self._try(lambda: self.save_rows(path))
@@ -189,4 +185,9 @@ class Exports:
         try:
             work()
         except (ExplorerError, OSError) as e:
-            self.window.show_error(f"Export failed: {e}")
+            self.host.show_error(f"Export failed: {e}")
+
+
+def install(host: Host, state: AppState) -> Exports:
+    """Install last: it adds menus to the tables and plots the other features built."""
+    return Exports(host, state)

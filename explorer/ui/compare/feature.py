@@ -1,20 +1,16 @@
-"""Wiring of the two-model view into the main window: the Compare tab, File › Compare With…,
-and the controller active only while the tab is shown."""
+"""Two models side by side: the Compare tab, File › Compare with…, the controller active only
+while the tab is shown, and the second model in sessions."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
 from explorer.app.controllers.compare import CompareController
+from explorer.app.state import AppState
 from explorer.ui.compare.view import CompareView
-from explorer.ui.view_tabs import add_view_tab
-
-if TYPE_CHECKING:
-    from explorer.ui.window.main_window import MainWindow
+from explorer.ui.host import Host
 
 OTHER_FILTER = "Models (*.safetensors *.gguf *.json);;All files (*)"
 
@@ -37,43 +33,36 @@ def wire(c: CompareController, v: CompareView) -> None:
     v.pointsChanged.connect(c.set_points)
 
 
-class CompareTab:
-    """Owns the comparison controller and view of one window."""
+class Compare:
+    """The comparison controller and view of one window."""
 
-    def __init__(self, window: MainWindow, after: QAction):
-        self.window = window
-        self.controller = CompareController(window.state)
+    def __init__(self, host: Host, state: AppState):
+        self.host = host
+        self.controller = CompareController(state)
         self.view = CompareView()
         wire(self.controller, self.view)
         self.view.compareRequested.connect(self.open_dialog)
-        self.view.tokenActivated.connect(lambda i: window.state.select([int(i)]))
-        add_view_tab(
-            window,
+        self.view.tokenActivated.connect(lambda i: state.select([int(i)]))
+        host.add_tab(
             self.view,
             "Compare",
             "Two models side by side: neighbours, maps, overlap",
             menu_text="Co&mpare",
         )
-        self.action = QAction("Compare &with…", window)
-        self.action.setToolTip("Open a second model beside this one (Compare tab)")
-        self.action.triggered.connect(self.open_dialog)
-        menu = window.file_menu
-        actions = menu.actions()
-        at = actions.index(after) + 1 if after in actions else len(actions)
-        if at < len(actions):
-            menu.insertAction(actions[at], self.action)
-        else:
-            menu.addAction(self.action)
-        window.centre.currentChanged.connect(self._tab_changed)
-        self._tab_changed()
-
-    def _tab_changed(self, *_args) -> None:
-        self.controller.set_active(self.window.centre.currentWidget() is self.view)
+        host.add_action(
+            "file",
+            "compare",
+            "Compare &with…",
+            self.open_dialog,
+            tip="Open a second model beside this one (Compare tab)",
+        )
+        host.tabChanged.connect(lambda shown: self.controller.set_active(shown is self.view))
+        self.controller.set_active(host.current_tab() is self.view)
+        host.add_view_state("compare", lambda: self.other, self._restore, in_slides=False)
 
     def open_dialog(self) -> None:
-        start = str(self.window.state.model.path.parent) if self.window.state.model else ""
         path, _ = QFileDialog.getOpenFileName(
-            self.window, "Compare with a second model", start, OTHER_FILTER
+            self.host.widget, "Compare with a second model", self.host.start_dir(), OTHER_FILTER
         )
         if path:
             self.compare_with(path)
@@ -82,7 +71,13 @@ class CompareTab:
         """Show the Compare tab with `path` as the second model (None: stop comparing)."""
         self.controller.set_other(path, tensor)
         if path is not None:
-            self.window.centre.setCurrentWidget(self.view)
+            self.host.show_tab(self.view)
+
+    def _restore(self, other) -> None:
+        if other is not None:
+            self.controller.set_other(other["path"], other.get("tensor"))
+        elif self.controller.other is not None:
+            self.controller.set_other(None)
 
     @property
     def other(self) -> dict | None:
@@ -91,3 +86,7 @@ class CompareTab:
             return None
         path, tensor = self.controller.other
         return {"path": str(Path(path).resolve()), "tensor": tensor}
+
+
+def install(host: Host, state: AppState) -> Compare:
+    return Compare(host, state)
