@@ -18,13 +18,17 @@ from explorer.app.state import AppState
 
 TITLE = "Embedding Explorer"
 
-# The menus a feature can add to, and their sections in order: an action goes at the end of its
-# section, so the order of the menu does not depend on the order features are installed in.
-MENUS: dict[str, tuple[str, list[str]]] = {
-    "file": ("&File", ["open", "models", "recent", "compare", "session", "export", "quit"]),
-    "view": ("&View", ["docks", "tabs", "find", "options", "jobs", "presentation"]),
-    "slides": ("&Slides", ["slides"]),
-    "help": ("&Help", ["help"]),
+# The menus a feature can add to, and their sections in order, in groups between separators: an
+# action goes at the end of its section, so the order of a menu does not depend on the order the
+# features are installed in.
+MENUS: dict[str, tuple[str, list[list[str]]]] = {
+    "file": (
+        "&File",
+        [["open", "models", "recent", "compare"], ["session"], ["export"], ["quit"]],
+    ),
+    "view": ("&View", [["docks"], ["tabs", "find", "options", "jobs"], ["presentation"]]),
+    "slides": ("&Slides", [["slides"]]),
+    "help": ("&Help", [["help"]]),
 }
 
 ViewState = tuple[Callable[[], object], Callable[[object], None], bool]
@@ -60,11 +64,15 @@ class Host(QObject):
         self._view_states: dict[str, ViewState] = {}
         self._pending: list[Callable[[], bool]] = [lambda: state.jobs.busy]
         self._error_box: QMessageBox | None = None
-        for name, (title, sections) in MENUS.items():
+        for name, (title, groups) in MENUS.items():
             menu = window.menuBar().addMenu(title)
             self._menus[name] = menu
-            for section in sections:
-                self._anchors[(name, section)] = menu.addSeparator()
+            for group in groups:
+                for section in group:
+                    anchor = menu.addAction("")  # the end of its section, never shown
+                    anchor.setVisible(False)
+                    self._anchors[(name, section)] = anchor
+                menu.addSeparator()
         centre.currentChanged.connect(lambda _i: self.tabChanged.emit(centre.currentWidget()))
         self.add_view_state("tab", self._tab_key, self._show_tab_key)
 

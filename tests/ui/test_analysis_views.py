@@ -18,10 +18,10 @@ from explorer.app.jobs import Jobs
 from explorer.app.state import AppState
 from explorer.core.analysis.kinds import KINDS
 from explorer.ui.analysis.explain_view import ExplainView
+from explorer.ui.analysis.feature import wire_explain, wire_head, wire_stats
 from explorer.ui.analysis.head_view import HeadView
 from explorer.ui.analysis.plots import DimensionPlot
 from explorer.ui.analysis.stats_view import StatsView
-from explorer.ui.analysis.tabs import wire_explain, wire_head, wire_stats
 from explorer.ui.map.kind_colors import KIND_RGB
 from explorer.ui.window.main_window import MainWindow
 
@@ -288,12 +288,12 @@ def test_colour_by_kind_in_the_map(qtbot, window):
     pane.n.setValue(60)
     with qtbot.waitSignal(pane.mapShown, timeout=30000):
         pane.request_map()
-    qtbot.waitUntil(lambda: win.analysis.kinds.kinds is not None, timeout=30000)
+    qtbot.waitUntil(lambda: win.maps.kinds.kinds is not None, timeout=30000)
     _idle(qtbot, win)
     pane.colour.setCurrentIndex(pane.colour.findData("kind"))
     view = pane.view
     assert view.colour_mode == "kind"
-    codes = win.analysis.kinds.kinds.codes[view.ids]
+    codes = win.maps.kinds.kinds.codes[view.ids]
     names = [KINDS[c] for c in codes]
     brushes = view.scatter.data["brush"]
     for name, brush in zip(names, brushes, strict=True):

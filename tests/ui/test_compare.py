@@ -17,7 +17,7 @@ from explorer.app.controllers.compare import CompareController
 from explorer.app.jobs import Jobs
 from explorer.app.state import AppState
 from explorer.core.model.formats.safetensors import write_safetensors
-from explorer.ui.compare.tab import wire
+from explorer.ui.compare.feature import wire
 from explorer.ui.compare.view import CompareView
 from explorer.ui.window.main_window import MainWindow
 
@@ -162,7 +162,7 @@ def window(qtbot, tmp_path, models):
 def test_window_compares_from_the_file_menu_cancels_and_presents(qtbot, models, window):
     a, _, b, _ = models
     win = window()
-    texts = [x.text() for x in win.file_menu.actions()]
+    texts = [x.text() for x in win.host.menu("file").actions() if x.isVisible()]
     assert "Compare &with…" in texts
     assert texts.index("Compare &with…") == texts.index("Open the &demo model") + 1
     win.state.select([vocab(a)["cat"]])

@@ -15,7 +15,7 @@ from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QTableView
 from ui.helpers import open_window
 
-from explorer.ui.exports.menus import SCALES
+from explorer.ui.exports.feature import SCALES
 from explorer.ui.map.pane import MapPane
 
 

@@ -65,7 +65,7 @@ def test_gui_thread_stays_responsive_on_a_256mb_model(qtbot, tmp_path):
 
     # completion over the whole vocabulary while typing in the search box
     window.focus_search()
-    qtbot.waitUntil(lambda: window.vocabulary.index is not None, timeout=10000)
+    qtbot.waitUntil(lambda: window.tokens.vocabulary.index is not None, timeout=10000)
     qtbot.keyClicks(window.search, "w3276")
     assert window.search.matches[0].label == "w3276"
     qtbot.keyClick(window.search, Qt.Key.Key_Return)

@@ -35,7 +35,7 @@ def type_text(qtbot, window: MainWindow, text: str) -> list:
 def click_chip(qtbot, window: MainWindow, index: int, modifier=Qt.KeyboardModifier.NoModifier):
     chips = window.token_pane.chips
     centre = chips.chip_rect(index).center()
-    with qtbot.waitSignal(window.rows.lane.finished, timeout=30000):
+    with qtbot.waitSignal(window.rows_view.controller.lane.finished, timeout=30000):
         qtbot.mouseClick(chips, Qt.MouseButton.LeftButton, modifier, centre)
     idle(qtbot, window)
 
@@ -120,7 +120,7 @@ def test_bad_file_shows_error_and_keeps_old_model(qtbot, window, tmp_path):
     assert window.state.model is old
     assert window.error_box is not None and window.error_box.isVisible()
     assert "bad.safetensors" in window.error_box.text()
-    assert window.model_panel.values["Shape"].text() == "16 × 8"
+    assert window.model.panel.values["Shape"].text() == "16 × 8"
     window.error_box.close()
 
 
@@ -147,7 +147,7 @@ def test_drag_and_drop_opens_a_model(qtbot, window, tmp_path):
     assert accepted == (True, True)
     idle(qtbot, window)
     assert window.state.model.rows == 20 and window.state.model.dim == 12
-    assert window.model_panel.values["Shape"].text() == "20 × 12"
+    assert window.model.panel.values["Shape"].text() == "20 × 12"
     # text that is not a file is refused
     mime = QMimeData()
     mime.setText("hello")
@@ -268,13 +268,13 @@ def test_recent_writes_in_quick_succession_keep_every_path(tmp_path):
 def test_search_box_selects_by_text_and_id(qtbot, window, tiny_model):
     _, matrix = tiny_model
     search = window.search
-    if window.vocabulary.index is None:
-        with qtbot.waitSignal(window.vocabulary.indexReady, timeout=30000):
+    if window.tokens.vocabulary.index is None:
+        with qtbot.waitSignal(window.tokens.vocabulary.indexReady, timeout=30000):
             pass
     window.focus_search()
     qtbot.keyClicks(search, "kit")
     assert [m.label for m in search.matches] == ["kitten"]
-    with qtbot.waitSignal(window.rows.lane.finished, timeout=30000):
+    with qtbot.waitSignal(window.rows_view.controller.lane.finished, timeout=30000):
         qtbot.keyClick(search, Qt.Key.Key_Return)
     idle(qtbot, window)
     assert window.state.selection == [10]
@@ -348,7 +348,7 @@ def test_a_model_without_tokenizer_is_browsed_by_id(qtbot, window, tmp_path):
         window.open_path(str(folder))
     idle(qtbot, window)
     assert not window.token_pane.editor.isEnabled()
-    assert "no tokenizer" in window.model_panel.values["Tokenizer"].text()
+    assert "no tokenizer" in window.model.panel.values["Tokenizer"].text()
     window.focus_search()
     qtbot.keyClicks(window.search, "#7")
     with qtbot.waitSignal(window.state.selectionChanged, timeout=30000):
@@ -381,7 +381,7 @@ def test_model_panel_shows_every_wrapped_line_in_a_small_window(qtbot):
 
     win = open_window(qtbot, demo_model_dir(), size=(1024, 700), timeout=120000)
     qtbot.wait(50)
-    panel = win.model_panel
+    panel = win.model.panel
     for name, label in panel.values.items():
         needed = (
             label.heightForWidth(label.width()) if label.wordWrap() else label.sizeHint().height()

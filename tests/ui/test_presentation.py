@@ -77,7 +77,7 @@ def test_f5_presents_the_view_alone_in_large_type_and_esc_restores(qtbot, window
     idle(qtbot, window)
     assert not window.presenter.active
     assert not window.windowState() & Qt.WindowState.WindowFullScreen
-    assert window.model_dock.isVisible() and window.menuBar().isVisible()
+    assert window.model.dock.isVisible() and window.menuBar().isVisible()
     assert QApplication.palette().color(QApplication.palette().ColorRole.Window) == palette
     assert small_fonts(window)  # back to normal size
 

@@ -65,7 +65,7 @@ def test_session_round_trip(qtbot, make_window, tiny_model, tmp_path):
     path, _ = tiny_model
     a = make_window(path)
     set_view(qtbot, a)
-    a.sessions.add_slide()
+    a.slides.add_slide()
     a.sessions.save_to(tmp_path / "one.eesession.json")
     assert load_session(tmp_path / "one.eesession.json").model_status == "ok"
 
@@ -78,7 +78,7 @@ def test_session_round_trip(qtbot, make_window, tiny_model, tmp_path):
     assert b.centre.currentIndex() == 1
     assert b.neighbors_pane.k == 7
     assert b.map_pane.n.value() == 321 and b.map_pane.method.currentData() == "pca"
-    assert len(b.sessions.deck) == 1 and b.sessions.deck.slides[0]["selection"] == [3, 5]
+    assert len(b.slides.deck) == 1 and b.slides.deck.slides[0]["selection"] == [3, 5]
     wait_for_writes()
     assert str((tmp_path / "one.eesession.json").resolve()) in recent_sessions(b.settings)
     assert b.sessions.recent_menu.actions()
@@ -88,7 +88,7 @@ def test_session_with_a_missing_model_keeps_the_rest(qtbot, make_window, tiny_mo
     path, _ = tiny_model
     a = make_window(path)
     set_view(qtbot, a)
-    a.sessions.add_slide()
+    a.slides.add_slide()
     a.sessions.save_to(tmp_path / "two.eesession.json")
     a.close()
     moved = tmp_path / "moved"
@@ -101,7 +101,7 @@ def test_session_with_a_missing_model_keeps_the_rest(qtbot, make_window, tiny_mo
     assert b.error_box is not None and "was not found" in b.error_box.text()
     assert b.state.text == "abc ab" and b.centre.currentIndex() == 1
     assert b.neighbors_pane.k == 7 and b.map_pane.n.value() == 321
-    assert len(b.sessions.deck) == 1
+    assert len(b.slides.deck) == 1
 
     # the selection waits for a model: opening the moved one shows it
     with qtbot.waitSignal(b.state.selectionChanged, timeout=30000, check_params_cb=bool):
@@ -134,7 +134,7 @@ def test_two_slides_step_with_arrows_and_export_as_pdf_and_png(
     win.centre.setCurrentIndex(1)
     idle(qtbot, win)
     qtbot.keyClick(win, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
-    assert len(win.sessions.deck) == 2
+    assert len(win.slides.deck) == 2
 
     qtbot.keyClick(win, Qt.Key.Key_F5)
     qtbot.keyClick(win, Qt.Key.Key_Left)
@@ -144,10 +144,10 @@ def test_two_slides_step_with_arrows_and_export_as_pdf_and_png(
     idle(qtbot, win)
     assert win.state.selection == [4] and win.centre.currentIndex() == 1
 
-    win.sessions.export_pdf(tmp_path / "deck.pdf")
+    win.slides.export_pdf(tmp_path / "deck.pdf")
     data = (tmp_path / "deck.pdf").read_bytes()
     assert data.startswith(b"%PDF") and pdf_pages(data) == 2
-    pngs = win.sessions.export_png(tmp_path)
+    pngs = win.slides.export_png(tmp_path)
     assert [p.name for p in pngs] == ["slide-01.png", "slide-02.png"]
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in pngs)
     assert win.state.selection == [4]  # the view shown before the export is back

@@ -38,8 +38,8 @@ def test_stores_are_listed_by_store_and_a_choice_opens_it(qtbot, home):
     make_ollama(home / ".ollama" / "models", rows=30, dim=64)
     window = MainWindow(AppState(), persist=False)
     qtbot.addWidget(window)
-    menu = window.stores_menu
-    assert menu.menuAction() in window.file_menu.actions()  # File › Models on this computer
+    menu = window.model.stores_menu
+    assert menu.menuAction() in window.host.menu("file").actions()  # File › Models on this computer
     found = entries(menu)
     texts = [t for t, _ in found]
     assert [t for t, section in found if section] == ["Hugging Face", "Ollama"]

@@ -73,13 +73,13 @@ WINDOW_SCRIPT = textwrap.dedent(
     from explorer.core.learning.trainer import LearnParams
 
     learned, contrast = [], []  # training encodes the bundled corpus; the twin finds its groups
-    window.learning.trainingDone.connect(learned.append)
-    window.learning.failed.connect(learned.append)
-    window.learning.contrastReady.connect(contrast.append)
-    window.learning.contrastFailed.connect(contrast.append)
-    window.learning.start(LearnParams(dim=8, epochs=1, map_tokens=20))
+    window.learn.controller.trainingDone.connect(learned.append)
+    window.learn.controller.failed.connect(learned.append)
+    window.learn.controller.contrastReady.connect(contrast.append)
+    window.learn.controller.contrastFailed.connect(contrast.append)
+    window.learn.controller.start(LearnParams(dim=8, epochs=1, map_tokens=20))
     wait(lambda: learned)
-    window.learning.measure_twin()
+    window.learn.controller.measure_twin()
     wait(lambda: contrast)
     out = {
         "learned": repr(learned[0])[:300],
@@ -87,7 +87,7 @@ WINDOW_SCRIPT = textwrap.dedent(
         "ids": [t.id for t in window.state.tokens],
         "labels": [t.text for t in window.state.tokens],
         "selected": window.state.selection if found else None,
-        "suggestions": [m.id for m in window.vocabulary.suggestions("th")],
+        "suggestions": [m.id for m in window.tokens.vocabulary.suggestions("th")],
         "service_running": window.state.tokenizer_service.running,
         "imported": sorted(m for m in sys.modules if m.split(".")[0] == "tokenizers"),
         "tried": Refuse.tried,

@@ -29,17 +29,19 @@ def test_the_twin_replaces_the_model_in_every_view_and_switches_back(qtbot, wind
     with qtbot.waitSignal(window.neighbors.resultsReady, timeout=30000) as got:
         window.state.select([4])
     assert int(got.args[0].result.ids[0]) == best_cosine(matrix, 4, real.used_rows)
-    assert not window.twin_action.isChecked() and window.twin_action.isEnabled()
+    assert not window.learn.twin_action.isChecked() and window.learn.twin_action.isEnabled()
 
     with qtbot.waitSignal(window.neighbors.resultsReady, timeout=30000) as got:
-        window.twin_action.trigger()
+        window.learn.twin_action.trigger()
     twin = window.state.model
     assert isinstance(twin, TwinEmbedding) and twin.real is real
     assert window.state.selection == [4]  # the selection survives the switch
     rows = twin.decode_block(0, twin.rows)
     assert got.args[0].model is twin
     assert int(got.args[0].result.ids[0]) == best_cosine(rows, 4, real.used_rows)
-    assert window.twin_action.isChecked() and window.title_label.text().endswith("random twin")
+    assert window.learn.twin_action.isChecked() and window.title_label.text().endswith(
+        "random twin"
+    )
 
     stats = window.analysis.stats
     with qtbot.waitSignal(stats.resultReady, timeout=60000) as shown:
@@ -48,8 +50,8 @@ def test_the_twin_replaces_the_model_in_every_view_and_switches_back(qtbot, wind
     np.testing.assert_allclose(norms, np.linalg.norm(rows.astype(np.float64), axis=1), rtol=1e-5)
 
     with qtbot.waitSignal(window.neighbors.resultsReady, timeout=30000) as got:
-        window.twin_action.trigger()
-    assert window.state.model is real and not window.twin_action.isChecked()
+        window.learn.twin_action.trigger()
+    assert window.state.model is real and not window.learn.twin_action.isChecked()
     assert int(got.args[0].result.ids[0]) == best_cosine(matrix, 4, real.used_rows)
     assert not window.title_label.text().endswith("random twin")
     qtbot.waitUntil(lambda: not window.pending, timeout=30000)
@@ -58,11 +60,11 @@ def test_the_twin_replaces_the_model_in_every_view_and_switches_back(qtbot, wind
 def test_the_learn_tab_measures_the_real_model_while_the_twin_is_shown(qtbot, window):
     real = window.state.model
     with qtbot.waitSignal(window.state.modelChanged, timeout=30000):
-        window.twin.set_twin(True)
+        window.learn.twin.set_twin(True)
     assert isinstance(window.state.model, TwinEmbedding)
-    window.learning.contrastFailed.connect(lambda e: pytest.fail(str(e)))
-    with qtbot.waitSignal(window.learning.contrastReady, timeout=60000) as got:
-        window.learning.measure_twin()
+    window.learn.controller.contrastFailed.connect(lambda e: pytest.fail(str(e)))
+    with qtbot.waitSignal(window.learn.controller.contrastReady, timeout=60000) as got:
+        window.learn.controller.measure_twin()
     measured_real, measured_twin = got.args[0]
     twin_of_real = window.state.model.decode_block(0, real.rows)
     assert measured_real.spread.counts.sum() == measured_twin.spread.counts.sum()

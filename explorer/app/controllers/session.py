@@ -2,7 +2,7 @@
 
 The file format and its validation are `explorer.core.session`; this controller reads
 files in its lane (opening the session checks the model's header) and applies the model part:
-the window applies the rest (ui/view_state.py) once the model is open, or at once when the
+the window applies the rest (ui/sessions/feature.py) once the model is open, or at once when the
 model is missing.
 """
 

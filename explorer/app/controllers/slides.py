@@ -1,6 +1,6 @@
 """Slides: saved views of the window, stepped through in presentation mode.
 
-A slide is the dict `ui/view_state.capture` makes plus a title (the session format's
+A slide is the dict `Host.capture_view(slide=True)` makes plus a title (the session format's
 "slides" entries); the deck only keeps them in order and knows which one is shown.
 """
 

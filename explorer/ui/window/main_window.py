@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         self.host = host = Host(self, self.centre, self.state, self.settings, persist)
         host.open_model = self.open_path
         host.add_pending(lambda: self.state.loading is not None)
+        self.state.modelChanged.connect(self._model_changed)  # before the features' own slots
         self._make_file_actions()
 
         state = self.state
@@ -105,7 +106,6 @@ class MainWindow(QMainWindow):
         self.setStatusBar(self.status)
 
         host.titleNoteChanged.connect(self._note_title)
-        state.modelChanged.connect(self._model_changed)
         state.statusMessage.connect(lambda m: self.status.showMessage(m, 8000))
         state.errorOccurred.connect(self.show_error)
         self.jobs.failed.connect(self._job_failed)

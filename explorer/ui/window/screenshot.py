@@ -65,7 +65,7 @@ def take(app: QCoreApplication, window: MainWindow, shot: Shot) -> str | None:
     tab = shot.tab or ("map" if shot.map_stage else None)
     if tab is not None and not _show_tab(window, tab.lower()):
         window.close()
-        names = tab_names(window) + VIEWER_TABS
+        names = window.host.tab_keys() + VIEWER_TABS
         return f"--tab {tab!r}: no such tab (one of: {', '.join(names)})"
     _settle(app, window, clock)
     if shot.map_stage is not None:
