@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -82,6 +83,7 @@ def main() -> int:
     print(line("dimension view (dim 5)", seconds, m))
     print(f"load after: {os.getloadavg()}")
     window.close()
+    shutil.rmtree(os.environ["XDG_CACHE_HOME"], ignore_errors=True)
     return 0
 
 
