@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -18,30 +19,17 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bench-views-cache-")  # compute, not load
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from event_loop import open_window
-from ui.helpers import write_bf16_model
+from lib.gaps import GapMeter
+from lib.models import random_bf16_model
+from lib.window import open_window
 
 from explorer.app import tuning
-from explorer.app.gapmeter import GapMeter
 from explorer.app.state import AppState, open_for_window
 
 
-class CpuGapMeter(GapMeter):
-    """GapMeter that also keeps the longest CPU stretch of the GUI thread between two ticks."""
-
-    def start(self) -> None:
-        self.max_cpu_ms = 0.0
-        super().start()
-
-    def _tick(self) -> None:
-        super()._tick()
-        self.max_cpu_ms = max(self.max_cpu_ms, self.latest.cpu_ms)
-
-
-def measure(app, window, done, start) -> tuple[float, CpuGapMeter]:
-    meter = CpuGapMeter()
+def measure(app, window, done, start) -> tuple[float, GapMeter]:
+    meter = GapMeter()
     meter.start()
     began = time.perf_counter()
     start()
@@ -53,7 +41,7 @@ def measure(app, window, done, start) -> tuple[float, CpuGapMeter]:
     return seconds, meter
 
 
-def line(name: str, seconds: float, m: CpuGapMeter) -> str:
+def line(name: str, seconds: float, m: GapMeter) -> str:
     return (
         f"{name:28s} {seconds:7.2f} s   longest GUI gap {m.max_gap_ms:6.1f} ms "
         f"(GUI thread busy {m.longest.cpu_ms:5.1f} ms of it; "
@@ -69,7 +57,7 @@ def main() -> int:
     args = ap.parse_args()
     folder = Path(args.dir) / f"bf16-{args.rows}x{args.dim}"
     if not (folder / "model.safetensors").exists():
-        write_bf16_model(folder, args.rows, args.dim)
+        random_bf16_model(folder, args.rows, args.dim)
     tuning.tune_process()  # before the model opens, as at the app's start
     state = AppState()
     state.set_model(open_for_window(folder))
@@ -95,6 +83,7 @@ def main() -> int:
     print(line("dimension view (dim 5)", seconds, m))
     print(f"load after: {os.getloadavg()}")
     window.close()
+    shutil.rmtree(os.environ["XDG_CACHE_HOME"], ignore_errors=True)
     return 0
 
 

@@ -19,16 +19,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from lib.processes import Times, interleaved, load
 
 BASELINE = """\
 import json, struct, sys
@@ -52,47 +48,6 @@ umap.UMAP(metric="cosine").fit_transform(x)
 """
 
 
-def cpu_of_children() -> float:
-    use = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return use.ru_utime + use.ru_stime
-
-
-def timed_run(cmd: list[str], cwd: Path, root: Path = ROOT) -> tuple[float, float]:
-    """(wall, CPU) seconds of one whole process, with the explorer package of `root`."""
-    # .pyc files as an installed package has them (pip compiles on install); a shell with
-    # PYTHONDONTWRITEBYTECODE set would otherwise recompile every module on every run.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(root)
-    cpu = cpu_of_children()
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr}")
-    return elapsed, cpu_of_children() - cpu
-
-
-Times = dict[str, list[tuple[float, float]]]
-
-
-def interleaved(
-    commands: dict[str, list[str]], rounds: int, cwd: Path, roots: dict[str, Path] | None = None
-) -> Times:
-    """(wall, CPU) per round of each named command; `roots` gives a command another checkout's
-    package (an A/B of the same command)."""
-    roots = roots or {}
-    times: Times = {name: [] for name in commands}
-    for name, cmd in commands.items():  # untimed: page cache, numba cache, .pyc files
-        timed_run(cmd, cwd, roots.get(name, ROOT))
-    for r in range(rounds):
-        order = list(commands.items())
-        if r % 2:  # alternate the order so that neither side always runs first
-            order.reverse()
-        for name, cmd in order:
-            times[name].append(timed_run(cmd, cwd, roots.get(name, ROOT)))
-    return times
-
-
 def report(times: Times, base: str, goal: float) -> None:
     """Wall time is the figure the goal is about; CPU time (user + system of the process) is
     printed beside it because it moves far less when other processes share the cores."""
@@ -107,10 +62,6 @@ def report(times: Times, base: str, goal: float) -> None:
             f"  {name:<44} median {med:6.3f} s  min {min(w for w, _ in ts):6.3f} s"
             f"  CPU {cpu:6.3f} s{cpu_ratio}{ratio}"
         )
-
-
-def load() -> str:
-    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
 def cli_figures(rounds: int, tmp: Path) -> None:

@@ -10,8 +10,8 @@ gap is how long the window would have waited for the GIL. Repeated; prints media
 and for the re-rank the bytes this process read from the disk (/proc/self/io read_bytes).
 
     python bench/cold_rows.py [MODEL ...] [--rows 256] [--rerank 566] [--repeats 5]
-    (default models: the bundled demo, SmolLM2 from ~/.cache/explorer-bench if converted there
-    by bench/neighbor_data.py, and any folder given)
+    (default models: the bundled demo and SmolLM2 as BF16, bench/lib/data.py; the reference
+    matrix is the one `python bench/gui_latency.py --keep DIR` leaves in DIR/model)
 """
 
 from __future__ import annotations
@@ -24,14 +24,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from page_cache import drop_page_cache
+from lib.data import smollm2
+from lib.page_cache import drop_page_cache
 
 from explorer.core.model.cold_rows import random_access_map
 from explorer.core.model.open import open_model
+from explorer.core.resources import demo_model_dir
 from explorer.core.search import exact as search_exact
-
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULTS = [ROOT / "resources" / "demo", Path.home() / ".cache/explorer-bench/smollm2-bf16"]
 
 
 def longest_tick_gap(work) -> tuple[float, float]:
@@ -104,7 +103,7 @@ def main() -> None:
     ap.add_argument("--rerank", type=int, default=566, help="rows of one re-rank (cosine's)")
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
-    for folder in args.models or [p for p in DEFAULTS if p.exists()]:
+    for folder in args.models or [demo_model_dir(), smollm2().parent]:
         model = open_model(folder, tokenizer=False)
         mapped = Path(model.matrix.filename)  # type: ignore[attr-defined] - a np.memmap
         print(

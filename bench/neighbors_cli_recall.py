@@ -1,7 +1,7 @@
 """`embedding-explorer neighbors --fast` against numpy float64 brute force, on real models.
 
 For the demo model and SmolLM2-135M (its GGUF's Q8_0 table dequantised and stored as a BF16
-folder, see neighbor_data.py), asks the command line for the fast-index top-10 of random rows
+folder, see lib/data.py), asks the command line for the fast-index top-10 of random rows
 (one process per query, as a user would; the first call builds the index into a temporary cache)
 and counts how many of them are among the true top-10 computed here in float64 (rows tied with the
 10th count as right: real vocabularies hold duplicate rows).
@@ -20,15 +20,17 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from lib.data import smollm2
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # core.fixtures
 
-import neighbor_data as data
-from core.fixtures import brute_force
-
-CACHE = Path(os.environ.get("EE_BENCH_CACHE", Path.home() / ".cache" / "ee-bench"))
+def true_top(values: np.ndarray, qid: int, metric: str, k: int = 10) -> set[int]:
+    """The true top-k of row `qid` in float64, and every row tied with the k-th."""
+    s = values @ values[qid]
+    if metric == "cosine":
+        s = s / np.linalg.norm(values, axis=1)
+    s[qid] = -np.inf
+    kth = np.sort(s)[-k]
+    return set(np.flatnonzero(s >= kth - 1e-9 * abs(kth)).tolist())
 
 
 def fast_ids(model: Path, qid: int, metric: str, env: dict) -> tuple[list[int], str]:
@@ -46,7 +48,7 @@ def main() -> int:
     from explorer.core.model.open import open_model
     from explorer.core.resources import demo_model_dir
 
-    paths = {"demo": demo_model_dir(), "smollm2": data.smollm2(CACHE)}
+    paths = {"demo": demo_model_dir(), "smollm2": smollm2()}
     with tempfile.TemporaryDirectory(prefix="ee-cli-recall-") as cache:
         env = dict(os.environ, XDG_CACHE_HOME=cache)  # a fresh index, built by the first call
         for name in args.only.split(","):
@@ -59,7 +61,7 @@ def main() -> int:
                 hits, worst = 0, 10
                 for qid in qids.tolist():
                     got, _ = fast_ids(paths[name], qid, metric, env)
-                    found = min(10, len(set(got) & brute_force(values, qid, metric)))
+                    found = min(10, len(set(got) & true_top(values, qid, metric)))
                     hits, worst = hits + found, min(worst, found)
                 recall = hits / (10 * len(qids))
                 print(

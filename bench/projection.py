@@ -28,8 +28,6 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-
 DIM = 4096
 
 

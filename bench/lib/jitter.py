@@ -4,13 +4,10 @@ On a quiet desktop it takes the same time every run. On a shared virtual machine
 sometimes takes 2-4x longer (the host runs other guests on the same core): every GUI-thread turn
 that happens then is that much longer too, whatever the app does. gui_latency.py prints this
 next to its figures, so that a rare long gap can be told apart from a slow turn of ours.
-
-    python bench/machine_jitter.py [--seconds 20]
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from dataclasses import dataclass
@@ -56,13 +53,3 @@ def measure(seconds: float = 10.0) -> Jitter:
         max_ms=times[-1],
         slow_runs=sum(t > 2 * median for t in times),
     )
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seconds", type=float, default=20.0)
-    print(measure(ap.parse_args().seconds))
-
-
-if __name__ == "__main__":
-    main()

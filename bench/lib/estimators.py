@@ -12,12 +12,10 @@ int8 scalar quantisation of every coordinate is left out on size: 4096 bytes a r
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import neighbor_data as data
 import numpy as np
 
 from explorer.core.search import codes as search_codes
+from lib.data import all_rows, smollm2
 
 COUNTS = (200, 1000, 4000)
 
@@ -82,10 +80,8 @@ def compare_matrix(name: str, x: np.ndarray) -> None:
         )
 
 
-def compare(cache: Path) -> None:
-    from explorer.core.model.open import open_model
+def compare() -> None:
     from explorer.core.resources import demo_model_dir
 
-    for name, path in (("demo", demo_model_dir()), ("smollm2", data.smollm2(cache))):
-        m = open_model(path, tokenizer=False)
-        compare_matrix(name, m.vectors(np.arange(m.rows)))
+    for name, path in (("demo", demo_model_dir()), ("smollm2", smollm2())):
+        compare_matrix(name, all_rows(path))

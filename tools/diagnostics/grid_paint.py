@@ -5,7 +5,7 @@ repainted again and again at two sizes, with pyqtgraph's own axes and with
 explorer.ui.widgets.solid_grid's; also with no grid at all, for the floor. Prints the median and the
 slowest repaint of the plot's viewport, in ms of the GUI thread.
 
-    python bench/grid_paint.py [--repaints 40]
+    python tools/diagnostics/grid_paint.py [--repaints 40]
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 import pyqtgraph as pg

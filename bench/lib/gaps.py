@@ -1,4 +1,5 @@
-"""How long the GUI thread is unresponsive: the longest gap between ticks of a fast timer."""
+"""How long the GUI thread is unresponsive: the longest gap between ticks of a fast timer, and
+how much of the machine other processes took meanwhile."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ except ImportError:  # Windows
     THREAD_RUSAGE = False
 
 
-def thread_waits() -> tuple[float, float]:
+def _thread_waits() -> tuple[float, float]:
     """Seconds so far (Linux; else 0): the calling thread's wait for a core (run queue), and the
     time the hypervisor took from this machine's CPUs (steal, all CPUs summed)."""
     try:
@@ -92,7 +93,7 @@ class _Sample(NamedTuple):
         nsecs, monotonic, cpu = clock.nsecsElapsed(), time.monotonic(), time.thread_time()
         use = resource.getrusage(resource.RUSAGE_THREAD) if THREAD_RUSAGE else None
         faults = use.ru_minflt + use.ru_majflt if use else 0
-        return cls(nsecs, monotonic, cpu, *thread_waits(), GcClock.total, faults)
+        return cls(nsecs, monotonic, cpu, *_thread_waits(), GcClock.total, faults)
 
     def gap_since(self, last: _Sample) -> Gap:
         return Gap(
@@ -110,25 +111,23 @@ class GapMeter(QObject):
     """Start it on the GUI thread; `longest` is the longest gap between two timer ticks since
     the start or the last reset (`max_gap_ms` its length), with what happened within it: the
     GUI thread's own CPU time, its wait for a core, the hypervisor's steal (the part that no code
-    of ours can shorten), the GC's passes and the page faults. With `keep_over_ms`, every gap
-    longer than that is kept in `long_gaps`, so that a bench can match each one with what else
-    the machine did."""
+    of ours can shorten), the GC's passes and the page faults; `max_cpu_ms` the most CPU time
+    the GUI thread spent between two ticks. With `keep_over_ms`, every gap longer than that is
+    kept in `long_gaps`, so that a bench can match each one with what else the machine did."""
 
-    def __init__(
-        self, interval_ms: int = 5, parent: QObject | None = None, keep_over_ms: float | None = None
-    ):
-        super().__init__(parent)
+    def __init__(self, interval_ms: int = 5, keep_over_ms: float | None = None):
+        super().__init__()
         self.keep_over_ms = keep_over_ms
         self.long_gaps: list[Gap] = []
-        self.longest = self.latest = NO_GAP  # the longest gap, and the one the last tick ended
-        self._timer = QTimer(self)
-        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
-        self._timer.setInterval(interval_ms)
-        self._timer.timeout.connect(self._tick)
+        self.longest = NO_GAP
+        self.max_cpu_ms = 0.0
+        self.timer = QTimer(self)
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(interval_ms)
+        self.timer.timeout.connect(self._tick)
         self._clock = QElapsedTimer()
         self._clock.start()
         self._last = _Sample.now(self._clock)
-        self.ticks = 0
 
     @property
     def max_gap_ms(self) -> float:
@@ -136,32 +135,32 @@ class GapMeter(QObject):
 
     def start(self) -> None:
         self.reset()
-        self.ticks = 0
-        if not self._timer.isActive():
+        if not self.timer.isActive():
             GcClock.use()
         self._last = _Sample.now(self._clock)
-        self._timer.start()
+        self.timer.start()
 
     def stop(self) -> float:
-        if self._timer.isActive():
+        if self.timer.isActive():
             self._tick()
-            self._timer.stop()
+            self.timer.stop()
             GcClock.release()
         return self.max_gap_ms
 
     def reset(self) -> None:
         self.longest = NO_GAP
+        self.max_cpu_ms = 0.0
         self.long_gaps = []
 
     def _tick(self) -> None:
         sample = _Sample.now(self._clock)
-        gap = self.latest = sample.gap_since(self._last)
+        gap = sample.gap_since(self._last)
         if self.keep_over_ms is not None and gap.ms > self.keep_over_ms:
             self.long_gaps.append(gap)
         if gap.ms > self.longest.ms:
             self.longest = gap
+        self.max_cpu_ms = max(self.max_cpu_ms, gap.cpu_ms)
         self._last = sample
-        self.ticks += 1
 
 
 class OtherLoad:

@@ -6,32 +6,25 @@ and every other thread's innermost frames (sys._current_frames). It needs the GI
 when a C call holds the GIL the samples land right after it, on the Python line that made (or
 follows) the call; the other threads' frames show which worker held the GIL instead.
 
-    from stall_sampler import StallSampler
     sampler = StallSampler(threshold_ms=30)   # on the GUI thread, with a QApplication
     sampler.start(); ...; sampler.stop()
     sampler.report(top=8)                     # stalls by length, their most common stacks
-
-Also runs a script under it (the script's own ``QApplication`` is used once it exists)::
-
-    python bench/stall_sampler.py [--threshold 30] [--top 8] SCRIPT [ARGS...]
-
-or as a pytest plugin around every test's call (the report goes to the captured stdout)::
-
-    STALL_MS=30 PYTHONPATH=$PWD:bench python -m pytest -s -p stall_sampler tests/ui/test_map.py
 """
 
 from __future__ import annotations
 
-import argparse
 import collections
 import os
-import runpy
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import explorer
+
+# frames are named relative to these: the explorer package's folder and the checkout's
+ROOTS = (os.path.dirname(os.path.dirname(explorer.__file__)), str(Path(__file__).parents[2]))
 
 
 def _where(frame, depth: int) -> list[str]:
@@ -40,7 +33,8 @@ def _where(frame, depth: int) -> list[str]:
     while frame is not None and len(out) < depth:
         code = frame.f_code
         path = code.co_filename
-        short = os.path.relpath(path, ROOT) if path.startswith(ROOT) else os.path.basename(path)
+        root = next((r for r in ROOTS if path.startswith(r + os.sep)), None)
+        short = os.path.relpath(path, root) if root else os.path.basename(path)
         out.append(f"{short}:{frame.f_lineno} {code.co_name}")
         frame = frame.f_back
     return out
@@ -58,7 +52,7 @@ class Stall:
 
 class StallSampler:
     def __init__(self, threshold_ms: float = 30.0, beat_ms: int = 2, depth: int = 14):
-        from PySide6.QtCore import QObject, Qt, QTimer  # noqa: F401
+        from PySide6.QtCore import Qt, QTimer
 
         self.threshold = threshold_ms / 1000
         self.depth = depth
@@ -139,47 +133,3 @@ def _idle(where: str) -> bool:
     return any(
         w in where for w in ("threading.py", "queue.py", "selectors.py", ":0 ", "subprocess.py")
     ) and ("wait" in where or "select" in where or "_communicate" in where or "get" in where)
-
-
-if "pytest" in sys.modules:  # loaded as a plugin (-p stall_sampler)
-    import pytest
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_call(item):
-        sampler = StallSampler(float(os.environ.get("STALL_MS", "30")))
-        sampler.start()
-        try:
-            yield
-        finally:
-            sampler.stop()
-            print(f"\n{item.nodeid}")
-            sampler.report()
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--threshold", type=float, default=30.0, help="ms without a beat")
-    p.add_argument("--top", type=int, default=6, help="stacks shown per stall")
-    p.add_argument("script")
-    p.add_argument("args", nargs=argparse.REMAINDER)
-    a = p.parse_args(argv)
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication.instance() or QApplication([a.script])
-    sampler = StallSampler(a.threshold)
-    sampler.start()
-    sys.argv = [a.script, *a.args]
-    try:
-        runpy.run_path(a.script, run_name="__main__")
-    except SystemExit:
-        pass
-    finally:
-        sampler.stop()
-        sampler.report(a.top)
-        del app
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

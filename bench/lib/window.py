@@ -4,7 +4,6 @@ until something holds."""
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -52,33 +51,13 @@ def open_window(
     return app, window
 
 
-def window_on_model(model: str, tab: str, prefix: str):
-    """(app, window): the main window (settings in a fresh temporary folder, nothing persisted)
-    with `model` open and every background job done, on the viewer's "overview" or "values"
-    tab."""
-    app, window = open_window(Path(tempfile.mkdtemp(prefix=prefix)) / "s.ini", persist=False)
-    window.open_path(model)
-    wait_until(app, lambda: window.state.model is not None, 300)
-    wait_until(app, lambda: window.state.levels is not None and not window.pending, 300)
-    if tab == "values":
-        window.viewer.tabs.setCurrentWidget(window.viewer.values)
-    return app, window
-
-
-def timed_click(app, window, token_id: int, add: bool = False, after_s: float = 0.1):
-    """(GUI-thread CPU ms, longest turn ms) of a click on `token_id` (`add`: Ctrl+click): the
-    selection call itself, then every turn of the event loop until the rows are shown and
-    `after_s` seconds more (the neighbours and the paints that follow)."""
-    start = time.thread_time()
-    window.state.select([token_id], add=add)
-    turns = [time.thread_time() - start]
-    want = window.state.selection
-    shown_at = None
-    while shown_at is None or time.monotonic() - shown_at < after_s:
-        start = time.thread_time()
-        app.processEvents()
-        turns.append(time.thread_time() - start)
-        if shown_at is None and [r.id for r in window.viewer.rows] == want:
-            shown_at = time.monotonic()
-        time.sleep(0.002)
-    return sum(turns) * 1000, max(turns) * 1000
+def pending_besides(window, *lanes) -> bool:
+    """`window.pending` leaving out the jobs of these lanes: a job of another lane running, a
+    result undelivered, typed text not yet sent, map labels not yet placed."""
+    return (
+        window.jobs.busy_besides(*lanes)
+        or window.token_pane.pending
+        or window.neighbors.pending
+        or window.state.loading is not None
+        or window.map_pane.view.labels_pending
+    )

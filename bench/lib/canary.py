@@ -12,13 +12,10 @@ reference VM, whenever the guest frees a lot of memory (evicting a 2 GB file fro
 a process ending), a reporting pass hands 384 MiB back to the host every ~2.2 s until all of it
 is reported, and the canary's jobs run 10-30x slower during some of those passes.
 `Canary.reported_mib(start, end)` says how much was reported within a gap.
-
-    python bench/machine_canary.py [--seconds 30]   # the canary alone: its slowest jobs
 """
 
 from __future__ import annotations
 
-import argparse
 import array
 import bisect
 import os
@@ -30,14 +27,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from page_cache import reported_kib
+from lib.page_cache import reported_kib
 
 PERIOD = 0.02  # seconds between the starts of two jobs
+BENCH = Path(__file__).resolve().parents[1]
 
 
 def memory_job(passes: int) -> Callable[[], None]:
     """A fixed memory-bound job: `passes` times arithmetic over the same 4 MB (each pass
-    here: ~0.6 ms), like painting a window's backing store. Also page_churn.py's."""
+    here: ~0.6 ms), like painting a window's backing store."""
     import numpy as np
 
     a = np.linspace(0.0, 1.0, 512 * 1024)  # 4 MB
@@ -79,8 +77,9 @@ class Canary:
         self.median_cpu = 0.0
 
     def start(self) -> None:
-        cmd = [sys.executable, __file__, "--child", str(self.path), "--seconds", str(self.seconds)]
-        self.proc = subprocess.Popen(cmd)
+        # run from bench/, as `python -m`, to import lib.page_cache as the bench does
+        cmd = [sys.executable, "-m", "lib.canary", str(self.path), str(self.seconds)]
+        self.proc = subprocess.Popen(cmd, cwd=BENCH)
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -120,29 +119,5 @@ class Canary:
         return (self.reported[last] - self.reported[first]) / 1024
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seconds", type=float, default=30.0)
-    p.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # the canary process itself
-    args = p.parse_args(argv)
-    if args.child:
-        run_jobs(args.child, args.seconds)
-        return 0
-    canary = Canary(args.seconds)
-    canary.start()
-    canary.proc.wait()  # type: ignore[union-attr]
-    canary.stop()
-    t0 = canary.jobs[0][0]
-    slow = sorted(canary.jobs, key=lambda j: -j[2])[:5]
-    print(
-        f"{len(canary.jobs)} jobs, median {canary.median_cpu * 1000:.2f} ms of CPU; slowest: "
-        + ", ".join(f"{cpu * 1000:.1f} ms at {s - t0:.1f} s" for s, _, cpu in slow)
-    )
-    if canary.sees_reporting:
-        reported = canary.reported_mib(t0, canary.jobs[-1][1])
-        print(f"free memory reported to the hypervisor meanwhile: {reported:.0f} MiB")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+if __name__ == "__main__":  # the canary process itself
+    run_jobs(Path(sys.argv[1]), float(sys.argv[2]))
