@@ -255,7 +255,7 @@ def open_model(run: Run, folder: Path) -> None:
     run.wait(lambda: window.state.model is not None)
     run.figures.opened_s = time.perf_counter() - run.figures.open_began
     run.phase("open (tokenizer, labels)")
-    run.wait(lambda: window.vocabulary.index is not None and window.state.levels is not None)
+    run.wait(lambda: window.tokens.vocabulary.index is not None and window.state.levels is not None)
     run.phase("colour range, vocabulary index")
 
 

@@ -3,13 +3,11 @@
 A 4096-value row over ~800 pixel columns is a dense zigzag that Qt strokes segment by segment.
 An aliased 1-px line lights, in each pixel column, one run of rows: from the top to the bottom
 of what the line does there. Computing those runs with numpy and drawing them as one image
-gives the same pixels (but for a few that Qt's fixed-point stroke puts one column over). The
-values plot's paint in a click on a 248320 x 4096 model: 7.4 ms with one row and 12.1 ms with
-two before (pyqtgraph's downsampled stroke), 1.8 and 3.1 ms now (bench/row_curve.py). A wider
-pen (presentation mode's 3 px) takes its neighbours' runs too: 8.1 and 9.3 ms against 15.1 and
-21.8 ms stroked (`--present`). A sparse 1-px line (fewer than 2 values per column, as for
-d_model 384 or 576, where both cost the same), other paint devices (SVG export), dashed or
-translucent pens and antialiasing are stroked as before.
+gives the same pixels (but for a few that Qt's fixed-point stroke puts one column over) about
+four times faster. A wider pen (presentation mode's 3 px) takes its neighbours' runs too. A
+sparse 1-px line (fewer than 2 values per column, as for d_model 384 or 576, where both cost
+the same), other paint devices (SVG export), dashed or translucent pens and antialiasing are
+stroked as usual.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QImage, QPaintEngine, QPainter
 
-DENSE = 2  # values per pixel column from which spans beat stroking (bench/row_curve.py)
+DENSE = 2  # values per pixel column from which spans beat stroking
 MAX_WIDTH = 8  # px: presentation mode's lines are 3
 
 

@@ -3,8 +3,9 @@
 pyqtgraph draws a grid as translucent tick lines across the view. Qt's raster engine draws a
 translucent line 20-30x slower than an opaque one here: a 400 x 220 plot repainted in 11 ms
 with pyqtgraph's grid and 1.3 ms with this one, an 800 x 400 plot in 40 and 2.3 ms
-(bench/grid_paint.py). These axes mix each grid line's colour with the background once and draw
-it opaque, below the view box: the data is drawn over the grid instead of tinted by it.
+(tools/diagnostics/grid_paint.py). These axes mix each grid line's colour with the background
+once and draw it opaque, below the view box: the data is drawn over the grid instead of tinted
+by it.
 """
 
 from __future__ import annotations
