@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from explorer.cli import args as args_
 from explorer.cli.common import Progress, add_model_options, load_model, print_json, write_png
 from explorer.core.errors import ExplorerError
 
@@ -56,14 +57,14 @@ def run(args: argparse.Namespace) -> int:
                 if args.table == "tokens"
                 else stats_export.dimensions_csv(result)
             )
-            out.write_text(text, encoding="utf-8")
+            args_.write_text_file(out, text)
         else:
             from explorer.core.analysis.stats_figure import stats_svg
 
             subtitle = f"{model.path.name} · {model.tensor} · {model.dtype}"
             svg = stats_svg(result, subtitle)
             if suffix == ".svg":
-                out.write_text(svg, encoding="utf-8")
+                args_.write_text_file(out, svg)
             else:
                 write_png(svg, out)
     if args.json:
