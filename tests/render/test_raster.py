@@ -12,6 +12,10 @@ from explorer.core import svg
 from explorer.core.errors import ExplorerError
 from explorer.render import pdf, raster
 
+# the session's QApplication (pytest-qt): a QGuiApplication made here would stand in the way of
+# the widget tests that follow
+pytestmark = pytest.mark.usefixtures("qapp")
+
 RED_SQUARE = svg.document(
     320, 240, ['<rect x="100" y="100" width="40" height="40" fill="#d62728"/>']
 )
@@ -28,7 +32,6 @@ def test_svg_to_png_draws_the_figure_on_white_at_its_size_or_twice_it(tmp_path):
 
 
 def test_png_frames_join_side_by_side_and_images_become_pdf_pages(tmp_path):
-    raster.gui_app()
     frames = []
     for n, colour in enumerate(("red", "blue")):
         image = raster.blank(30, 20 + 10 * n)
