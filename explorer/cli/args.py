@@ -95,7 +95,7 @@ def write_text_file(path: str | Path, content: str) -> None:
         raise ExplorerError(f"{path}: cannot write ({e.strerror or e})") from None
 
 
-def _window_size(text: str) -> tuple[int, int]:
+def _pixel_size(text: str) -> tuple[int, int]:
     try:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
@@ -107,4 +107,4 @@ def _window_size(text: str) -> tuple[int, int]:
     return w, h
 
 
-window_size = _wrap(_window_size)  # WIDTHxHEIGHT in pixels
+pixel_size = _wrap(_pixel_size)  # WIDTHxHEIGHT in pixels: a window's or a figure's size

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -121,6 +123,25 @@ def fail(message: str, code: int = 2) -> int:
         except (OSError, ValueError):
             pass
     return code
+
+
+def write_png(svg: str, out: Path) -> None:
+    """A figure's SVG rasterised to a PNG file (QtGui, loaded only here)."""
+    from explorer.render.raster import svg_to_png
+
+    # libpng writes "libpng error: …" straight to file descriptor 2 when a write fails (a full
+    # disk); hide it for the save so that the one line below is all the user sees.
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        svg_to_png(svg, out)
+    except ExplorerError:
+        raise ExplorerError(f"{out}: cannot write PNG (disk full or not writable?)") from None
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 class ClosedStream:

@@ -36,7 +36,7 @@ def register(sub) -> None:
     p.add_argument(
         "--size",
         metavar="WxH",
-        type=args_.window_size,
+        type=args_.pixel_size,
         help="window size for --screenshot (default 1280x800)",
     )
     p.add_argument(

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from explorer.cli.common import add_model_options, json_safe, load_model, print_json
+from explorer.core.map import figure
 
 
 def register(sub) -> None:
@@ -38,8 +39,6 @@ def register(sub) -> None:
 
 
 def _frame_svg(snap, subtitle: str) -> str:
-    from explorer.core.map import figure  # xml.sax pulls in urllib, ssl, email
-
     loss = f"loss {snap.loss_curve[-1][1]:.3f} · " if snap.loss_curve else ""
     return figure.map_svg(
         snap.map_coords,
@@ -100,9 +99,9 @@ def run(args: argparse.Namespace) -> int:
     svg_to_png: Callable[[str, Path], None] | None = None
     if not args.no_png:
         try:
-            from explorer.ui.map import export as map_export  # Qt for PNG output only
+            from explorer.render import raster  # Qt for PNG output only
 
-            svg_to_png = map_export.svg_to_png
+            svg_to_png = raster.svg_to_png
         except ImportError:
             sys.stderr.write("Qt is not available: SVG frames only\n")
     subtitle = (
@@ -118,12 +117,8 @@ def run(args: argparse.Namespace) -> int:
         svg = _frame_svg(snap, subtitle)
         (frames / f"{name}.svg").write_text(svg, encoding="utf-8")
         if svg_to_png is not None:
-            try:
-                svg_to_png(svg, frames / f"{name}.png")
-                pngs.append(frames / f"{name}.png")
-            except ImportError:  # PySide6 missing: Qt is imported inside svg_to_png
-                sys.stderr.write("Qt is not available: SVG frames only\n")
-                svg_to_png = None
+            svg_to_png(svg, frames / f"{name}.png")
+            pngs.append(frames / f"{name}.png")
         if not args.json:
             sys.stdout.write(
                 f"epoch {snap.epoch:3d}/{snap.epochs}  {snap.seconds:6.1f} s  "

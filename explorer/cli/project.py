@@ -1,22 +1,21 @@
 """`project`: a 2-D map of a neighbourhood as a finished figure (PNG/SVG) or coordinates (CSV/JSON).
 
 SVG, CSV and JSON are written by the Qt-free core. PNG rasterises the same SVG with QtSvg
-(QtGui only, offscreen): no Qt-free raster text renderer is among the dependencies, and a
-figure without real text rendering would not be legible at slide size.
+(explorer/render: QtGui only, offscreen): no Qt-free raster text renderer is among the
+dependencies, and a figure without real text rendering would not be legible at slide size.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from explorer.cli import args as args_
-from explorer.cli.common import add_model_options, load_model
+from explorer.cli.common import add_model_options, load_model, write_png
 from explorer.core import limits
 from explorer.core.errors import ExplorerError
-from explorer.core.map import neighborhood, projection
+from explorer.core.map import figure, neighborhood, projection
 from explorer.core.tokenizer.text import parse_token_ref
 
 FORMATS = (".png", ".svg", ".csv", ".json")
@@ -94,6 +93,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--size",
+        type=args_.pixel_size,
         default="1920x1080",
         metavar="WxH",
         help="figure size in pixels (default 1920x1080)",
@@ -102,34 +102,6 @@ def register(sub) -> None:
         "--out", metavar="FILE", help="output: .png, .svg, .csv or .json (or --json for stdout)"
     )
     p.set_defaults(func=run)
-
-
-def _size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise ExplorerError(f"--size {text!r}: expected WIDTHxHEIGHT, e.g. 1920x1080") from None
-    if not (320 <= w <= 8000 and 240 <= h <= 8000):
-        raise ExplorerError(f"--size {text}: each side must be 320–8000 pixels")
-    return w, h
-
-
-def _write_png(svg: str, out: Path) -> None:
-    from explorer.ui.map.export import svg_to_png  # Qt only for PNG output
-
-    # libpng writes "libpng error: …" straight to file descriptor 2 when a write fails (a full
-    # disk); hide it for the save so that the one line below is all the user sees.
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-        svg_to_png(svg, out)
-    except ExplorerError:
-        raise ExplorerError(f"{out}: cannot write PNG (disk full or not writable?)") from None
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def select(model, args: argparse.Namespace) -> neighborhood.Neighbourhood:
@@ -152,7 +124,6 @@ def run(args: argparse.Namespace) -> int:
     suffix = out.suffix.lower()
     if suffix not in FORMATS:
         raise ExplorerError(f"{out.name}: unknown output type; use one of {', '.join(FORMATS)}")
-    size = _size(args.size)
     params = projection.ProjectionParams(
         method=args.method,
         n_neighbors=args.n_neighbors,
@@ -175,8 +146,6 @@ def run(args: argparse.Namespace) -> int:
         f"{model.path.name} · {model.tensor} {model.rows:,} × {model.dim} {model.dtype} · "
         f"{method} ({details})"
     )
-    from explorer.core.map import figure  # xml.sax pulls in urllib, ssl, email
-
     if suffix == ".csv":
         args_.write_text_file(out, figure.coordinates_csv(nb.ids, nb.labels, coords))
         return 0
@@ -198,28 +167,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             args_.write_text_file(out, text)
         return 0
-    position = {int(i): k for k, i in enumerate(nb.ids)}
-    highlight = [position[i] for i in nb.query_ids if i in position]
-    query = (
-        f"“{model.label(nb.query_ids[0])}”" if len(nb.query_ids) == 1 else "the nearest query token"
+    width, height = args.size
+    svg = figure.neighbourhood_svg(
+        nb, coords, title=args.title, subtitle=subtitle, width=width, height=height
     )
-    svg = figure.map_svg(
-        coords,
-        nb.labels,
-        title=args.title or nb.title.capitalize(),
-        subtitle=subtitle,
-        similarity=nb.similarity,
-        highlight=highlight,
-        colour_label=f"cosine to {query}",
-        width=size[0],
-        height=size[1],
-    )
-    svg = limits.display_text(svg)  # a folder name that is not UTF-8 shows as U+FFFD
     if suffix == ".svg":
         args_.write_text_file(out, svg)
-        return 0
-    _write_png(svg, out)
-    if not out.is_file():  # pragma: no cover - svg_to_png raises first
-        sys.stderr.write(f"{out}: not written\n")
-        return 1
+    else:
+        write_png(svg, out)
     return 0

@@ -2,7 +2,7 @@
 suspicious (possibly under-trained) tokens, tokens by kind. One streaming pass, cached per file.
 
 --out writes a per-token CSV (or per-dimension with --table dimensions) or a PNG/SVG figure;
-PNG rasterises the SVG with QtSvg, as `project` does.
+PNG rasterises the SVG with QtSvg (explorer/render), as `project` does.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from explorer.cli.common import Progress, add_model_options, load_model, print_json
+from explorer.cli import args as args_
+from explorer.cli.common import Progress, add_model_options, load_model, print_json, write_png
 from explorer.core.errors import ExplorerError
 
 FORMATS = (".csv", ".png", ".svg")
@@ -56,18 +57,16 @@ def run(args: argparse.Namespace) -> int:
                 if args.table == "tokens"
                 else stats_export.dimensions_csv(result)
             )
-            out.write_text(text, encoding="utf-8")
+            args_.write_text_file(out, text)
         else:
             from explorer.core.analysis.stats_figure import stats_svg
 
             subtitle = f"{model.path.name} · {model.tensor} · {model.dtype}"
             svg = stats_svg(result, subtitle)
             if suffix == ".svg":
-                out.write_text(svg, encoding="utf-8")
+                args_.write_text_file(out, svg)
             else:
-                from explorer.ui.map.export import svg_to_png  # Qt for PNG only
-
-                svg_to_png(svg, out)
+                write_png(svg, out)
     if args.json:
         print_json(result.as_dict())
     elif out is None:

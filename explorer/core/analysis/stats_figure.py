@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from explorer.core.analysis import svg
+from explorer.core import svg
+from explorer.core.analysis import charts
 from explorer.core.analysis.kinds import KINDS
 from explorer.core.analysis.stats import StatsResult
 
@@ -12,7 +13,7 @@ def stats_svg(result: StatsResult, subtitle: str, width: int = 1920, height: int
     hist = d["norms"]["histogram"]
     edges = hist["edges"]
     left = (40, 110, width / 2 - 70, height / 2 - 120)
-    parts = svg.bars(
+    parts = charts.bars(
         left,
         hist["counts"],
         f"Row norms (median {d['norms']['median']:.3g})" if edges else "Row norms (none finite)",
@@ -20,7 +21,7 @@ def stats_svg(result: StatsResult, subtitle: str, width: int = 1920, height: int
     )
     right = (width / 2 + 30, 110, width / 2 - 70, height / 2 - 120)
     outliers = d["dimensions"]["outliers"]
-    parts += svg.bars(
+    parts += charts.bars(
         right,
         d["dimensions"]["std"],
         f"Std of each of {result.dim} dimensions ({len(outliers)} rogue, red)",
@@ -34,7 +35,7 @@ def stats_svg(result: StatsResult, subtitle: str, width: int = 1920, height: int
     for s in result.suspicious:
         reasons[s.reason] = reasons.get(s.reason, 0) + 1
     shown = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in reasons.items()) or "none"
-    parts += svg.bars(
+    parts += charts.bars(
         bottom,
         list(counts.values()),
         f"Tokens by kind (log scale) · suspicious tokens: {shown}",
@@ -42,4 +43,4 @@ def stats_svg(result: StatsResult, subtitle: str, width: int = 1920, height: int
         log=True,
     )
     title = f"Vocabulary statistics: {result.rows:,} rows × {result.dim}"
-    return svg.document(width, height, parts, title, subtitle)
+    return svg.document(width, height, charts.heading(title, subtitle) + parts)

@@ -1,21 +1,23 @@
 """A finished map figure as SVG text, without Qt: title, points, non-overlapping labels, colour bar.
 
-The CLI writes this SVG as is, and rasterises the same SVG for PNG output (QtSvg, offscreen), so
-both files show the same figure. The label placement and the colour maps are shared with the
-interactive map (explorer/ui/map/view.py).
+The CLI and the window write this SVG as is, and rasterise the same SVG for PNG output
+(explorer/render/raster.py), so both files show the same figure. The label placement and the
+colour maps are shared with the interactive map (explorer/ui/map/view.py).
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar
-from xml.sax.saxutils import escape
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import numpy as np
 
-FONT = "DejaVu Sans, Verdana, sans-serif"
+from explorer.core import svg
+
+if TYPE_CHECKING:
+    from explorer.core.map.neighborhood import Neighbourhood
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -60,21 +62,6 @@ def viridis(t: np.ndarray) -> np.ndarray:
     rgb = _VIRIDIS[lo] * (1 - frac) + _VIRIDIS[lo + 1] * frac
     rgb[np.isnan(t)] = (160, 160, 160)
     return rgb.round().astype(np.uint8)
-
-
-def char_em(ch: str) -> float:
-    """Advance width of a character in em for DejaVu Sans, rounded up (so labels never collide)."""
-    if unicodedata.east_asian_width(ch) in ("W", "F"):
-        return 1.0
-    if ch.islower() or ch in " .,:;'!|()[]-":
-        return 0.62
-    if ch.isupper() or ch.isdigit():
-        return 0.74
-    return 0.86
-
-
-def text_width(text: str, size: float) -> float:
-    return size * sum(char_em(c) for c in text)
 
 
 @dataclass(frozen=True)
@@ -179,11 +166,6 @@ def label_order(n: int, similarity: np.ndarray | None, highlight: Sequence[int])
     return first + [int(i) for i in rest if int(i) not in seen]
 
 
-def _hex(rgb) -> str:
-    r, g, b = (int(c) for c in rgb)
-    return f"#{r:02x}{g:02x}{b:02x}"
-
-
 def similarity_range(
     similarity: np.ndarray, exclude: set[int] | Sequence[int] = ()
 ) -> tuple[float, float]:
@@ -197,21 +179,6 @@ def similarity_range(
         return 0.0, 1.0
     lo, hi = float(sim.min()), float(sim.max())
     return (lo, hi) if hi > lo else (lo - 0.5, hi + 0.5)
-
-
-def _text(
-    x: float,
-    y: float,
-    s: str,
-    size: float,
-    fill: str = "#222222",
-    weight: str = "normal",
-    anchor: str = "start",
-) -> str:
-    return (
-        f'<text x="{x:.1f}" y="{y:.1f}" font-family="{FONT}" font-size="{size:.1f}" '
-        f'font-weight="{weight}" fill="{fill}" text-anchor="{anchor}">{escape(s)}</text>'
-    )
 
 
 def map_svg(
@@ -247,14 +214,9 @@ def map_svg(
     else:
         colours = np.tile(np.array(DEFAULT_POINT, dtype=np.uint8), (n, 1))
 
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}">',
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
-        _text(left, 58, title, 34.0, weight="bold"),
-    ]
+    out = [svg.text(left, 58, title, 34, fill="#222222", font_weight="bold")]
     if subtitle:
-        out.append(_text(left, 92, subtitle, 20.0, fill="#555555"))
+        out.append(svg.text(left, 92, subtitle, 20, fill="#555555"))
     out.append(
         f'<rect x="{left:.1f}" y="{top:.1f}" width="{pw:.1f}" height="{ph:.1f}" fill="none" '
         f'stroke="#dddddd" stroke-width="1"/>'
@@ -264,7 +226,7 @@ def map_svg(
         cy,
         labels,
         label_order(n, similarity, sorted(hl)),
-        lambda s: text_width(s, label_size) + 8,
+        lambda s: svg.text_width(s, label_size) + 8,
         label_size * 1.3,
         (left + 2, top + 2, left + pw - 2, top + ph - 2),
         max_labels,
@@ -274,8 +236,35 @@ def map_svg(
     if similarity is not None:
         bar = (width - right + 60, top + 40, 26.0, min(420.0, ph - 80))
         out += _colour_bar_svg(bar, colour_label, s_lo, s_hi, radius if hl else None)
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return svg.document(width, height, out)
+
+
+def neighbourhood_svg(
+    nb: Neighbourhood,
+    coords: np.ndarray,
+    *,
+    title: str | None = None,
+    subtitle: str = "",
+    width: int = 1920,
+    height: int = 1080,
+) -> str:
+    """The figure of a mapped neighbourhood (`embedding-explorer project`, the window's map
+    export): its query tokens highlighted, the points coloured by cosine to the query."""
+    position = {int(i): k for k, i in enumerate(nb.ids)}
+    highlight = [position[i] for i in nb.query_ids if i in position]
+    one = len(nb.query_ids) == 1 and highlight
+    query = f"“{nb.labels[highlight[0]]}”" if one else "the nearest query token"
+    return map_svg(
+        coords,
+        nb.labels,
+        title=title or nb.title[:1].upper() + nb.title[1:],
+        subtitle=subtitle,
+        similarity=nb.similarity,
+        highlight=highlight,
+        colour_label=f"cosine to {query}",
+        width=width,
+        height=height,
+    )
 
 
 def _to_pixels(
@@ -314,14 +303,14 @@ def _points_svg(
         if finite[i] and int(i) not in hl:
             out.append(
                 f'<circle cx="{cx[i]:.1f}" cy="{cy[i]:.1f}" r="{radius}" '
-                f'fill="{_hex(colours[i])}"/>'
+                f'fill="{svg.colour(colours[i])}"/>'
             )
     out.append("</g>")
     for i in sorted(hl):
         if finite[i]:
             out.append(
                 f'<circle cx="{cx[i]:.1f}" cy="{cy[i]:.1f}" r="{radius * 2.2:.1f}" '
-                f'fill="{_hex(HIGHLIGHT)}" stroke="#ffffff" stroke-width="2"/>'
+                f'fill="{svg.colour(HIGHLIGHT)}" stroke="#ffffff" stroke-width="2"/>'
             )
     return out
 
@@ -339,13 +328,13 @@ def _labels_svg(
     for p in placed:
         bold = p.index in hl
         out.append(
-            _text(
+            svg.text(
                 p.x + 4,
                 p.y + p.h * 0.77,
                 labels[p.index],
                 label_size,
-                fill=_hex(HIGHLIGHT) if bold else "#1a1a1a",
-                weight="bold" if bold else "normal",
+                fill=svg.colour(HIGHLIGHT) if bold else "#1a1a1a",
+                font_weight="bold" if bold else "normal",
             )
         )
     return out
@@ -361,25 +350,25 @@ def _colour_bar_svg(
     """The similarity colour bar, and the query marker's legend when `query_radius` is set."""
     bx, by, bw, bh = bar
     stops = "".join(
-        f'<stop offset="{k / 8:.3f}" stop-color="{_hex(viridis(np.array([1 - k / 8]))[0])}"/>'
+        f'<stop offset="{k / 8:.3f}" stop-color="{svg.colour(viridis(np.array([1 - k / 8]))[0])}"/>'
         for k in range(9)
     )
     out = [
         f'<defs><linearGradient id="cbar" x1="0" y1="0" x2="0" y2="1">{stops}'
         "</linearGradient></defs>",
-        _text(bx, by - 16, colour_label or "similarity", 18, fill="#333333"),
+        svg.text(bx, by - 16, colour_label or "similarity", 18, fill="#333333"),
         f'<rect x="{bx:.1f}" y="{by:.1f}" width="{bw}" height="{bh:.1f}" fill="url(#cbar)" '
         f'stroke="#888888" stroke-width="1"/>',
-        _text(bx + bw + 8, by + 7, f"{s_hi:.2f}", 17, fill="#333333"),
-        _text(bx + bw + 8, by + bh + 6, f"{s_lo:.2f}", 17, fill="#333333"),
+        svg.text(bx + bw + 8, by + 7, f"{s_hi:.2f}", 17, fill="#333333"),
+        svg.text(bx + bw + 8, by + bh + 6, f"{s_lo:.2f}", 17, fill="#333333"),
     ]
     if query_radius is not None:
         ly = by + bh + 60
         out += [
             f'<circle cx="{bx + 13:.1f}" cy="{ly:.1f}" r="{query_radius * 2.2:.1f}" '
-            f'fill="{_hex(HIGHLIGHT)}" '
+            f'fill="{svg.colour(HIGHLIGHT)}" '
             f'stroke="#ffffff" stroke-width="2"/>',
-            _text(bx + 34, ly + 6, "query", 17, fill="#333333"),
+            svg.text(bx + 34, ly + 6, "query", 17, fill="#333333"),
         ]
     return out
 

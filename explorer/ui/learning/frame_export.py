@@ -10,22 +10,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QSize, QTimer, Signal
-from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
 from explorer.core.errors import ExplorerError
+from explorer.render.raster import join_pngs
 from explorer.ui.learning.learn_map import LearnMap
+from explorer.ui.widgets.grab import grab_png
 
 FRAME_SIZE = QSize(640, 600)  # about square: the map keeps its aspect ratio
 
 
-def grab_png(widget, path: str | Path) -> None:
-    """A widget as drawn, as a PNG."""
-    finish = getattr(widget, "finish_animation", None)
-    if finish is not None:
-        finish()
-    if not widget.grab().save(str(path), "PNG"):  # type: ignore[call-overload]
-        raise ExplorerError(f"{path}: cannot write PNG")
+def save_map_png(canvas: LearnMap, path: str | Path) -> None:
+    """The map as drawn, as a PNG: at its last step if it is moving between epochs."""
+    canvas.finish_animation()
+    grab_png(canvas, path)
 
 
 def sequence_epochs(epochs: list[int]) -> list[int]:
@@ -36,25 +34,6 @@ def sequence_epochs(epochs: list[int]) -> list[int]:
     last = len(epochs) - 1
     picks = [0, max(1, round(last / 4)) if last >= 2 else last, last]
     return [epochs[i] for i in dict.fromkeys(picks)]
-
-
-def save_strip(frames: list[Path], path: Path) -> None:
-    """The frames side by side in one PNG."""
-    images = [QImage(str(p)) for p in frames]
-    if not images or any(i.isNull() for i in images):
-        raise ExplorerError(f"{path}: cannot read the frames to join")
-    width = sum(i.width() for i in images)
-    height = max(i.height() for i in images)
-    strip = QImage(width, height, QImage.Format.Format_ARGB32)
-    strip.fill(QColor("white"))
-    painter = QPainter(strip)
-    x = 0
-    for image in images:
-        painter.drawImage(x, 0, image)
-        x += image.width()
-    painter.end()
-    if not strip.save(str(path), "PNG"):  # type: ignore[call-overload]
-        raise ExplorerError(f"{path}: cannot write PNG")
 
 
 class FrameExporter(QObject):
@@ -88,7 +67,7 @@ class FrameExporter(QObject):
         self.canvas.show_epoch(snap, self.watched, animate=False)
         path = self.folder / f"epoch_{snap.epoch:03d}.png"
         try:
-            grab_png(self.canvas, path)
+            save_map_png(self.canvas, path)
         except ExplorerError as e:
             self._fail(str(e))
             return
@@ -100,7 +79,7 @@ class FrameExporter(QObject):
         picks = sequence_epochs([s.epoch for s in self.snapshots])
         strip = self.folder / "early_middle_late.png"
         try:
-            save_strip([by_epoch[e] for e in picks], strip)
+            join_pngs([by_epoch[e] for e in picks], strip)
         except ExplorerError as e:
             self._fail(str(e))
             return

@@ -13,7 +13,7 @@ from explorer.app.jobs import error_message
 from explorer.core.errors import ExplorerError
 from explorer.core.learning.trainer import LearnParams
 from explorer.ui.learning.controls import LearnControls
-from explorer.ui.learning.frame_export import FrameExporter, grab_png
+from explorer.ui.learning.frame_export import FrameExporter, save_map_png
 from explorer.ui.learning.learn_map import LearnMap
 from explorer.ui.learning.loss_plot import LossPlot
 from explorer.ui.learning.twin_panel import TwinPanel
@@ -112,7 +112,7 @@ class LearnTab(QWidget):
             if not path:
                 return None
         try:
-            grab_png(self.map, path)
+            save_map_png(self.map, path)
         except ExplorerError as e:
             self.summary.setText(error_message(e))
             return None

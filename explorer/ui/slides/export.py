@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QElapsedTimer, QMarginsF, QSizeF, QThread
-from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
+from PySide6.QtCore import QElapsedTimer, QThread
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QWidget
 
 from explorer.core.errors import ExplorerError
+from explorer.render import pdf, raster
 
 SETTLE_MS = 15000  # at most this long for a slide's jobs (rows, neighbours) to finish
 
@@ -43,37 +44,13 @@ def render(
     return images
 
 
-def write_pngs(images: list[QImage], folder: str | Path, stem: str = "slide") -> list[Path]:
-    folder = Path(folder)
-    paths = []
-    for n, image in enumerate(images, 1):
-        path = folder / f"{stem}-{n:02d}.png"
-        if not image.save(str(path), "PNG"):  # type: ignore[call-overload]
-            raise ExplorerError(f"{path}: cannot write PNG")
-        paths.append(path)
-    return paths
+def write_pngs(images: list[QImage], folder: str | Path) -> list[Path]:
+    """`slide-01.png`, `slide-02.png`, … in `folder`."""
+    return raster.write_pngs(images, folder, "slide")
 
 
-def write_pdf(images: list[QImage], path: str | Path, title: str = "Slides") -> None:
-    """One page per slide, each page the slide's own shape (96 px to the inch)."""
+def write_pdf(images: list[QImage], path: str | Path) -> None:
+    """One page per slide, each page the slide's own shape."""
     if not images:
         raise ExplorerError("there are no slides to export (Ctrl+B saves one)")
-    writer = QPdfWriter(str(path))
-    writer.setTitle(title)
-    writer.setCreator("Embedding Explorer")
-    writer.setResolution(96)
-    painter: QPainter | None = None
-    for n, image in enumerate(images):
-        size = QPageSize(QSizeF(image.width() * 0.75, image.height() * 0.75), QPageSize.Unit.Point)
-        layout = QPageLayout(size, QPageLayout.Orientation.Portrait, QMarginsF(0, 0, 0, 0))
-        writer.setPageLayout(layout)
-        if painter is None:
-            painter = QPainter(writer)
-            if not painter.isActive():
-                raise ExplorerError(f"{path}: cannot write PDF")
-        elif not writer.newPage():
-            raise ExplorerError(f"{path}: cannot add page {n + 1}")
-        target = painter.viewport()
-        painter.drawImage(target, image)
-    assert painter is not None
-    painter.end()
+    pdf.write_pdf(images, path, "Slides")

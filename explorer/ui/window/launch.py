@@ -7,17 +7,11 @@ import os
 import sys
 from pathlib import Path
 
+from explorer.core.errors import ExplorerError
 from explorer.core.resources import demo_model_dir
 
 FIRST_RUN_TEXT = "The cat sat on the mat"
 QUIT_WAIT_MS = 250  # on close, how long cancelled jobs get to stop before the process ends
-
-
-def fail(message: str) -> int:
-    """One line on stderr and exit code 2, as every subcommand does with bad input."""
-    one_line = " ".join(message.split())
-    sys.stderr.write(f"embedding-explorer: error: {one_line}\n")
-    return 2
 
 
 def _needs_offscreen(args: argparse.Namespace) -> bool:
@@ -76,14 +70,16 @@ def quiet_offscreen_warnings() -> None:
 
 
 def launch(args: argparse.Namespace) -> int:
+    """The window's exit code; a command line it cannot start with raises ExplorerError (the
+    CLI prints it as one line, exit code 2)."""
     if args.path and not Path(args.path).expanduser().exists():
-        return fail(f"{args.path}: no such file or folder")
+        raise ExplorerError(f"{args.path}: no such file or folder")
     folder = Path(args.screenshot or ".").expanduser().resolve().parent
     if args.screenshot and not folder.is_dir():
-        return fail(f"{args.screenshot}: cannot write the PNG: there is no folder {folder}")
+        raise ExplorerError(f"{args.screenshot}: cannot write the PNG: there is no folder {folder}")
     session = getattr(args, "session", None)
     if session and not Path(session).expanduser().is_file():
-        return fail(f"{session}: no such session file")
+        raise ExplorerError(f"{session}: no such session file")
     if _needs_offscreen(args):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
@@ -95,7 +91,6 @@ def launch(args: argparse.Namespace) -> int:
 
         from explorer.app.settings import save_text, wait_for_writes
         from explorer.app.state import AppState, open_job
-        from explorer.core.errors import ExplorerError
         from explorer.ui.widgets.style import apply_theme
         from explorer.ui.window.main_window import MainWindow
 
@@ -112,11 +107,7 @@ def launch(args: argparse.Namespace) -> int:
     if args.screenshot or args.path:
         # A model named on the command line must open, or we stop before showing a window.
         if path is not None:
-            try:
-                opened = open_job(path, args.tensor)
-            except ExplorerError as e:
-                return fail(str(e))
-            state.set_opened(opened)
+            state.set_opened(open_job(path, args.tensor))
     window = MainWindow(state, settings, persist=not args.screenshot, warm_up=not args.screenshot)
     if state.model is None and path is not None:
         window.open_path(path, args.tensor)
@@ -129,7 +120,7 @@ def launch(args: argparse.Namespace) -> int:
             state.statusMessage.connect(errors.append)
             if not state.select_ref(args.select) and args.screenshot:
                 window.close()
-                return fail(errors[-1] if errors else f"{args.select}: not a token")
+                raise ExplorerError(errors[-1] if errors else f"{args.select}: not a token")
             state.statusMessage.disconnect(errors.append)
         else:  # the model is still opening
 
@@ -146,7 +137,9 @@ def launch(args: argparse.Namespace) -> int:
         size = getattr(args, "size", None) or DEFAULT_SIZE
         shot = Shot(args.screenshot, size, getattr(args, "tab", None), getattr(args, "map", None))
         error = take(app, window, shot)
-        return fail(error) if error else 0
+        if error:
+            raise ExplorerError(error)
+        return 0
     window.quit_wait_ms = QUIT_WAIT_MS
     window.show()
     code = app.exec()

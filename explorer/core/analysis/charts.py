@@ -5,11 +5,10 @@ The CLI writes the SVG as is and rasterises the same text for PNG (as `project` 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from xml.sax.saxutils import escape
 
 import numpy as np
 
-from explorer.core.map.figure import FONT
+from explorer.core.svg import text
 
 BAR = "#4e79a7"
 MARK = "#d62728"
@@ -17,14 +16,6 @@ MARK = "#d62728"
 
 def _fmt(x: float) -> str:
     return f"{x:.3g}"
-
-
-def text(x: float, y: float, s: str, size: float = 14, anchor: str = "start", **attrs) -> str:
-    extra = "".join(f' {k.replace("_", "-")}="{v}"' for k, v in attrs.items())
-    return (
-        f'<text x="{x:.1f}" y="{y:.1f}" font-family="{FONT}" font-size="{size:g}" '
-        f'text-anchor="{anchor}"{extra}>{escape(s)}</text>'
-    )
 
 
 def bars(
@@ -85,12 +76,6 @@ def bars(
     return out
 
 
-def document(width: int, height: int, parts: list[str], title: str, subtitle: str) -> str:
-    head = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}">',
-        f'<rect width="{width}" height="{height}" fill="white"/>',
-        text(40, 48, title, 30, font_weight="bold"),
-        text(40, 78, subtitle, 16, fill="#555"),
-    ]
-    return "\n".join(head + parts + ["</svg>"]) + "\n"
+def heading(title: str, subtitle: str) -> list[str]:
+    """The figure's title and the line under it."""
+    return [text(40, 48, title, 30, font_weight="bold"), text(40, 78, subtitle, 16, fill="#555")]
