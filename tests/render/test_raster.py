@@ -1,5 +1,6 @@
 """PNG and PDF files drawn with QtGui alone: SVG figures at their size (or a multiple), frames
-joined side by side, images as PDF pages."""
+joined side by side, images as PDF pages. Each test takes the session's QApplication (`qapp`): a
+QGuiApplication made here would stand in the way of the widget tests that follow."""
 
 from __future__ import annotations
 
@@ -12,16 +13,12 @@ from explorer.core import svg
 from explorer.core.errors import ExplorerError
 from explorer.render import pdf, raster
 
-# the session's QApplication (pytest-qt): a QGuiApplication made here would stand in the way of
-# the widget tests that follow
-pytestmark = pytest.mark.usefixtures("qapp")
-
 RED_SQUARE = svg.document(
     320, 240, ['<rect x="100" y="100" width="40" height="40" fill="#d62728"/>']
 )
 
 
-def test_svg_to_png_draws_the_figure_on_white_at_its_size_or_twice_it(tmp_path):
+def test_svg_to_png_draws_the_figure_on_white_at_its_size_or_twice_it(qapp, tmp_path):
     one, two = tmp_path / "one.png", tmp_path / "two.png"
     raster.svg_to_png(RED_SQUARE, one)
     raster.svg_to_png(RED_SQUARE, two, scale=2)
@@ -31,7 +28,7 @@ def test_svg_to_png_draws_the_figure_on_white_at_its_size_or_twice_it(tmp_path):
     assert a.pixelColor(120, 120) == QColor("#d62728") == b.pixelColor(240, 240)
 
 
-def test_png_frames_join_side_by_side_and_images_become_pdf_pages(tmp_path):
+def test_png_frames_join_side_by_side_and_images_become_pdf_pages(qapp, tmp_path):
     frames = []
     for n, colour in enumerate(("red", "blue")):
         image = raster.blank(30, 20 + 10 * n)
@@ -49,6 +46,6 @@ def test_png_frames_join_side_by_side_and_images_become_pdf_pages(tmp_path):
     assert data.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page[^s]", data)) == 2
 
 
-def test_an_unwritable_png_is_one_clear_error(tmp_path):
+def test_an_unwritable_png_is_one_clear_error(qapp, tmp_path):
     with pytest.raises(ExplorerError, match="cannot write PNG"):
         raster.svg_to_png(RED_SQUARE, tmp_path / "missing" / "x.png")
