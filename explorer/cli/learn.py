@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from explorer.cli.common import add_model_options, json_safe, load_model, print_json
+from explorer.core.context import JobContext
 
 
 def register(sub) -> None:
@@ -110,27 +111,28 @@ def run(args: argparse.Namespace) -> int:
         f"{Path(args.corpus).name if args.corpus else 'the bundled corpus'}, seed {params.seed}"
     )
     pngs: list[Path] = []
-    last = None
-    for snap in trainer.train(tr):
+    to_png = [svg_to_png]  # emptied once Qt turns out to be missing
+
+    def frame(snap: trainer.EpochSnapshot) -> None:
         name = f"epoch_{snap.epoch:03d}"
         text = json.dumps(json_safe(_epoch_json(snap)), ensure_ascii=False, allow_nan=False)
         (out / f"{name}.json").write_text(text + "\n", encoding="utf-8")
         svg = _frame_svg(snap, subtitle)
         (frames / f"{name}.svg").write_text(svg, encoding="utf-8")
-        if svg_to_png is not None:
+        if to_png[0] is not None:
             try:
-                svg_to_png(svg, frames / f"{name}.png")
+                to_png[0](svg, frames / f"{name}.png")
                 pngs.append(frames / f"{name}.png")
             except ImportError:  # PySide6 missing: Qt is imported inside svg_to_png
                 sys.stderr.write("Qt is not available: SVG frames only\n")
-                svg_to_png = None
+                to_png[0] = None
         if not args.json:
             sys.stdout.write(
                 f"epoch {snap.epoch:3d}/{snap.epochs}  {snap.seconds:6.1f} s  "
                 f"agreement {snap.agreement:.3f}  function/content purity {snap.purity:.3f}\n"
             )
-        last = snap
-    assert last is not None
+
+    last = trainer.train(tr, JobContext(partial=frame))
     gif = bool(pngs) and _write_gif(pngs, out / "learning.gif")
     comparison = [vars(c) for c in trainer.compare(tr)]
     summary = {

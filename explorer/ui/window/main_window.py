@@ -28,7 +28,7 @@ from explorer.app.controllers import (
 )
 from explorer.app.controllers.learning import LearningController
 from explorer.app.controllers.neighbors import Neighbors
-from explorer.app.jobs import Lane, error_message
+from explorer.app.jobs import LaneSpec, error_message
 from explorer.app.state import AppState
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.resources import demo_model_dir
@@ -389,7 +389,7 @@ class MainWindow(QMainWindow):
         map labels not yet placed."""
         return self.pending_besides()
 
-    def pending_besides(self, *lanes: Lane) -> bool:
+    def pending_besides(self, *lanes: LaneSpec) -> bool:
         """The same, leaving out the jobs of these lanes."""
         return (
             self.jobs.busy_besides(*lanes)
