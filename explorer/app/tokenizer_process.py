@@ -88,9 +88,8 @@ def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
     from explorer.core.model.tokenizer import load_tokenizer
     from explorer.core.tokenizer.vocab_table import VocabTable
 
-    # Not niced (unlike the index builder): on a busy machine a niced load waits behind every
-    # other process (a 2 s open took over 30 s at load 11), and the window waits for it; it
-    # holds no lock the window needs, and its thread pools leave a core (tuning.background_env).
+    # Not niced (see TokenizerService): it holds no lock the window needs, and its thread pools
+    # leave a core (tuning.background_env).
     try:
         info, warnings = load_tokenizer(path, tensor=tensor)
     except ExplorerError as e:

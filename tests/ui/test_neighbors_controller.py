@@ -79,7 +79,6 @@ def test_cancelled_child_build_is_killed_and_leaves_no_index(tiny_model, tmp_pat
             ctx.cancel()
             return proc
 
-    monkeypatch.setattr(child, "Child", CancelledOnceStarted)
     monkeypatch.setattr("explorer.app.index_process.Child", CancelledOnceStarted)
     with pytest.raises(Cancelled):  # the child is killed the moment it has started
         build_in_child(searcher, ctx)
