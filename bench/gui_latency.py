@@ -50,7 +50,7 @@ from lib.synthetic import write_realistic
 from lib.window import open_window, pending_besides, wait_until
 from PySide6.QtCore import QEvent, QObject, Qt
 
-from explorer.app.jobs import Lane
+from explorer.app.controllers.neighbors import INDEX_LANE
 
 PASTE_PARAGRAPH = (
     "The quick brown fox jumps over the lazy dog; 1234 5678. Embedding rows lie close when "
@@ -288,7 +288,7 @@ def paste(run: Run, tokens: int) -> None:
     run.wait(lambda: window.state.text == text and len(window.state.tokens) > len(TYPED))
     run.figures.paste = (time.perf_counter() - t, len(window.state.tokens), len(text))
     # all but the index build: the lookups come while it builds
-    run.wait(lambda: not pending_besides(window, Lane.INDEX), timeout=600)
+    run.wait(lambda: not pending_besides(window, INDEX_LANE), timeout=600)
     run.phase(f"paste of {run.figures.paste[1] // 1000}k tokens")
 
 

@@ -64,6 +64,7 @@ def twin_contrast(model) -> None:
 
 
 def learning(model, epochs: int, dim: int) -> None:
+    from explorer.core.context import JobContext
     from explorer.core.learning import trainer
 
     t0, c0 = time.perf_counter(), time.process_time()
@@ -79,20 +80,24 @@ def learning(model, epochs: int, dim: int) -> None:
         f"of {tr.n_map}"
     )
     print(f"{'epoch':>5} {'wall s':>7} {'cpu s':>7} {'loss':>6} {'agreement':>10} {'purity':>7}")
-    reached = None
-    for snap in trainer.train(tr):
+    reached: list[tuple[int, float, float]] = []
+
+    def epoch(snap: trainer.EpochSnapshot) -> None:
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         loss = snap.loss_curve[-1][1] if snap.loss_curve else float("nan")
         print(
             f"{snap.epoch:5d} {wall:7.1f} {cpu:7.1f} {loss:6.3f} {snap.agreement:10.3f} "
             f"{snap.purity:7.3f}"
         )
-        if reached is None and snap.purity >= 0.75 and snap.agreement >= 20 * chance:
-            reached = (snap.epoch, wall, cpu)
+        if not reached and snap.purity >= 0.75 and snap.agreement >= 20 * chance:
+            reached.append((snap.epoch, wall, cpu))
+
+    trainer.train(tr, JobContext(partial=epoch))
     if reached:
+        at, wall, cpu = reached[0]
         print(
-            f"structure (purity ≥ 0.75 and agreement ≥ 20× chance) at epoch {reached[0]}: "
-            f"{reached[1]:.1f} s wall, {reached[2]:.1f} s CPU (set-up and compilation included)"
+            f"structure (purity ≥ 0.75 and agreement ≥ 20× chance) at epoch {at}: "
+            f"{wall:.1f} s wall, {cpu:.1f} s CPU (set-up and compilation included)"
         )
     print("learned vs real neighbours (real: the model's rows of the same corpus tokens):")
     for c in trainer.compare(tr):

@@ -69,6 +69,7 @@ def timed(fn, items) -> tuple[list, float]:
 
 
 def bench_matrix(name: str, path: Path, queries: int, timed_exact: int) -> dict:
+    from explorer.core.context import JobContext
     from explorer.core.model.open import open_model
     from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 
@@ -89,11 +90,14 @@ def bench_matrix(name: str, path: Path, queries: int, timed_exact: int) -> dict:
             f"({exact_ms / read:.2f}× the read)  [{load()}]"
         )
         t = time.perf_counter()
-        last = -1.0
-        for p in s.build_fast_index():
-            if p - last >= 0.25 or p == 1.0:
+        last = [-1.0]
+
+        def report(p: float, _text: str) -> None:
+            if p - last[0] >= 0.25 or p == 1.0:
                 print(f"  build {100 * p:3.0f}% at {time.perf_counter() - t:5.1f} s")
-                last = p
+                last[0] = p
+
+        s.build_fast_index(JobContext(progress=report))
         st = s.index.stats
         print(
             f"index: build {st.build_seconds:.1f} s, {st.size_bytes / 1e6:.1f} MB, {st.bits} "

@@ -1,6 +1,5 @@
 """Work the GUI thread hands off and never waits for (writing the settings file, reaping an old
-tokenizer child), each kind on one long-lived thread of its own, started with the app; and the
-thread that forks background children (job threads wait for it; it starts on first use).
+tokenizer child), on one long-lived thread started with the app.
 
 ``threading.Thread.start`` waits until the new thread has run: started from the GUI thread as a
 model opened, with both cores busy, that wait took 26 ms of the window's time (the settings
@@ -32,14 +31,13 @@ class Errands:
         self._pool.submit(lambda: None).result()
 
 
-SETTINGS_WRITER = Errands("settings-writer")  # one writer: writes land in the order asked
-REAPER = Errands("reaper")
-# background children are forked here, on a thread that tuning.start_niced nices (job threads call
-# it and wait; it starts on first use, off the GUI thread)
-CHILD_STARTER = Errands("child-starter")
+# Everything the GUI thread hands off and never waits for, in the order given: the settings
+# file's writes (so they land in the order asked) and reaping an old tokenizer child (a dying
+# child can take 150 ms to exit). (Niced children are forked on a thread of their own, which must
+# stay niced: explorer/app/child.py.)
+FIRE_AND_FORGET = Errands("errands")
 
 
 def start_threads() -> None:
-    """Start every errand thread (the GUI entry point calls it through tuning.tune_process)."""
-    for errands in (SETTINGS_WRITER, REAPER):
-        errands.start()
+    """Start the errand thread (the GUI entry point calls it through tuning.tune_process)."""
+    FIRE_AND_FORGET.start()

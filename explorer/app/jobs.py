@@ -1,26 +1,29 @@
 """Background work in job lanes: one lane per kind of work, the latest request wins.
 
-How a controller uses a lane (all calls on the GUI thread)::
+A controller declares the lanes it owns, with their priority, and uses them (on the GUI thread)::
 
-    lane = state.jobs.lane(Lane.PROJECTION)     # every lane is a member of `Lane`
+    PROJECTION = LaneSpec("projection")                     # at module level, next to its owner
+    SCAN = LaneSpec("stats", nice=SCAN_NICE)                # a scan of the vocabulary: niced
+
+    lane = state.jobs.lane(PROJECTION)
     lane.submit(work, arg1, arg2, label="UMAP of 500 tokens",
-                on_result=self._show,    # called on the GUI thread with work's return value
-                on_error=None)           # optional, gets the exception object; default: the
-                                         # lane's `failed` signal (the status bar shows it)
+                on_result=self._show,    # the GUI thread, with work's return value
+                on_partial=self._peek,   # the GUI thread, with each ctx.partial(value)
+                on_progress=None,        # the GUI thread, (text, fraction)
+                on_error=None)           # the exception; default: the lane's `failed` signal
 
-* ``work`` runs on the lane's own worker thread. If it has a parameter named ``ctx`` it gets a
-  :class:`JobContext`: ``ctx.cancelled()`` says whether to stop, ``ctx.progress(fraction,
-  text)`` reports progress, ``ctx.call_on_cancel(fn)`` runs ``fn`` on the GUI thread when the job
-  is cancelled (to kill a child process). ``JobContext`` satisfies explorer.core.context's
-  protocol, so core functions take it directly.
-* ``work`` may also be a generator function: it yields progress as a float 0..1 or a
-  ``(text, fraction)`` pair and *returns* its result; the lane stops it at the next ``yield``
-  once it is cancelled.
+* ``work`` runs on the lane's own worker thread. If it has a parameter named ``ctx`` it gets
+  the job's `explorer.core.context.JobContext`, which core functions take as it is:
+  ``ctx.check()`` / ``ctx.cancelled()``, ``ctx.progress(fraction, text)``,
+  ``ctx.partial(value)``, ``ctx.wait(seconds)``, ``ctx.call_on_cancel(fn)`` (kill a child).
 * Build immutable inputs on the GUI thread (ids, text, the model object) and pass them as
   arguments; never touch a widget from ``work``.
 * Each ``submit`` cancels the lane's previous job and bumps ``lane.generation``; results,
-  progress and errors of older generations are dropped on arrival, so ``on_result`` only ever
-  sees the answer to the latest request.
+  partial results, progress and errors of older generations are dropped on arrival, so the
+  handlers only ever see the latest request. Progress is coalesced (the latest value wins);
+  every partial result of the current job is delivered, in order.
+* ``lane.pause()`` / ``resume()`` / ``step()`` hold the current job at its next ``ctx.check()``
+  (``step``: run on to its next partial result, then hold again); cancel wakes it.
 * Errors reach ``on_error`` (or ``failed``) as the exception object: ``ExplorerError`` is bad
   input, anything else a bug (its traceback also goes to stderr); :func:`error_message` makes
   one line of either. ``Cancelled`` is silent. Nothing a job raises crashes the window.
@@ -31,8 +34,7 @@ How a controller uses a lane (all calls on the GUI thread)::
 * ``Jobs(sync=True)`` runs every job inline inside ``submit`` (tests of controllers).
 * A worker thread shares the GIL with the window: a C call that holds it for long (LAPACK in
   ``numpy.linalg.qr``, ``tokenizers.Tokenizer.encode``) freezes the window however it is
-  scheduled. Run such work in a child process (explorer/app/index_process.py,
-  explorer/app/tokenizer_service.py).
+  scheduled. Run such work in a child process (explorer/app/child.py).
 """
 
 from __future__ import annotations
@@ -43,62 +45,42 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from enum import StrEnum
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QElapsedTimer, QObject, QRunnable, QThreadPool, Signal, Slot
 
 from explorer.app import tuning
-from explorer.app.job_context import JobContext, error_message, wants_context
+from explorer.core.context import JobContext
 from explorer.core.errors import Cancelled, ExplorerError
 
-__all__ = ["JobContext", "JobLane", "Jobs", "Lane", "error_message", "running_workers"]
+__all__ = [
+    "SCAN_NICE",
+    "JobContext",
+    "JobLane",
+    "Jobs",
+    "LaneSpec",
+    "error_message",
+    "running_workers",
+]
 
-
-class Lane(StrEnum):
-    """Every lane of the application. A new feature adds its member here."""
-
-    MODEL = "model"
-    LEVELS = "levels"
-    TOKENIZE = "tokenize"
-    LOOKUP = "lookup"  # rows of the selection for the viewer
-    VOCAB = "vocab"
-    FIND = "find"  # the token that text typed in the Find box names
-    NEIGHBORS = "neighbors"
-    INDEX = "index"  # the fast neighbour index (child process)
-    PROJECTION = "projection"
-    WARM_UP = "warm-up"  # compiling umap-learn once per process
-    EXPLAIN = "explain"  # onehot(t) · E for the explain view
-    STATS = "stats"  # the vocabulary statistics pass
-    DIMENSION = "dimension"  # one dimension across the vocabulary
-    HEAD = "head"  # cosine of E and the output head over the vocabulary
-    HEAD_TOKEN = "head-token"  # one token's neighbours in E and U, direct path
-    KINDS = "kinds"  # the kind of every token (colour by kind in the map)
-    SESSION = "session"  # reading a session file and checking its model
-    LEARN = "learn"  # training a table live (the Learn tab)
-    CONTRAST = "contrast"  # real matrix vs its random twin, in numbers
-    COMPARE = "compare"  # opening a second model and aligning its vocabulary with the first
-    COMPARE_TOKEN = "compare-token"  # one token's neighbours and maps in both models
-    COMPARE_OVERLAP = "compare-overlap"  # neighbour overlap over a sample of shared tokens
-
-
-BACKGROUND_LANES = frozenset({Lane.WARM_UP})  # neither busy nor shown in the status bar
 SCAN_NICE = 5  # between the window (0) and the background children (tuning.BACKGROUND_NICE)
-# Lanes whose worker runs niced, so that the window's thread, waking for a click, takes the core
-# from it at once instead of sharing it turn by turn: the scans of the whole vocabulary (seconds
-# of CPU on a large model, in kernels that release the GIL), and training, which keeps a core
-# busy for a minute.
-LANE_NICE = {
-    lane: SCAN_NICE
-    for lane in (
-        Lane.NEIGHBORS,
-        Lane.STATS,
-        Lane.DIMENSION,
-        Lane.HEAD,
-        Lane.CONTRAST,
-        Lane.COMPARE_OVERLAP,
-    )
-} | {Lane.LEARN: tuning.BACKGROUND_NICE}
+
+
+@dataclass(frozen=True)
+class LaneSpec:
+    """A lane as its owner declares it.
+
+    ``nice``: the worker runs at this niceness at least, so that the window's thread, waking for
+    a click, takes the core from it at once instead of sharing it turn by turn: ``SCAN_NICE``
+    for scans of the whole vocabulary (seconds of CPU in kernels that release the GIL),
+    ``tuning.BACKGROUND_NICE`` for work that keeps a core busy for a minute. ``background``:
+    neither busy nor shown in the status bar (waited on at shutdown all the same)."""
+
+    name: str
+    nice: int | None = None
+    background: bool = False
+
 
 _running_lock = threading.Lock()
 _running = 0  # workers inside run(), over every lane (tests assert it is 0 after each test)
@@ -109,10 +91,33 @@ OnError = Callable[[BaseException], None]
 OnProgress = Callable[[str, float], None]
 
 
+@dataclass(frozen=True)
+class _Handlers:
+    result: OnResult | None = None
+    error: OnError | None = None
+    progress: OnProgress | None = None
+    partial: OnResult | None = None
+
+
+def error_message(exc: BaseException) -> str:
+    """One line for the user: an ExplorerError's message, else the type and first line."""
+    if isinstance(exc, ExplorerError):
+        return str(exc)
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
 def running_workers() -> int:
     """Number of job functions executing right now in any lane (cancelled ones included)."""
     with _running_lock:
         return _running
+
+
+def _wants_context(work: Callable) -> bool:
+    try:
+        return "ctx" in inspect.signature(work).parameters
+    except (TypeError, ValueError):  # builtins without a signature
+        return False
 
 
 class _Job(QRunnable):
@@ -126,8 +131,8 @@ class _Job(QRunnable):
         self.work = work
         self.args = args
         self.kwargs = kwargs
-        self.ctx = JobContext(self.progress)
-        if wants_context(work):
+        self.ctx = JobContext(progress=self.progress, partial=self.partial)
+        if _wants_context(work):
             self.kwargs = {**kwargs, "ctx": self.ctx}
         self._last_progress = 0.0
         # One progress signal in flight at a time, carrying the latest value when it arrives:
@@ -135,7 +140,7 @@ class _Job(QRunnable):
         self.latest_progress = ("", 0.0)
         self.progress_queued = False
 
-    def progress(self, text: str, fraction: float) -> None:
+    def progress(self, fraction: float, text: str) -> None:
         now = time.monotonic()
         if now - self._last_progress >= _PROGRESS_INTERVAL or fraction >= 1.0:
             self._last_progress = now
@@ -144,22 +149,9 @@ class _Job(QRunnable):
                 self.progress_queued = True
                 self.lane._progress_out.emit(self.generation, text, float(fraction))
 
-    def _execute(self) -> Any:
-        if inspect.isgeneratorfunction(self.work):
-            gen = self.work(*self.args, **self.kwargs)
-            try:
-                while True:
-                    if self.ctx.cancelled():
-                        gen.close()
-                        raise Cancelled()
-                    item = next(gen)
-                    if isinstance(item, tuple):
-                        self.progress(str(item[0]), float(item[1]))
-                    elif isinstance(item, int | float):
-                        self.progress("", float(item))
-            except StopIteration as stop:
-                return stop.value
-        return self.work(*self.args, **self.kwargs)
+    def partial(self, value: Any) -> None:
+        if not self.ctx.cancelled():
+            self.lane._partial_out.emit(self.generation, value)
 
     def run(self) -> None:  # worker thread (or the caller's, with Jobs(sync=True))
         global _running
@@ -169,11 +161,11 @@ class _Job(QRunnable):
         payload: object = None
         try:
             tuning.tune_worker_thread()  # in the try: whatever happens, the lane hears the end
-            nice = LANE_NICE.get(self.lane.name)
+            nice = self.lane.spec.nice
             if nice is not None and not self.lane.sync:  # (sync: the caller's thread, as it is)
                 tuning.lower_thread_priority(nice)
             if not self.ctx.cancelled():
-                payload = self._execute()
+                payload = self.work(*self.args, **self.kwargs)
                 outcome = "cancelled" if self.ctx.cancelled() else "result"
         except Cancelled:
             outcome = "cancelled"
@@ -204,11 +196,13 @@ class JobLane(QObject):
 
     # Private: emitted from the worker thread, delivered queued on the GUI thread.
     _progress_out = Signal(int, str, float)
+    _partial_out = Signal(int, object)
     _done_out = Signal(int, str, object)
 
-    def __init__(self, name: Lane, parent: QObject | None = None, sync: bool = False):
+    def __init__(self, spec: LaneSpec, parent: QObject | None = None, sync: bool = False):
         super().__init__(parent)
-        self.name = name
+        self.spec = spec
+        self.name = spec.name
         self.sync = sync
         self.generation = 0
         self.label = ""
@@ -216,10 +210,11 @@ class JobLane(QObject):
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self._jobs: dict[int, _Job] = {}  # submitted and not yet reported back
-        self._handlers: dict[int, tuple[OnResult | None, OnError | None, OnProgress | None]] = {}
+        self._handlers: dict[int, _Handlers] = {}
         self._current: int | None = None  # generation whose result is still awaited
         self._closed = False
         self._progress_out.connect(self._on_progress)
+        self._partial_out.connect(self._on_partial)
         self._done_out.connect(self._on_done)
 
     # -- public ----------------------------------------------------------------------------
@@ -241,9 +236,12 @@ class JobLane(QObject):
         on_result: OnResult | None = None,
         on_error: OnError | None = None,
         on_progress: OnProgress | None = None,
+        on_partial: OnResult | None = None,
         **kwargs: Any,
     ) -> int:
         """Cancel the previous job and start `work(*args, **kwargs)`; returns its generation."""
+        if inspect.isgeneratorfunction(work):  # the protocol is ctx; its result would be lost
+            raise TypeError(f"{work.__name__} is a generator: report progress through ctx")
         if self._closed:
             return self.generation
         was_busy = self.busy
@@ -252,7 +250,7 @@ class JobLane(QObject):
         gen = self.generation
         job = _Job(self, gen, work, args, kwargs)
         self._jobs[gen] = job
-        self._handlers[gen] = (on_result, on_error, on_progress)
+        self._handlers[gen] = _Handlers(on_result, on_error, on_progress, on_partial)
         self._current = gen
         self.label = label or self.name
         self.fraction = -1.0
@@ -273,6 +271,20 @@ class JobLane(QObject):
         self._cancel_jobs()
         self.finished.emit()
 
+    def pause(self) -> None:
+        """Hold the current job at its next ``ctx.check()``."""
+        if (job := self._current_job()) is not None:
+            job.ctx.pause()
+
+    def resume(self) -> None:
+        if (job := self._current_job()) is not None:
+            job.ctx.resume()
+
+    def step(self) -> None:
+        """While paused: let the current job run to its next partial result."""
+        if (job := self._current_job()) is not None:
+            job.ctx.step()
+
     def wait(self, msecs: int = -1) -> bool:
         """Block until no job of this lane runs (results are delivered later by the event loop)."""
         return self._pool.waitForDone(msecs)
@@ -284,6 +296,9 @@ class JobLane(QObject):
         return self.wait(msecs)
 
     # -- internals ---------------------------------------------------------------------------
+    def _current_job(self) -> _Job | None:
+        return self._jobs.get(self._current) if self._current is not None else None
+
     def _cancel_jobs(self) -> None:
         for gen, job in list(self._jobs.items()):
             job.ctx.cancel()
@@ -300,24 +315,35 @@ class JobLane(QObject):
             job.progress_queued = False  # before reading: a newer value then sends a new signal
             text, fraction = job.latest_progress
         self.fraction = fraction
-        on_progress = self._handlers.get(gen, (None, None, None))[2]
+        on_progress = self._handlers.get(gen, _Handlers()).progress
         if on_progress is not None:
             on_progress(text, fraction)
         self.progress.emit(text, fraction)
 
+    @Slot(int, object)
+    def _on_partial(self, gen: int, value: object) -> None:
+        on_partial = self._handlers.get(gen, _Handlers()).partial
+        if gen != self._current or on_partial is None:
+            return
+        try:
+            on_partial(value)
+        except Exception as e:  # as for on_result: a bug, but not the window's end
+            traceback.print_exc(file=sys.stderr)
+            self.failed.emit(e)
+
     @Slot(int, str, object)
     def _on_done(self, gen: int, outcome: str, payload: object) -> None:
         self._jobs.pop(gen, None)
-        on_result, on_error, _ = self._handlers.pop(gen, (None, None, None))
+        handlers = self._handlers.pop(gen, _Handlers())
         if gen == self._current:
             self._current = None
             try:
-                if outcome == "result" and on_result is not None:
-                    on_result(payload)
+                if outcome == "result" and handlers.result is not None:
+                    handlers.result(payload)
                 elif outcome == "error":
                     assert isinstance(payload, BaseException)
-                    if on_error is not None:
-                        on_error(payload)
+                    if handlers.error is not None:
+                        handlers.error(payload)
                     else:
                         self.failed.emit(payload)
             except Exception as e:  # a broken handler is a bug, but must not kill the window
@@ -329,7 +355,8 @@ class JobLane(QObject):
 
 
 class Jobs(QObject):
-    """Every lane of the application, plus the aggregate state the status bar shows."""
+    """Every lane of the application, made on first use, plus the aggregate state the status
+    bar shows."""
 
     idle = Signal()  # every lane has answered its latest request and no worker runs
     busyChanged = Signal(bool)
@@ -339,38 +366,45 @@ class Jobs(QObject):
     def __init__(self, parent: QObject | None = None, sync: bool = False):
         super().__init__(parent)
         self.sync = sync
-        self._lanes: dict[Lane, JobLane] = {}
-        self._order: list[Lane] = []  # most recently started lane last
+        self._lanes: dict[str, JobLane] = {}
+        self._order: list[str] = []  # most recently started lane last
         self._busy = False
-        for name in Lane:
-            self._add(name)
 
-    def lane(self, name: Lane) -> JobLane:
-        return self._lanes[Lane(name)]
+    def lane(self, spec: LaneSpec | str) -> JobLane:
+        """The lane `spec` declares (a bare name: a plain lane), made the first time."""
+        spec = spec if isinstance(spec, LaneSpec) else LaneSpec(spec)
+        lane = self._lanes.get(spec.name)
+        if lane is None:
+            lane = self._add(spec)
+        elif lane.spec != spec:
+            raise ValueError(f"lane {spec.name!r} is declared twice: {lane.spec} and {spec}")
+        return lane
 
-    def _add(self, name: Lane) -> None:
-        lane = JobLane(name, self, sync=self.sync)
+    def _add(self, spec: LaneSpec) -> JobLane:
+        lane = JobLane(spec, self, sync=self.sync)
         # All lane signals are emitted on the GUI thread, so plain callables are safe here.
         lane.started.connect(lambda *_, ln=lane: self._on_started(ln))
         lane.progress.connect(lambda *_, ln=lane: self._on_change(ln))
         lane.finished.connect(lambda *_, ln=lane: self._on_change(ln))
         lane.busyChanged.connect(lambda *_, ln=lane: self._on_change(ln))
-        lane.failed.connect(lambda exc, ln=lane: self.failed.emit(str(ln.name), exc))
-        self._lanes[name] = lane
+        lane.failed.connect(lambda exc, ln=lane: self.failed.emit(ln.name, exc))
+        self._lanes[spec.name] = lane
+        return lane
 
     @property
-    def lanes(self) -> dict[Lane, JobLane]:
+    def lanes(self) -> dict[str, JobLane]:
         return dict(self._lanes)
 
     def _foreground(self) -> list[JobLane]:
-        return [ln for name, ln in self._lanes.items() if name not in BACKGROUND_LANES]
+        return [ln for ln in self._lanes.values() if not ln.spec.background]
 
     @property
     def busy(self) -> bool:
         return self.busy_besides()
 
-    def busy_besides(self, *names: Lane) -> bool:
+    def busy_besides(self, *lanes: LaneSpec | str) -> bool:
         """Busy, leaving out these lanes (as well as the background ones)."""
+        names = {ln.name if isinstance(ln, LaneSpec) else ln for ln in lanes}
         return any(lane.busy for lane in self._foreground() if lane.name not in names)
 
     def current(self) -> tuple[str, float] | None:
@@ -409,7 +443,7 @@ class Jobs(QObject):
         self._on_change(lane)
 
     def _on_change(self, lane: JobLane) -> None:
-        if lane.name in BACKGROUND_LANES:
+        if lane.spec.background:
             return
         cur = self.current()
         self.activity.emit(*(cur if cur else ("", -1.0)))

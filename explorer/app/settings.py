@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
-from explorer.app.errands import SETTINGS_WRITER
+from explorer.app.errands import FIRE_AND_FORGET
 
 RECENT_KEY = "recent/models"
 MAX_RECENT = 10
@@ -18,10 +18,10 @@ MAX_SAVED_TEXT = 100_000  # characters; a longer paste is not kept between launc
 
 
 def write_soon(settings: QSettings, key: str, update: Callable[[object], object]) -> Future:
-    """Set `key` to `update(its current value)` and write the settings file, on a thread of its
-    own: QSettings.sync() waits for the disk twice (fdatasync; 2-29 ms measured with the disk
+    """Set `key` to `update(its current value)` and write the settings file, on the errand
+    thread: QSettings.sync() waits for the disk twice (fdatasync; 2-29 ms measured with the disk
     busy), and a setValue on the GUI thread's own QSettings would sync there on the next
-    event-loop turn. The update reads the value on the writer, after every earlier write. Other
+    event-loop turn. The update reads the value on that thread, after every earlier write. Other
     QSettings objects of the process see the value once the write has run."""
     name, fmt = settings.fileName(), settings.format()
 
@@ -30,12 +30,12 @@ def write_soon(settings: QSettings, key: str, update: Callable[[object], object]
         own.setValue(key, update(own.value(key)))
         own.sync()
 
-    return SETTINGS_WRITER.submit(write)
+    return FIRE_AND_FORGET.submit(write)
 
 
 def wait_for_writes() -> None:
     """Block until every write asked for so far is on disk (before the process ends)."""
-    SETTINGS_WRITER.wait()
+    FIRE_AND_FORGET.wait()
 
 
 def path_list(value) -> list[str]:

@@ -13,8 +13,9 @@ for how a new one plugs in), and views follow the controllers.
   (explorer/app/tokenizer_service.py); ``tokenizer_service`` is that child.
 * ``statusMessage(str)`` shows a transient line in the status bar; ``errorOccurred(str)`` is for
   failures the user must see (the window shows a dialog).
-* AppState owns three lanes itself: ``Lane.MODEL`` (opening), ``Lane.LEVELS`` (the heatmap's
-  colour range) and ``Lane.TOKENIZE``. Each controller cancels its own lane on a model change.
+* AppState owns three lanes itself: ``MODEL_LANE`` (opening), ``LEVELS_LANE`` (the heatmap's
+  colour range) and ``TOKENIZE_LANE``. Each controller declares the lanes it owns
+  (explorer/app/jobs.py ``LaneSpec``) and cancels them on a model change.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from explorer.app import tuning
-from explorer.app.jobs import JobContext, Jobs, Lane, error_message
+from explorer.app.jobs import JobContext, Jobs, LaneSpec, error_message
 from explorer.app.tokenizer_service import Opened, TokenizerService, open_with_tokenizer
+from explorer.core.context import NULL_CONTEXT
 from explorer.core.errors import ExplorerError, TokenError
 from explorer.core.model.decode import decode_rows
 from explorer.core.model.embedding import EmbeddingModel
@@ -41,6 +43,10 @@ LEVEL_VALUES = 1 << 20  # …but at most this many values (the quantile holds th
 LEVEL_QUANTILE = 0.999
 TOKENS_MADE_AHEAD = 4096  # tokens of a long text made on the worker (the pane shows ≤ 3000)
 
+MODEL_LANE = LaneSpec("model")  # opening a model (or its random twin)
+LEVELS_LANE = LaneSpec("levels")
+TOKENIZE_LANE = LaneSpec("tokenize")
+
 
 def open_for_window(path: str | Path, tensor: str | None = None) -> EmbeddingModel:
     """Open a model with its tokenizer in this process (worker thread; tests and the frozen app).
@@ -52,7 +58,7 @@ def open_for_window(path: str | Path, tensor: str | None = None) -> EmbeddingMod
     return model
 
 
-def open_job(path: str | Path, tensor: str | None, ctx: JobContext | None = None) -> Opened:
+def open_job(path: str | Path, tensor: str | None, ctx: JobContext = NULL_CONTEXT) -> Opened:
     """The window's open (worker thread): the tokenizer in a child process, per-vocabulary work
     done up front."""
     opened = open_with_tokenizer(path, tensor, ctx)
@@ -113,7 +119,7 @@ class AppState(QObject):
         shown = str(path)
         self.loading = shown
         self.modelLoading.emit(shown)
-        self.jobs.lane(Lane.MODEL).submit(
+        self.jobs.lane(MODEL_LANE).submit(
             open_job,
             path,
             tensor,
@@ -134,7 +140,7 @@ class AppState(QObject):
         self.statusMessage.emit(
             f"Opened {model.path.name}: {model.rows:,} × {model.dim} {model.dtype}"
         )
-        self.jobs.lane(Lane.LEVELS).submit(
+        self.jobs.lane(LEVELS_LANE).submit(
             shared_level, model, label="Colour range", on_result=self._levels_ready
         )
         self._retokenize()
@@ -183,12 +189,12 @@ class AppState(QObject):
         if self.model is None:
             return
         if not self.text or self.model.tokenizer is None:
-            self.jobs.lane(Lane.TOKENIZE).cancel()
+            self.jobs.lane(TOKENIZE_LANE).cancel()
             self._tokens_ready([])
             if self.text and self.model.tokenizer is None:
                 self.statusMessage.emit("This model has no tokenizer.json: pick rows by id (#123)")
             return
-        self.jobs.lane(Lane.TOKENIZE).submit(
+        self.jobs.lane(TOKENIZE_LANE).submit(
             tokenize,
             self.model,
             self.text,

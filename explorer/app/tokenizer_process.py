@@ -1,4 +1,4 @@
-"""The tokenizer service's child process, and the framing both ends speak over its pipes.
+"""The tokenizer service's child process (started and spoken to as explorer/app/child.py says).
 
 The Rust tokenizer holds the GIL while it loads (over a second for a 248k-token BPE) and while it
 encodes, so the window's process never imports it: this child loads the model's tokenizer
@@ -8,53 +8,21 @@ with ids, offsets and special flags as arrays; the kind of every token and the i
 box's order as arrays, made on a thread.
 It exits when its stdin closes.
 
-A message is a 4-byte length, a JSON header, then the raw buffers the header's ``buffers``
-lists the lengths of. Nothing is pickled.
-
     python -m explorer.app.tokenizer_process MODEL_PATH [TENSOR]
 """
 
 from __future__ import annotations
 
-import json
-import os
-import struct
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from explorer.app import tuning
-
-_LENGTH = struct.Struct("<I")
-
-
-def write_message(out: BinaryIO, header: dict[str, Any], buffers: Sequence[Any] = ()) -> None:
-    raw = [
-        memoryview(np.ascontiguousarray(b).data if isinstance(b, np.ndarray) else b)
-        for b in buffers
-    ]
-    head = json.dumps({**header, "buffers": [m.nbytes for m in raw]}).encode("utf-8")
-    out.write(_LENGTH.pack(len(head)) + head)
-    for m in raw:
-        out.write(m.cast("B"))
-    out.flush()
-
-
-def _read_exact(inp: BinaryIO, n: int) -> bytes:
-    data = inp.read(n)
-    if data is None or len(data) != n:
-        raise EOFError("the other end closed the pipe")
-    return data
-
-
-def read_message(inp: BinaryIO) -> tuple[dict[str, Any], list[bytes]]:
-    (size,) = _LENGTH.unpack(_read_exact(inp, _LENGTH.size))
-    header = json.loads(_read_exact(inp, size))
-    return header, [_read_exact(inp, n) for n in header.pop("buffers")]
+from explorer.app.child import read_message, reply_channel, write_message
 
 
 def _encode(tokenizer: Any, text: str, special: bool) -> list[np.ndarray]:
@@ -120,9 +88,8 @@ def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
     from explorer.core.model.tokenizer import load_tokenizer
     from explorer.core.tokenizer.vocab_table import VocabTable
 
-    # Not niced (unlike the index builder): on a busy machine a niced load waits behind every
-    # other process (a 2 s open took over 30 s at load 11), and the window waits for it; it
-    # holds no lock the window needs, and its thread pools leave a core (tuning.background_env).
+    # Not niced (see TokenizerService): it holds no lock the window needs, and its thread pools
+    # leave a core (tuning.background_env).
     try:
         info, warnings = load_tokenizer(path, tensor=tensor)
     except ExplorerError as e:
@@ -159,8 +126,7 @@ def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
-    out = os.fdopen(os.dup(1), "wb")  # the reply channel; stray prints go to stderr
-    os.dup2(2, 1)
+    out = reply_channel()
     return serve(args[0], args[1] if len(args) > 1 and args[1] else None, sys.stdin.buffer, out)
 
 

@@ -1,6 +1,7 @@
 """The tokenizer service: the model's tokenizer in a child process, so that the window's
 process never imports `tokenizers` (its load and its encode hold the GIL; see
-explorer/app/tokenizer_process.py for the child and the wire format).
+explorer/app/tokenizer_process.py for the child, explorer/app/child.py for how it is started and
+spoken to).
 
 ``open_with_tokenizer`` is the window's open job: it starts the child, opens the matrix meanwhile,
 then receives the vocabulary table and returns the model with a ``VocabTokenizer`` whose encoding
@@ -9,9 +10,7 @@ round-trips to the child. ``TokenizerService.close()`` ends the child (on model 
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -19,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.app import errands, tuning
-from explorer.app.job_context import JobContext
-from explorer.app.tokenizer_process import read_message, write_message
+from explorer.app import errands
+from explorer.app.child import Child, Message, can_spawn
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import Cancelled, ExplorerError, ModelFormatError
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.model.open import open_model
@@ -35,27 +34,16 @@ class TokenizerService:
     If the child dies, the next request starts a new one (the vocabulary is not sent again)."""
 
     def __init__(self, path: str | Path, tensor: str | None = None):
-        self.command = [sys.executable, "-m", "explorer.app.tokenizer_process", str(path)]
-        self.command.append(tensor or "")
+        command = [sys.executable, "-m", "explorer.app.tokenizer_process", str(path)]
         self._lock = threading.Lock()
         self._closed = False
-        self._errors = tempfile.TemporaryFile("w+b")
-        self._proc = self._start()
+        # Not niced (unlike the index builder): on a busy machine a niced load waits behind every
+        # other process (a 2 s open took over 30 s at load 11), and the window waits for it.
+        self._child = Child([*command, tensor or ""], niced=False)
 
-    def _start(self) -> subprocess.Popen:
-        # stderr to a file, not a pipe: a child that writes much there can never block on it
-        return subprocess.Popen(
-            self.command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._errors,
-            env=tuning.background_env(),
-        )
-
-    def _first_message(self) -> tuple[dict, list[bytes]]:
-        assert self._proc.stdout is not None
+    def _first_message(self) -> Message:
         try:
-            return read_message(self._proc.stdout)  # type: ignore[arg-type]
+            return self._child.receive()
         except (EOFError, ValueError):
             raise self._stopped() from None
 
@@ -125,56 +113,43 @@ class TokenizerService:
         with self._lock:
             if self._closed:
                 raise Cancelled("tokenizer service closed")
-            if self._proc.poll() is not None:  # died (killed, crashed): restart it
-                self._proc = self._start()
+            if not self._child.running:  # died (killed, crashed): restart it
+                self._child.restart()
                 self._first_message()
-            assert self._proc.stdin is not None and self._proc.stdout is not None
             try:
-                write_message(self._proc.stdin, {"op": op, "args": args})  # type: ignore[arg-type]
-                return read_message(self._proc.stdout)  # type: ignore[arg-type]
+                self._child.send({"op": op, "args": args})
+                return self._child.receive()
             except (EOFError, OSError, ValueError):
                 raise self._stopped() from None
 
     def _stopped(self) -> Exception:
         if self._closed:
             return Cancelled("tokenizer service closed")
-        return ExplorerError(f"the tokenizer process stopped: {self._last_error()}")
-
-    def _last_error(self) -> str:
-        self._errors.seek(0)
-        lines = self._errors.read().decode("utf-8", errors="replace").strip().splitlines()
-        return lines[-1] if lines else f"exit code {self._proc.poll()}"
+        return ExplorerError(f"the tokenizer process stopped: {self._child.last_error()}")
 
     def kill(self) -> None:
         """End the child now (cancel: any thread)."""
         self._closed = True
-        if self._proc.poll() is None:
-            self._proc.kill()
+        self._child.kill()
 
     def close(self) -> None:
         """End the child and free its pipes. Quick on any thread: the child only serves encode
         requests, so it is killed rather than asked; a request under way ends as Cancelled."""
         self.kill()
-        self._proc.wait()
+        self._child.wait()
         with self._lock:  # the request under way (if any) has seen end-of-file by now
-            for pipe in (self._proc.stdin, self._proc.stdout):
-                if pipe is not None:
-                    try:
-                        pipe.close()
-                    except OSError:
-                        pass
-            self._errors.close()
+            self._child.close()
 
     def close_soon(self) -> None:
         """``close`` without waiting here (the GUI thread): the child is killed now, and reaped
         and its pipes freed on a thread. A dying child can take 50-150 ms to exit on a busy
         machine, holding a large tokenizer."""
         self.kill()
-        errands.REAPER.submit(self.close)
+        errands.FIRE_AND_FORGET.submit(self.close)
 
     @property
     def running(self) -> bool:
-        return self._proc.poll() is None
+        return self._child.running
 
 
 @dataclass(frozen=True)
@@ -184,22 +159,20 @@ class Opened:
 
 
 def open_with_tokenizer(
-    path: str | Path, tensor: str | None, ctx: JobContext | None = None
+    path: str | Path, tensor: str | None, ctx: JobContext = NULL_CONTEXT
 ) -> Opened:
     """Worker thread: the model without its tokenizer here, the tokenizer in a child process."""
-    if getattr(sys, "frozen", False):  # a frozen app cannot run `-m`: load it in this process
+    if not can_spawn():  # load it in this process
         model = open_model(path, tensor=tensor)
         model.file_size  # noqa: B018 - stat()ed here, not on the GUI thread
         return Opened(model, None)
     service = TokenizerService(path, tensor)  # loads while this thread opens the matrix
-    if ctx is not None:
-        ctx.call_on_cancel(service.kill)
+    ctx.call_on_cancel(service.kill)
     try:
         model = open_model(path, tensor=tensor, tokenizer=False)
         model.file_size  # noqa: B018 - stat()ed here, not on the GUI thread
         tokenizer, warnings = service.wait_ready(model.rows)
-        if ctx is not None:
-            ctx.raise_if_cancelled()
+        ctx.check()
         if tokenizer is not None:
             model.tokenizer = tokenizer.prepare()  # find()'s tables, built here
             model.tokenizer_warnings = warnings

@@ -11,8 +11,8 @@
 * numba's thread count is per thread: each job worker leaves one core for the window
   (`tune_worker_thread`, called by the job layer before every job). BLAS, whose threads spin
   while they wait for work, gets the same limit for the whole process (`tune_process`).
-* The errand threads (settings writer, child reaper) start here, not on the GUI thread later:
-  starting a thread waits for it to run (`explorer/app/errands.py`).
+* The errand thread (settings writes, reaping an old child) starts here, not on the GUI thread
+  later: starting a thread waits for it to run (`explorer/app/errands.py`).
 * numba's start (its CPU target, the scan kernels from its cache: ~0.7 s, much of it holding
   the GIL) and the fast index's modules happen on the GUI thread before the window shows
   (`start_kernels`), not on a worker later, where they froze the window for ~120 ms at a time.
@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import gc
 import os
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from explorer.app import errands
 
@@ -156,16 +154,3 @@ def lower_priority() -> None:
     the window.)"""
     if hasattr(os, "nice"):
         os.nice(max(0, BACKGROUND_NICE - os.nice(0)))
-
-
-def start_niced(command: list[str], **popen_kwargs: Any) -> subprocess.Popen:
-    """Start a background child already at BACKGROUND_NICE (Linux), so that its interpreter's
-    start and imports (a second of CPU, as the window opens a model) do not run at the window's
-    priority. A child inherits the niceness of the thread that forks it, and a thread cannot be
-    un-niced without privileges: the fork happens on an errand thread kept niced for it."""
-    return errands.CHILD_STARTER.submit(_popen_niced, command, popen_kwargs).result()
-
-
-def _popen_niced(command: list[str], popen_kwargs: dict[str, Any]) -> subprocess.Popen:
-    lower_thread_priority(BACKGROUND_NICE)  # (once is enough; at least this, it stays so)
-    return subprocess.Popen(command, **popen_kwargs)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.core.context import JobContext
 from explorer.core.errors import ExplorerError, one_line
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.model.open import open_model
@@ -65,17 +66,19 @@ def used_rows(model: EmbeddingModel) -> np.ndarray:
     return model.used_rows
 
 
-class Progress:
-    """A long command's progress on stderr (stdout keeps the result alone): one line rewritten in
-    place on a terminal; elsewhere a line per `step` when `lines` is set (logs), else nothing."""
+class Progress(JobContext):
+    """A long command's context: its progress on stderr (stdout keeps the result alone), one
+    line rewritten in place on a terminal; elsewhere a line per `step` when `lines` is set
+    (logs), else nothing."""
 
     def __init__(self, what: str, lines: bool = False, step: float = 0.05):
-        self.what, self.lines, self.step = what, lines, step
+        super().__init__()
+        self.what, self.lines, self.every = what, lines, step
         self.tty = sys.stderr.isatty()
         self._last = -1.0
 
-    def __call__(self, fraction: float) -> None:
-        if fraction - self._last < self.step and fraction < 1.0:
+    def progress(self, fraction: float, text: str = "") -> None:
+        if fraction - self._last < self.every and fraction < 1.0:
             return
         self._last = fraction
         if self.tty:

@@ -26,8 +26,7 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args, tokenizer=False)
     searcher = NeighborSearcher(model)
     progress = Progress("building the neighbour index", lines=True)
-    for fraction in searcher.build_fast_index(rebuild=args.rebuild):
-        progress(fraction)
+    searcher.build_fast_index(progress, rebuild=args.rebuild)
     progress.end()
     index = searcher.index
     assert index is not None

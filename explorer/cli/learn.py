@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from explorer.cli.common import add_model_options, json_safe, load_model, print_json
+from explorer.core.context import JobContext
 from explorer.core.map import figure
 
 
@@ -109,8 +110,8 @@ def run(args: argparse.Namespace) -> int:
         f"{Path(args.corpus).name if args.corpus else 'the bundled corpus'}, seed {params.seed}"
     )
     pngs: list[Path] = []
-    last = None
-    for snap in trainer.train(tr):
+
+    def frame(snap: trainer.EpochSnapshot) -> None:
         name = f"epoch_{snap.epoch:03d}"
         text = json.dumps(json_safe(_epoch_json(snap)), ensure_ascii=False, allow_nan=False)
         (out / f"{name}.json").write_text(text + "\n", encoding="utf-8")
@@ -124,8 +125,8 @@ def run(args: argparse.Namespace) -> int:
                 f"epoch {snap.epoch:3d}/{snap.epochs}  {snap.seconds:6.1f} s  "
                 f"agreement {snap.agreement:.3f}  function/content purity {snap.purity:.3f}\n"
             )
-        last = snap
-    assert last is not None
+
+    last = trainer.train(tr, JobContext(partial=frame))
     gif = bool(pngs) and _write_gif(pngs, out / "learning.gif")
     comparison = [vars(c) for c in trainer.compare(tr)]
     summary = {

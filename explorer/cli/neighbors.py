@@ -74,8 +74,7 @@ def run(args: argparse.Namespace) -> int:
         query = query_for_expression(model, args.expr)
     searcher = NeighborSearcher(model)
     if args.fast:
-        for _ in searcher.build_fast_index():
-            pass
+        searcher.build_fast_index()
     elif not args.exact:
         searcher.load_cached_fast_index()  # never build one for a single query
     result = searcher.search(

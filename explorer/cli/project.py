@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     projection.configure_numba_cache()  # before the neighbour scan loads its numba kernels
     model = load_model(args)
     nb = select(model, args)
-    coords = projection.run(projection.project(model.vectors(nb.ids), params))
+    coords = projection.project(model.vectors(nb.ids), params)
     method = "PCA" if args.method == "pca" or len(nb) < 8 else "UMAP"
     details = (
         f"cosine, n_neighbors={params.n_neighbors}, min_dist={params.min_dist:g}, "

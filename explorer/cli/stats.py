@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     model = load_model(args)
     progress = Progress("reading the matrix", step=0.01)
-    result = compute_stats(model, progress=progress, use_cache=not args.no_cache)
+    result = compute_stats(model, progress, use_cache=not args.no_cache)
     progress.end(clear=True)
     if out is not None:
         suffix = out.suffix.lower()

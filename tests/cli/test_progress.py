@@ -8,7 +8,7 @@ from explorer.cli.common import Progress
 def test_lines_off_a_terminal_every_step(capsys):
     progress = Progress("building", lines=True, step=0.25)
     for f in (0.0, 0.1, 0.3, 0.4, 0.6, 1.0):
-        progress(f)
+        progress.progress(f)
     progress.end()
     out, err = capsys.readouterr()
     assert out == ""
@@ -23,6 +23,6 @@ def test_lines_off_a_terminal_every_step(capsys):
 def test_silent_off_a_terminal_unless_asked(capsys):
     progress = Progress("reading")
     for f in (0.0, 0.5, 1.0):
-        progress(f)
+        progress.progress(f)
     progress.end(clear=True)
     assert capsys.readouterr() == ("", "")

@@ -25,6 +25,8 @@ from tokenizers import (
     trainers,
 )
 
+from explorer.core.context import JobContext
+
 # safetensors dtype name → numpy dtype used to build test data
 NUMPY_DTYPES: dict[str, np.dtype] = {
     "F64": np.dtype("<f8"),
@@ -244,3 +246,24 @@ def mappings_of(path: str | Path) -> list[tuple[set[str], int]]:
         elif inside and line.startswith("VmFlags:"):
             found[-1] = (set(line.split()[1:]), found[-1][1])
     return found
+
+
+class Recorder(JobContext):
+    """A job context that records each progress fraction (and text) and, with `cancel_after`,
+    cancels itself at that many reports: a caller that gives up part-way."""
+
+    def __init__(self, cancel_after: int | None = None):
+        super().__init__()
+        self.fractions: list[float] = []
+        self.texts: list[str] = []
+        self.partials: list[object] = []
+        self.cancel_after = cancel_after
+
+    def progress(self, fraction: float, text: str = "") -> None:
+        self.fractions.append(fraction)
+        self.texts.append(text)
+        if self.cancel_after is not None and len(self.fractions) >= self.cancel_after:
+            self.cancel()
+
+    def partial(self, value: object) -> None:
+        self.partials.append(value)

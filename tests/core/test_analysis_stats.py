@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 from core.analysis_fixtures import HUGE, NEAR, OUTLIER_DIM, PAD, TINY, ZERO, make_model
-from core.fixtures import NUMPY_DTYPES, write_model
+from core.fixtures import NUMPY_DTYPES, Recorder, write_model
 
 from explorer.core.analysis import kinds
 from explorer.core.analysis.dimensions import dimension_column
@@ -114,11 +114,14 @@ def test_cache_is_used_and_invalidated_by_a_changed_file(tmp_path):
 def test_cancel_and_progress(tmp_path):
     folder, _, _ = make_model(tmp_path / "m", "F16")
     model = open_model(folder)
-    seen: list[float] = []
-    compute_stats(model, progress=seen.append, use_cache=False)
+    ctx = Recorder()
+    compute_stats(model, ctx, use_cache=False)
+    seen = ctx.fractions
     assert seen and seen[-1] == 1.0 and seen == sorted(seen)
+    cancelled = Recorder()
+    cancelled.cancel()
     with pytest.raises(Cancelled):
-        compute_stats(model, cancelled=lambda: True, use_cache=False)
+        compute_stats(model, cancelled, use_cache=False)
 
 
 def test_dimension_column(tmp_path):

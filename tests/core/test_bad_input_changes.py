@@ -44,6 +44,7 @@ def test_file_truncated_under_a_running_scan(tmp_path, dtype):
         import os
         from core.fixtures import write_model
         from explorer.core.search import exact as search_exact
+        from explorer.core.context import JobContext
         from explorer.core.errors import ModelChangedError
         from explorer.core.model.open import open_model
         from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
@@ -52,16 +53,14 @@ def test_file_truncated_under_a_running_scan(tmp_path, dtype):
         search_exact.BLOCK_BYTES = 64 * 1024  # many blocks, so that one comes after the cut
         model = open_model("m")
         query = query_for_ids(model, [1])
-        calls = []
-
-        def cut():
-            calls.append(1)
-            if len(calls) == 2:  # after the first block: a download restarted, say
+        def cut(fraction, text):  # after the first block: a download restarted, say
+            if os.path.getsize("m/model.safetensors") != 4096:
                 os.truncate("m/model.safetensors", 4096)
-            return False
 
         try:
-            NeighborSearcher(model, cache_dir="cache").search(query, exact=True, cancelled=cut)
+            NeighborSearcher(model, cache_dir="cache").search(
+                query, exact=True, ctx=JobContext(progress=cut)
+            )
         except ModelChangedError as e:
             print("changed:", e)
         """,

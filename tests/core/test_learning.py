@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from core.fixtures import make_bpe_tokenizer, make_wordpiece_tokenizer, write_model
 
+from explorer.core.context import JobContext
 from explorer.core.errors import Cancelled, ExplorerError
 from explorer.core.learning import measures, trainer
 from explorer.core.learning.corpus import encode_corpus
@@ -43,7 +44,15 @@ def run_tiny(tokenizer, seed: int, epochs: int = 6):
     corpus = encode_corpus(two_group_text(), tokenizer, min_count=2)
     params = trainer.LearnParams(dim=12, epochs=epochs, seed=seed, map_tokens=20, k=3)
     tr = trainer.Trainer(corpus, params)
-    return tr, list(trainer.train(tr))
+    return tr, snapshots(tr)
+
+
+def snapshots(tr) -> list:
+    """Every epoch's snapshot, as the job's partial results."""
+    out: list = []
+    last = trainer.train(tr, JobContext(partial=out.append))
+    assert out[-1] is last
+    return out
 
 
 def group_cosines(tr, tokenizer) -> tuple[float, float]:
@@ -113,7 +122,7 @@ def test_learn_from_a_model_folder_compares_with_its_rows(tmp_path):
     model = open_model(folder)
     params = trainer.LearnParams(dim=12, epochs=5, seed=2, map_tokens=20, k=3, min_count=2)
     tr = trainer.make_trainer(model, params, corpus_file, watch=["cat", "red", "nowhere"])
-    snaps = list(trainer.train(tr))
+    snaps = snapshots(tr)
     assert set(snaps[-1].neighbors) == {"cat", "red"}  # words the corpus lacks are left out
     assert snaps[-1].agreement > snaps[0].agreement
     rows_by_token = {c.token: c for c in trainer.compare(tr)}
@@ -129,11 +138,18 @@ def test_cancel_and_progress(tokenizer):
     corpus = encode_corpus(two_group_text(), tokenizer, min_count=2)
     tr = trainer.Trainer(corpus, trainer.LearnParams(dim=8, epochs=3, chunk_pairs=50))
     seen: list[float] = []
-    job = trainer.train(tr, cancelled=lambda: len(seen) >= 2, progress=seen.append)
-    assert next(job).epoch == 0
+    epochs: list[int] = []
+
+    def progress(fraction: float, text: str) -> None:
+        seen.append(fraction)
+        if len(seen) >= 2:
+            ctx.cancel()
+
+    ctx = JobContext(progress=progress, partial=lambda snap: epochs.append(snap.epoch))
     with pytest.raises(Cancelled):
-        next(job)
-    assert seen == sorted(seen) and 0 < seen[-1] < 1
+        trainer.train(tr, ctx)
+    assert epochs == [0]
+    assert seen == sorted(seen) and 0 < seen[-1] < 1 / 3  # within the first of three epochs
 
 
 def test_bad_settings_and_corpus(tokenizer, tmp_path):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from core.fixtures import Recorder
 
-from explorer.core.context import CallbackContext
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import Cancelled
 from explorer.core.map import pipeline as map_layout
 from explorer.core.map import projection
@@ -15,16 +16,6 @@ from explorer.core.resources import demo_model_dir
 
 PCA = projection.ProjectionParams(method="pca", seed=3)
 FAST_UMAP = projection.ProjectionParams(n_neighbors=5, n_epochs=20, seed=3)
-
-
-def run(gen):
-    """Drive a generator job to its return value; returns (progress steps, value)."""
-    steps = []
-    while True:
-        try:
-            steps.append(next(gen))
-        except StopIteration as stop:
-            return steps, stop.value
 
 
 @pytest.fixture(scope="module")
@@ -76,34 +67,48 @@ def test_clusters_of_a_small_map_is_one_cluster():
 def test_pca_map_around_a_token_is_final_with_clusters(demo):
     cat = demo.tokenizer.find("cat")
     req = MapRequest("around", 120, PCA, query_ids=(cat,))
-    seen = []
-    ctx = CallbackContext(progress=lambda f, t: seen.append((f, t)))
-    steps, data = run(map_layout.choose_and_preview(demo, req, None, ctx))
-    assert steps[0] == ("Choosing tokens", 0.02)
+    ctx = Recorder()
+    data = map_layout.choose_and_preview(demo, req, None, ctx)
+    seen = list(zip(ctx.fractions, ctx.texts, strict=True))
+    assert seen[0] == (0.02, "Choosing tokens")
     assert data.final and len(data.nb) == 120 and data.nb.ids[0] == cat
     assert data.coords.shape == (120, 2) and data.clusters is not None
     assert len(data.cluster_names) == 4  # 120 // 25
     expected = projection.pca_2d(projection.prepare(demo.vectors(data.nb.ids)), PCA.seed)
     np.testing.assert_allclose(data.coords, expected, rtol=1e-5, atol=1e-5)
-    assert all(0.02 <= f <= 0.52 for f, _ in seen)  # the vocabulary scan reported progress
+    scan = [f for f, t in seen if t == "Scanning the vocabulary"]
+    assert scan and all(0.02 <= f <= 0.52 for f in scan)  # the vocabulary scan reported
+    assert map_layout.make_map(demo, req, None, ctx).final and ctx.partials == []  # no preview
 
 
 def test_preview_is_aligned_to_the_previous_map(demo):
     dog = demo.tokenizer.find("dog")
     req = MapRequest("around", 60, FAST_UMAP, query_ids=(dog,))
-    _, first = run(map_layout.choose_and_preview(demo, req, None, CallbackContext()))
+    first = map_layout.choose_and_preview(demo, req, None)
     assert not first.final and first.clusters is None
     turned = first.coords @ np.array([[0.0, -1.0], [1.0, 0.0]]) * 3 + 5  # rotated, scaled, moved
     previous = (first.nb.ids, turned)
-    _, again = run(map_layout.choose_and_preview(demo, req, previous, CallbackContext()))
+    again = map_layout.choose_and_preview(demo, req, previous)
     np.testing.assert_allclose(again.coords, turned, atol=1e-3 * np.abs(turned).max())
 
 
 def test_umap_layout_replaces_the_preview_and_is_cancellable(demo):
     req = MapRequest("list", 0, FAST_UMAP, refs="cat, dog, kitten, banana, apple, car, bus, red")
-    _, preview = run(map_layout.choose_and_preview(demo, req, None, CallbackContext()))
-    _, final = run(map_layout.layout(preview, FAST_UMAP, CallbackContext()))
+    preview = map_layout.choose_and_preview(demo, req, None, NULL_CONTEXT)
+    final = map_layout.layout(preview, FAST_UMAP)
     assert final.final and final.coords.shape == (8, 2)
     assert final.nb is preview.nb and final.clusters is not None
+    cancelled = JobContext()
+    cancelled.cancel()
     with pytest.raises(Cancelled):
-        run(map_layout.layout(preview, FAST_UMAP, CallbackContext(cancelled=lambda: True)))
+        map_layout.layout(preview, FAST_UMAP, cancelled)
+
+
+def test_one_job_hands_out_the_preview_then_returns_the_umap_map(demo):
+    req = MapRequest("list", 0, FAST_UMAP, refs="cat, dog, kitten, banana, apple, car, bus, red")
+    ctx = Recorder()
+    final = map_layout.make_map(demo, req, None, ctx)
+    (preview,) = ctx.partials
+    assert not preview.final and final.final and final.nb is preview.nb
+    expected = map_layout.layout(preview, FAST_UMAP)
+    np.testing.assert_array_equal(final.coords, expected.coords)

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from core.fixtures import Recorder
 from tokenizers import Tokenizer, models, pre_tokenizers
 
+from explorer.core.context import JobContext
 from explorer.core.errors import Cancelled, ExplorerError, TokenError
 from explorer.core.model.formats.safetensors import DTYPES, write_safetensors
 from explorer.core.model.open import open_model
@@ -288,7 +290,9 @@ def test_fast_index_recall_and_exact_scores(tmp_path):
     values[-5:] = 0  # padding rows
     model = open_model(write_model(tmp_path / "m", values, "BF16"), tokenizer=False)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    steps = list(searcher.build_fast_index())
+    ctx = Recorder()
+    searcher.build_fast_index(ctx)
+    steps = ctx.fractions
     assert steps[-1] == 1.0 and steps == sorted(steps) and searcher.index is not None
     rng = np.random.default_rng(0)
     for metric in ("cosine", "dot"):
@@ -313,7 +317,9 @@ def test_fast_index_is_cached_and_invalidated_when_the_file_changes(tmp_path):
     first = NeighborSearcher(open_model(folder, tokenizer=False), cache_dir=cache)
     first.load_cached_fast_index()
     assert first.index is None
-    assert list(first.build_fast_index())[-1] == 1.0
+    built = Recorder()
+    first.build_fast_index(built)
+    assert built.fractions[-1] == 1.0
     entries = [p for p in (cache / KIND).iterdir() if p.is_dir()]
     assert len(entries) == 1
 
@@ -321,7 +327,9 @@ def test_fast_index_is_cached_and_invalidated_when_the_file_changes(tmp_path):
     again = NeighborSearcher(open_model(folder, tokenizer=False), cache_dir=cache)
     assert again.load_cached_fast_index() and again.index is not None and again.skipped == 0
     reloaded = NeighborSearcher(open_model(folder, tokenizer=False), cache_dir=cache)
-    assert list(reloaded.build_fast_index()) == [1.0]
+    loaded = Recorder()
+    reloaded.build_fast_index(loaded)
+    assert loaded.fractions == [1.0]
 
     # Same size, new values and mtime: the old index must not be used.
     new_values = clustered(500, 16, 10, seed=2)
@@ -332,7 +340,9 @@ def test_fast_index_is_cached_and_invalidated_when_the_file_changes(tmp_path):
     changed = NeighborSearcher(open_model(folder, tokenizer=False), cache_dir=cache)
     changed.load_cached_fast_index()
     assert changed.index is None
-    assert len(list(changed.build_fast_index())) > 1  # rebuilt
+    rebuilt = Recorder()
+    changed.build_fast_index(rebuilt)
+    assert len(rebuilt.fractions) > 1  # rebuilt
     assert changed.index is not None and changed.skipped == 1
     res = changed.search(query_for_ids(changed.model, [0]), k=5, exact=False)
     check_exact(res, new_values, new_values[0], "cosine", 5, exclude={0, 3})
@@ -347,15 +357,11 @@ def test_cancel_running_exact_search(tmp_path, small_blocks):
     values = clustered(2000, 64, 10)
     model = open_model(write_model(tmp_path / "m", values, "BF16"), tokenizer=False)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    calls = []
-
-    def cancel() -> bool:
-        calls.append(1)
-        return len(calls) > 3  # cancelled part-way through the scan
+    ctx = Recorder(cancel_after=3)  # cancelled part-way through the scan
 
     with pytest.raises(Cancelled):
-        searcher.search(query_for_ids(model, [0]), cancelled=cancel)
-    assert len(calls) == 4
+        searcher.search(query_for_ids(model, [0]), ctx=ctx)
+    assert len(ctx.fractions) == 3 and ctx.fractions[-1] < 1
     assert len(searcher.search(query_for_ids(model, [0]), k=3)) == 3  # still usable
 
 
@@ -363,25 +369,20 @@ def test_cancel_search_from_another_thread(tmp_path, small_blocks):
     values = clustered(4000, 64, 10)
     model = open_model(write_model(tmp_path / "m", values, "BF16"), tokenizer=False)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    stop = threading.Event()
     started = threading.Event()
     outcome: list[object] = []
-
-    def cancel() -> bool:
-        started.set()
-        stop.wait()  # block the scan until the GUI side cancels
-        return stop.is_set()
+    ctx = JobContext(progress=lambda f, t: (started.set(), ctx.wait(30)))  # the scan waits
 
     def work() -> None:
         try:
-            outcome.append(searcher.search(query_for_ids(model, [0]), cancelled=cancel))
+            outcome.append(searcher.search(query_for_ids(model, [0]), ctx=ctx))
         except Cancelled as e:
             outcome.append(e)
 
     t = threading.Thread(target=work)
     t.start()
     assert started.wait(30)
-    stop.set()
+    ctx.cancel()  # as the GUI side does
     t.join(30)
     assert len(outcome) == 1 and isinstance(outcome[0], Cancelled)
 
@@ -391,10 +392,8 @@ def test_cancel_index_build_leaves_no_cache(tmp_path):
     model = open_model(write_model(tmp_path / "m", values, "BF16"), tokenizer=False)
     cache = tmp_path / "cache"
     searcher = NeighborSearcher(model, cache_dir=cache)
-    progress = []
     with pytest.raises(Cancelled):
-        for p in searcher.build_fast_index(cancelled=lambda: len(progress) >= 3):
-            progress.append(p)
+        searcher.build_fast_index(Recorder(cancel_after=3))
     assert searcher.index is None
     kind = cache / KIND
     assert not kind.exists() or list(kind.iterdir()) == []

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from core.fixtures import brute_force, mappings_of
+from core.fixtures import Recorder, brute_force, mappings_of
 
 from explorer.core.model import cold_rows
 from explorer.core.model.open import open_model
@@ -49,7 +49,9 @@ def test_index_measures_and_reaches_its_recall_on_real_rows(slice_model, tmp_pat
     model = slice_model
     values = model.vectors(range(model.rows)).astype(np.float64)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    steps = list(searcher.build_fast_index())
+    ctx = Recorder()
+    searcher.build_fast_index(ctx)
+    steps = ctx.fractions
     assert steps == sorted(steps) and steps[-1] == 1.0
     stats = searcher.index.stats
     assert stats.queries >= 200
@@ -71,7 +73,7 @@ def test_index_measures_and_reaches_its_recall_on_real_rows(slice_model, tmp_pat
 
 def test_index_widens_when_the_cheapest_setting_misses(slice_model, tmp_path, tight_grid):
     searcher = NeighborSearcher(slice_model, cache_dir=tmp_path / "cache")
-    list(searcher.build_fast_index())
+    searcher.build_fast_index()
     cheapest = (search_tune.MIN_C1, search_tune.C2_STEPS[0])
     settings = searcher.index.stats.settings
     assert any(tuple(settings[m]) != cheapest for m in settings)
@@ -84,7 +86,7 @@ def test_unusable_index_is_not_used_and_says_why(slice_model, tmp_path, monkeypa
     model = slice_model
     values = model.vectors(range(model.rows)).astype(np.float64)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    list(searcher.build_fast_index())
+    searcher.build_fast_index()
     stats = searcher.index.stats
     assert not stats.usable["cosine"] and stats.recall_at_10["cosine"] < 0.99
     assert "cosine: recall@10" in stats.reason
@@ -112,7 +114,7 @@ def test_large_matrix_default_takes_the_index(slice_model, tmp_path, monkeypatch
     monkeypatch.setattr(neighbors, "CHEAP_EXACT_VALUES", 0)  # as if the slice were large
     searcher = NeighborSearcher(slice_model, cache_dir=tmp_path / "cache")
     assert not searcher.fast_ready and searcher.default_path("cosine") == "exact"
-    list(searcher.build_fast_index())
+    searcher.build_fast_index()
     assert searcher.fast_ready
     for metric in ("cosine", "dot"):
         assert searcher.default_path(metric) == "fast"
@@ -131,7 +133,7 @@ def test_fast_search_reranks_large_matrices_through_the_random_access_map(
     monkeypatch.setattr(cold_rows, "RANDOM_ACCESS_BYTES", 0)  # as if the slice were large
     values = slice_model.vectors(range(slice_model.rows)).astype(np.float64)
     searcher = NeighborSearcher(slice_model, cache_dir=tmp_path / "cache")
-    list(searcher.build_fast_index())
+    searcher.build_fast_index()
     path = Path(slice_model.matrix.filename).resolve()
     assert not [rss for flags, rss in mappings_of(path) if "rr" in flags]  # not made yet
     ids = np.random.default_rng(5).choice(slice_model.rows, 50, replace=False)
@@ -150,7 +152,7 @@ def test_index_on_formats_the_kernels_do_not_read(tmp_path, dtype, tight_grid):
     model = open_model(path, tokenizer=False)
     stored = model.vectors(range(model.rows)).astype(np.float64)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    list(searcher.build_fast_index())
+    searcher.build_fast_index()
     assert searcher.index.stats.recall_at_10["cosine"] >= 0.99
     ids = np.random.default_rng(2).choice(model.rows, 50, replace=False)
     assert recall(searcher, stored, "cosine", ids, exact=False) >= 0.98
@@ -163,7 +165,7 @@ def test_demo_recall_against_float64_brute_force(tmp_path):
     model = open_model(demo_model_dir(), tokenizer=False)
     values = model.vectors(range(model.rows)).astype(np.float64)
     searcher = NeighborSearcher(model, cache_dir=tmp_path / "cache")
-    list(searcher.build_fast_index())
+    searcher.build_fast_index()
     ids = np.random.default_rng(3).choice(model.rows, 100, replace=False)
     for metric in ("cosine", "dot"):
         assert searcher.index.stats.recall_at_10[metric] >= 0.99
@@ -193,7 +195,7 @@ def test_build_removes_half_written_indexes_of_dead_builds_only(slice_model, tmp
         for folder in (dead, live, other_model):
             folder.mkdir()
             (folder / "codes.npy").write_bytes(b"x" * 1000)
-        list(NeighborSearcher(slice_model, cache_dir=cache).build_fast_index())
+        NeighborSearcher(slice_model, cache_dir=cache).build_fast_index()
         live_proc.kill()
     assert not dead.exists()  # a killed build's leftovers
     assert live.exists() and other_model.exists()  # a build still running; another tensor's

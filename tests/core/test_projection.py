@@ -6,12 +6,13 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from core.fixtures import Recorder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.core.errors import Cancelled, ExplorerError, TokenError
 from explorer.core.map import figure, neighborhood, projection
-from explorer.core.map.projection import Progress, ProjectionParams
+from explorer.core.map.projection import ProjectionParams
 from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
 
@@ -27,10 +28,10 @@ def clusters(n_per: int = 20, dim: int = 32, seed: int = 0) -> tuple[np.ndarray,
     return x.astype(np.float32), labels
 
 
-def steps(job) -> tuple[list[Progress], np.ndarray]:
-    seen: list[Progress] = []
-    coords = projection.run(job, seen.append)
-    return seen, coords
+def steps(x: np.ndarray, params: ProjectionParams) -> tuple[Recorder, np.ndarray]:
+    ctx = Recorder()
+    coords = projection.project(x, params, ctx)
+    return ctx, coords
 
 
 @pytest.fixture(scope="module")
@@ -86,15 +87,15 @@ def test_knn_is_exact_and_lists_each_point_first():
     assert np.all(dist[:, 0] == 0) and np.all(np.diff(dist, axis=1) >= -1e-6)
 
 
-def test_umap_job_yields_preview_then_layout_and_is_deterministic():
+def test_umap_job_reports_its_stages_and_is_deterministic():
     x, labels = clusters()
-    seen, coords = steps(projection.project(x, FAST))
-    stages = [p.stage for p in seen]
-    assert stages[:2] == ["prepare", "preview"] and stages[-1] == "done"
-    assert seen[1].coords is not None and seen[1].coords.shape == (60, 2)
-    assert all(isinstance(p, tuple) and 0 <= p[1] <= 1 for p in seen)  # job-lane protocol
+    seen, coords = steps(x, FAST)
+    assert seen.texts[:2] == ["60 points × 32 dims", "PCA preview"]
+    assert seen.texts[-1] == "UMAP layout" and any("UMAP epoch" in t for t in seen.texts)
+    assert seen.fractions == sorted(seen.fractions) and 0 <= seen.fractions[0] < 1
+    assert seen.fractions[-1] == 1.0 and seen.partials == []
     assert coords.shape == (60, 2) and np.isfinite(coords).all()
-    _, again = steps(projection.project(x, FAST))
+    _, again = steps(x, FAST)
     assert np.array_equal(coords, again)
     # the layout keeps the clusters apart: every point's nearest point is in its own cluster
     d = np.linalg.norm(coords[:, None] - coords[None], axis=2)
@@ -104,37 +105,28 @@ def test_umap_job_yields_preview_then_layout_and_is_deterministic():
 
 def test_cancel_between_stages_and_between_epochs():
     x, _ = clusters()
-    flag = {"stop": False}
-    job = projection.project(x, FAST, cancelled=lambda: flag["stop"])
-    assert next(job).stage == "prepare"
-    assert next(job).stage == "preview"
-    flag["stop"] = True
+    between = Recorder(cancel_after=2)  # after the PCA preview
     with pytest.raises(Cancelled):
-        next(job)
+        projection.project(x, FAST, between)
+    assert between.texts == ["60 points × 32 dims", "PCA preview"]
 
-    flag["stop"] = False
-    epochs: list[Progress] = []
+    epochs: list[float] = []
 
-    def on_progress(p: Progress) -> None:
-        if p.stage == "layout":
-            epochs.append(p)
-            flag["stop"] = True  # cancel during the UMAP epochs
+    class DuringEpochs(Recorder):
+        def progress(self, fraction: float, text: str = "") -> None:
+            if text.startswith("UMAP epoch"):
+                epochs.append(fraction)
+                self.cancel()  # cancel during the UMAP epochs
 
-    job = projection.project(
-        x,
-        ProjectionParams(n_neighbors=5, n_epochs=200, seed=3),
-        cancelled=lambda: flag["stop"],
-        progress=on_progress,
-    )
     with pytest.raises(Cancelled):
-        projection.run(job)
-    assert epochs and epochs[0].fraction < 0.9
+        projection.project(x, ProjectionParams(n_neighbors=5, n_epochs=200, seed=3), DuringEpochs())
+    assert epochs and epochs[0] < 0.9
 
     # a cancelled layout leaves nothing locked: the next one, on another thread, completes
     import threading
 
     out: list = []
-    worker = threading.Thread(target=lambda: out.append(steps(projection.project(x, FAST))[1]))
+    worker = threading.Thread(target=lambda: out.append(steps(x, FAST)[1]))
     worker.start()
     worker.join(timeout=120)
     assert not worker.is_alive() and out[0].shape == (60, 2)
@@ -144,7 +136,7 @@ def test_cancel_between_stages_and_between_epochs():
 @pytest.mark.parametrize("method", ["umap", "pca"])
 def test_tiny_inputs_do_not_crash(n, method):
     x = np.random.default_rng(n).standard_normal((n, 5)).astype(np.float32)
-    _, coords = steps(projection.project(x, ProjectionParams(method=method, n_epochs=5)))
+    _, coords = steps(x, ProjectionParams(method=method, n_epochs=5))
     assert coords.shape == (n, 2) and np.isfinite(coords).all()
     if n == 2:
         assert not np.allclose(coords[0], coords[1])
@@ -153,10 +145,10 @@ def test_tiny_inputs_do_not_crash(n, method):
 def test_duplicates_and_zero_rows_do_not_crash():
     x, _ = clusters(10, 8)
     dup = np.vstack([x[:1].repeat(12, axis=0), x, np.zeros((3, 8), np.float32), x[:5]])
-    _, coords = steps(projection.project(dup, FAST))
+    _, coords = steps(dup, FAST)
     assert coords.shape == (len(dup), 2) and np.isfinite(coords).all()
     same = np.ones((9, 4), np.float32)
-    _, coords = steps(projection.project(same, FAST))
+    _, coords = steps(same, FAST)
     assert coords.shape == (9, 2) and np.isfinite(coords).all()
 
 
@@ -321,7 +313,7 @@ def test_demo_cat_map_is_trustworthy(demo):
     10 neighbours, against the raw vectors)."""
     nb = neighborhood.around(demo, demo.tokenizer.find("cat"), 500)
     x = demo.vectors(nb.ids)
-    coords = projection.run(projection.project(x, ProjectionParams(seed=42)))
+    coords = projection.project(x, ProjectionParams(seed=42))
     assert projection.trustworthiness(x, coords) >= 0.9
 
 
@@ -345,9 +337,9 @@ def test_umap_needs_four_distinct_rows_else_pca():
     rng = np.random.default_rng(3)
     base = rng.standard_normal((4, 6)).astype(np.float32)
     three = np.vstack([base[:3]] * 4)  # 12 rows, 3 different
-    seen, coords = steps(projection.project(three, FAST))
-    assert "too few points for UMAP" in seen[-1].message and coords.shape == (12, 2)
+    seen, coords = steps(three, FAST)
+    assert "too few points for UMAP" in seen.texts[-1] and coords.shape == (12, 2)
     four = np.vstack([base] * 3)  # 12 rows, 4 different: UMAP runs
-    seen, coords = steps(projection.project(four, FAST))
-    assert not any("too few" in s.message for s in seen) and np.isfinite(coords).all()
+    seen, coords = steps(four, FAST)
+    assert not any("too few" in t for t in seen.texts) and np.isfinite(coords).all()
     assert projection._has_distinct_rows(four, 4) and not projection._has_distinct_rows(three, 4)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.app.controllers import MapController, RowsController, VocabularyController
-from explorer.app.jobs import Jobs, Lane
+from explorer.app.controllers.rows import LOOKUP_LANE
+from explorer.app.jobs import Jobs
 from explorer.app.state import AppState
 from explorer.core.map import projection
 from explorer.core.map.pipeline import MapRequest
@@ -63,9 +64,9 @@ def test_each_controller_cancels_its_own_lane_when_the_model_changes(qtbot, tiny
         state.open(path)
     qtbot.waitUntil(lambda: not state.jobs.busy, timeout=30000)
     cancelled = []
-    rows.lane.finished.connect(lambda: cancelled.append(Lane.LOOKUP))
+    rows.lane.finished.connect(lambda: cancelled.append(LOOKUP_LANE))
     gate_model = state.model
     rows.lane.submit(lambda ctx: ctx.wait(10), label="slow")
     state.set_model(gate_model)
-    assert cancelled == [Lane.LOOKUP]
+    assert cancelled == [LOOKUP_LANE]
     qtbot.waitUntil(lambda: not state.jobs.busy, timeout=30000)

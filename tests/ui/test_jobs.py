@@ -1,4 +1,5 @@
-"""Job lanes: latest request wins, generators report progress, errors arrive as exceptions."""
+"""Job lanes: latest request wins, progress and partial results arrive on the GUI thread from the
+latest job only, pause holds a job, errors arrive as exceptions."""
 
 from __future__ import annotations
 
@@ -11,13 +12,18 @@ from PySide6.QtCore import QTimer
 
 from explorer.app import jobs as jobs_mod
 from explorer.app import tuning
-from explorer.app.jobs import JobContext, Jobs, Lane, error_message
+from explorer.app.controllers.learning import LEARN_LANE
+from explorer.app.controllers.map import WARM_UP_LANE
+from explorer.app.controllers.neighbors import NEIGHBORS_LANE
+from explorer.app.controllers.stats import STATS_LANE
+from explorer.app.jobs import JobContext, Jobs, LaneSpec, error_message
+from explorer.app.state import TOKENIZE_LANE
 from explorer.core.errors import TokenError
 
 
 def test_latest_request_wins_and_stale_results_are_dropped(qtbot):
     hub = Jobs()
-    lane = hub.lane(Lane.LOOKUP)
+    lane = hub.lane("lookup")
     gate = threading.Event()
     results = []
 
@@ -35,18 +41,18 @@ def test_latest_request_wins_and_stale_results_are_dropped(qtbot):
     assert not hub.busy
 
 
-def test_generator_progress_and_cancellation(qtbot):
+def test_progress_and_cancellation(qtbot):
     hub = Jobs()
-    lane = hub.lane(Lane.PROJECTION)
+    lane = hub.lane("projection")
     progress = []
     started = threading.Event()
     release = threading.Event()
 
-    def steps():
-        yield ("first", 0.25)
+    def steps(ctx: JobContext):
+        ctx.progress(0.25, "first")
         started.set()
         release.wait(5)
-        yield 0.5
+        ctx.check()
         return "never"
 
     results = []
@@ -59,9 +65,81 @@ def test_generator_progress_and_cancellation(qtbot):
     assert results == []
 
 
+def test_partial_results_of_the_latest_job_arrive_in_order_and_old_ones_are_dropped(qtbot):
+    hub = Jobs()
+    lane = hub.lane("projection")
+    release = threading.Event()
+    seen: list[tuple[str, int]] = []
+
+    def old(ctx: JobContext):
+        ctx.partial(1)  # may arrive before the next submit: then it is shown, as it was current
+        release.wait(5)
+        ctx.partial(2)  # sent after the next submit: dropped
+        return "old"
+
+    def new(ctx: JobContext):
+        for i in range(5):
+            ctx.partial(i)
+        return "new"
+
+    lane.submit(old, on_partial=lambda v: seen.append(("old", v)))
+    qtbot.waitUntil(lambda: seen == [("old", 1)], timeout=30000)
+    results = []
+    with qtbot.waitSignal(hub.idle, timeout=30000):
+        lane.submit(new, on_partial=lambda v: seen.append(("new", v)), on_result=results.append)
+        release.set()
+    assert seen == [("old", 1)] + [("new", i) for i in range(5)] and results == ["new"]
+
+
+def test_pause_holds_the_job_step_runs_to_its_next_partial_and_cancel_wakes_it(qtbot):
+    hub = Jobs()
+    lane = hub.lane("learn")
+    done_steps: list[int] = []
+    partials: list[int] = []
+
+    def steps(ctx: JobContext):
+        for i in range(1000):
+            ctx.check()
+            done_steps.append(i)
+            if i % 10 == 9:
+                ctx.partial(i)
+            time.sleep(0.001)
+        return "done"
+
+    results = []
+    lane.submit(steps, on_partial=partials.append, on_result=results.append)
+    qtbot.waitUntil(lambda: len(done_steps) > 3, timeout=30000)
+    lane.pause()
+    qtbot.wait(100)
+    held = len(done_steps)
+    qtbot.wait(200)
+    assert len(done_steps) == held, "paused, yet the job went on"
+    lane.step()  # runs on to the end of its next block of ten
+    qtbot.waitUntil(lambda: len(done_steps) % 10 == 0 and len(done_steps) > held, timeout=30000)
+    stepped = len(done_steps)
+    qtbot.wait(200)
+    assert len(done_steps) == stepped and stepped - held <= 10
+    qtbot.waitUntil(lambda: partials and partials[-1] == stepped - 1, timeout=30000)
+    lane.resume()
+    qtbot.waitUntil(lambda: len(done_steps) > stepped + 10, timeout=30000)
+    lane.pause()
+    with qtbot.waitSignal(hub.idle, timeout=30000):
+        lane.cancel()  # wakes the held job, which ends as cancelled
+    assert results == [] and jobs_mod.running_workers() == 0
+
+
+def test_a_lane_is_declared_once():
+    hub = Jobs()
+    spec = LaneSpec("scan", nice=jobs_mod.SCAN_NICE)
+    assert hub.lane(spec) is hub.lane(spec) is hub.lane(LaneSpec("scan", nice=jobs_mod.SCAN_NICE))
+    with pytest.raises(ValueError, match="declared twice"):
+        hub.lane("scan")  # a plain lane of the same name
+    assert hub.lane("scan" + "-token") is not hub.lane(spec)
+
+
 def test_progress_queued_while_the_gui_is_busy_arrives_once_with_the_latest_value(qtbot):
     hub = Jobs()
-    lane = hub.lane(Lane.PROJECTION)
+    lane = hub.lane("projection")
     progress = []
     reported = threading.Event()
 
@@ -81,7 +159,7 @@ def test_progress_queued_while_the_gui_is_busy_arrives_once_with_the_latest_valu
 
 def test_errors_arrive_as_exception_objects(qtbot, capsys):
     hub = Jobs()
-    lane = hub.lane(Lane.LOOKUP)
+    lane = hub.lane("lookup")
     errors = []
 
     def bad_input():
@@ -106,7 +184,7 @@ def test_errors_arrive_as_exception_objects(qtbot, capsys):
 
 def test_context_is_passed_and_shutdown_waits(qtbot):
     hub = Jobs()
-    lane = hub.lane(Lane.INDEX)
+    lane = hub.lane("index")
     running = threading.Event()
     seen = []
     progress = []
@@ -117,7 +195,7 @@ def test_context_is_passed_and_shutdown_waits(qtbot):
             ctx.progress(step, "looping")
             ctx.wait(0.01)
         seen.append("cancelled")
-        ctx.raise_if_cancelled()
+        ctx.check()
 
     lane.submit(
         loop,
@@ -137,7 +215,7 @@ def test_context_is_passed_and_shutdown_waits(qtbot):
 
 def test_call_on_cancel_runs_when_the_job_is_cancelled(qtbot):
     hub = Jobs()
-    lane = hub.lane(Lane.INDEX)
+    lane = hub.lane("index")
     stop = threading.Event()
     started = threading.Event()
 
@@ -157,17 +235,22 @@ def test_call_on_cancel_runs_when_the_job_is_cancelled(qtbot):
 
 def test_sync_jobs_run_inline_and_deliver_before_submit_returns(qtbot):
     hub = Jobs(sync=True)
-    lane = hub.lane(Lane.PROJECTION)
-    results, errors, progress = [], [], []
+    lane = hub.lane("projection")
+    results, errors, progress, partials = [], [], [], []
 
-    def steps(n: int):
-        yield ("half", 0.5)
+    def steps(n: int, ctx: JobContext):
+        ctx.progress(0.5, "half")
+        ctx.partial(n)
         return n * 2
 
     lane.submit(
-        steps, 21, on_result=results.append, on_progress=lambda t, f: progress.append((t, f))
+        steps,
+        21,
+        on_result=results.append,
+        on_progress=lambda t, f: progress.append((t, f)),
+        on_partial=partials.append,
     )
-    assert results == [42] and progress == [("half", 0.5)]
+    assert results == [42] and progress == [("half", 0.5)] and partials == [21]
     lane.submit(lambda: 1 / 0, on_error=errors.append)
     assert isinstance(errors[0], ZeroDivisionError)
     assert not hub.busy and jobs_mod.running_workers() == 0
@@ -181,15 +264,16 @@ def _niceness() -> int:
 def test_scans_of_the_vocabulary_run_niced_and_the_rest_as_the_window(qtbot):
     window_nice = _niceness()
     hub = Jobs()
-    seen: dict[Lane, int] = {}
-    for name in (Lane.NEIGHBORS, Lane.STATS, Lane.LEARN, Lane.LOOKUP, Lane.TOKENIZE):
+    seen: dict[str, int] = {}
+    lookup = LaneSpec("lookup")
+    for spec in (NEIGHBORS_LANE, STATS_LANE, LEARN_LANE, lookup, TOKENIZE_LANE):
         with qtbot.waitSignal(hub.idle, timeout=10000):
-            hub.lane(name).submit(_niceness, on_result=lambda n, name=name: seen.update({name: n}))
-    assert seen[Lane.NEIGHBORS] >= jobs_mod.SCAN_NICE and seen[Lane.STATS] >= jobs_mod.SCAN_NICE
-    assert seen[Lane.LEARN] >= tuning.BACKGROUND_NICE  # training: as the background children
-    assert seen[Lane.LOOKUP] == window_nice and seen[Lane.TOKENIZE] == window_nice
+            hub.lane(spec).submit(_niceness, on_result=lambda n, s=spec: seen.update({s.name: n}))
+    assert seen["neighbors"] >= jobs_mod.SCAN_NICE and seen["stats"] >= jobs_mod.SCAN_NICE
+    assert seen["learn"] >= tuning.BACKGROUND_NICE  # training: as the background children
+    assert seen["lookup"] == window_nice and seen["tokenize"] == window_nice
     sync = Jobs(sync=True)  # inline jobs run on the caller's thread, which must stay as it is
-    sync.lane(Lane.NEIGHBORS).submit(_niceness)
+    sync.lane(NEIGHBORS_LANE).submit(_niceness)
     assert _niceness() == window_nice
     assert hub.shutdown(5000)
 
@@ -197,11 +281,11 @@ def test_scans_of_the_vocabulary_run_niced_and_the_rest_as_the_window(qtbot):
 def test_background_lanes_are_not_busy_but_are_waited_on(qtbot):
     hub = Jobs()
     gate = threading.Event()
-    hub.lane(Lane.WARM_UP).submit(lambda ctx: ctx.wait(10))
+    hub.lane(WARM_UP_LANE).submit(lambda ctx: ctx.wait(10))
     qtbot.waitUntil(lambda: jobs_mod.running_workers() == 1, timeout=5000)
     assert not hub.busy and hub.current() is None
     hub.cancel_all()  # Esc leaves the warm-up alone …
-    assert hub.lane(Lane.WARM_UP).busy
+    assert hub.lane(WARM_UP_LANE).busy
     assert hub.shutdown(5000)  # … closing the window cancels and waits for it
     assert jobs_mod.running_workers() == 0
     gate.set()
@@ -222,9 +306,8 @@ def test_shutdown_cancels_every_lane_before_waiting_on_any(qtbot):
         started.append("cancellable")
         ctx.wait(10)
 
-    lanes = list(hub.lanes.values())
-    lanes[0].submit(stuck)
-    lanes[-1].submit(cancellable)
+    hub.lane("first").submit(stuck)
+    hub.lane("last").submit(cancellable)
     qtbot.waitUntil(lambda: len(started) == 2, timeout=5000)
     assert hub.shutdown(3000)  # one lane after the other would wait on the stuck job first
     assert later_cancelled.is_set() and jobs_mod.running_workers() == 0
@@ -270,5 +353,5 @@ def test_job_ends_while_another_thread_is_still_importing_numba(qtbot, monkeypat
     hub = Jobs()
     results = []
     with qtbot.waitSignal(hub.idle, timeout=10000):
-        hub.lane(Lane.LOOKUP).submit(lambda: 42, on_result=results.append)
+        hub.lane("lookup").submit(lambda: 42, on_result=results.append)
     assert results == [42] and not hub.busy

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.app.controllers.neighbors import NeighborsController
+from explorer.app.controllers.neighbors import INDEX_LANE, NeighborsController
 from explorer.app.index_process import child_command
-from explorer.app.jobs import Lane
 from explorer.app.state import AppState
 from explorer.core.search import neighbors as neighbors_core
 
@@ -58,26 +57,32 @@ def test_child_command_runs_this_interpreter(tiny_model, tmp_path):
     assert cmd[3:] == [str(path), "model.embed_tokens.weight", str(tmp_path)]
 
 
-def test_cancelled_child_build_is_killed_and_leaves_no_index(tiny_model, tmp_path):
+def test_cancelled_child_build_is_killed_and_leaves_no_index(tiny_model, tmp_path, monkeypatch):
     import pytest
 
+    from explorer.app import child
     from explorer.app.index_process import build_in_child
-    from explorer.core.context import CallbackContext
+    from explorer.core.context import JobContext
     from explorer.core.errors import Cancelled
     from explorer.core.model.open import open_model
     from explorer.core.search.neighbors import NeighborSearcher
 
     path, _ = tiny_model
     searcher = NeighborSearcher(open_model(path), cache_dir=tmp_path / "cache")
-    asked = []
+    ctx = JobContext()
+    started = []
 
-    def cancelled_once_started() -> bool:  # not before the child starts, always after
-        asked.append(1)
-        return len(asked) > 1
+    class CancelledOnceStarted(child.Child):  # not before the child starts, at once after
+        def _start(self):
+            proc = super()._start()
+            started.append(proc)
+            ctx.cancel()
+            return proc
 
+    monkeypatch.setattr("explorer.app.index_process.Child", CancelledOnceStarted)
     with pytest.raises(Cancelled):  # the child is killed the moment it has started
-        list(build_in_child(searcher, CallbackContext(cancelled=cancelled_once_started)))
-    assert len(asked) >= 2
+        build_in_child(searcher, ctx)
+    assert len(started) == 1 and started[0].poll() is not None
     assert not searcher.fast_ready
     assert not list((tmp_path / "cache").rglob("codes.npy"))
 
@@ -96,7 +101,7 @@ def test_small_model_builds_no_index_and_answers_exactly(qtbot, tiny_model, tmp_
     result = blocker.args[0].result
     assert result.path == "exact" and "exact" in result.path_label
     assert [int(i) for i in result.ids] == brute_force_cosine(matrix, [4])[:5]
-    assert not state.jobs.lane(Lane.INDEX).busy and True not in ready
+    assert not state.jobs.lane(INDEX_LANE).busy and True not in ready
     assert not list((tmp_path / "cache").rglob("codes.npy"))
 
 
@@ -153,7 +158,7 @@ def test_child_killed_while_writing_leaves_no_half_written_index(tiny_model, tmp
     import pytest
 
     from explorer.app.index_process import build_in_child
-    from explorer.core.context import CallbackContext
+    from explorer.core.context import JobContext
     from explorer.core.errors import Cancelled
     from explorer.core.model.open import open_model
     from explorer.core.search.neighbors import NeighborSearcher
@@ -161,12 +166,15 @@ def test_child_killed_while_writing_leaves_no_half_written_index(tiny_model, tmp
     path, _ = tiny_model
     cache = tmp_path / "cache"
     searcher = NeighborSearcher(open_model(path), cache_dir=cache)
-    ctx = CallbackContext()
     seen = []
+
+    def progress(_fraction: float, _text: str) -> None:
+        seen.append(list(cache.rglob("tmp-*")))  # the child reports after making its folder
+        ctx.cancel()  # kills it (SIGKILL: it cannot clean up itself)
+
+    ctx = JobContext(progress=progress)
     with pytest.raises(Cancelled):
-        for _progress in build_in_child(searcher, ctx):
-            seen.append(list(cache.rglob("tmp-*")))  # the child reports after making its folder
-            ctx.cancel()  # kills it (SIGKILL: it cannot clean up itself)
+        build_in_child(searcher, ctx)
     assert seen and seen[0], "the child had started writing"
     assert not list(cache.rglob("tmp-*"))
 
@@ -183,12 +191,12 @@ def test_a_new_selection_stops_the_running_search_at_once(qtbot, tiny_model, tmp
     started = threading.Event()
     checks = []  # the running search's cancel check
 
-    def search(self, query, *args, cancelled=None, **kwargs):
+    def search(self, query, *args, ctx, **kwargs):
         if query.exclude != {4}:
-            return real_search(self, query, *args, cancelled=cancelled, **kwargs)
-        checks.append(cancelled)
+            return real_search(self, query, *args, ctx=ctx, **kwargs)
+        checks.append(ctx.cancelled)
         started.set()
-        while not cancelled():  # a scan that only a cancel ends
+        while not ctx.cancelled():  # a scan that only a cancel ends
             threading.Event().wait(0.005)
         raise Cancelled("search cancelled")
 
@@ -215,7 +223,7 @@ def test_the_index_child_runs_niced_from_its_first_line(tiny_model, tmp_path, mo
     import pytest
 
     from explorer.app import index_process, tuning
-    from explorer.core.context import CallbackContext
+    from explorer.core.context import JobContext
     from explorer.core.errors import ExplorerError
     from explorer.core.model.open import open_model
     from explorer.core.search.neighbors import NeighborSearcher
@@ -224,14 +232,15 @@ def test_the_index_child_runs_niced_from_its_first_line(tiny_model, tmp_path, mo
         pytest.skip("niceness per thread (Linux)")
     path, _ = tiny_model
     searcher = NeighborSearcher(open_model(path), cache_dir=tmp_path / "cache")
-    report = "import os; print('progress', os.getpriority(os.PRIO_PROCESS, 0))"
-    monkeypatch.setattr(
-        index_process, "child_command", lambda _s: [sys.executable, "-S", "-c", report]
+    report = (
+        "import os; from explorer.app import child; "
+        "child.write_message(child.reply_channel(), "
+        "{'op': 'progress', 'fraction': os.getpriority(os.PRIO_PROCESS, 0)})"
     )
+    monkeypatch.setattr(index_process, "child_command", lambda _s: [sys.executable, "-c", report])
     seen = []
     mine = os.getpriority(os.PRIO_PROCESS, 0)
     with pytest.raises(ExplorerError, match="cannot be read back"):  # it built nothing
-        for _text, niceness in index_process.build_in_child(searcher, CallbackContext()):
-            seen.append(niceness)
+        index_process.build_in_child(searcher, JobContext(progress=lambda n, _t: seen.append(n)))
     assert seen and seen[0] >= tuning.BACKGROUND_NICE
     assert os.getpriority(os.PRIO_PROCESS, 0) == mine  # the caller's thread is as it was

@@ -6,7 +6,7 @@ import threading
 
 from PySide6.QtCore import Qt
 
-from explorer.app.jobs import Jobs, Lane
+from explorer.app.jobs import Jobs
 from explorer.ui.window.status import make_status_bar
 
 
@@ -18,19 +18,18 @@ def test_long_job_shows_progress_and_cancel_stops_it(qtbot):
     release = threading.Event()
     results = []
 
-    def long_job():
-        yield ("Projecting", 0.4)
+    def long_job(ctx):
+        ctx.progress(0.4, "Projecting")
         release.wait(10)
-        yield 0.9
+        ctx.check()
+        ctx.progress(0.9)
         return "done"
 
-    jobs.lane(Lane.PROJECTION).submit(
-        long_job, label="UMAP of 500 tokens", on_result=results.append
-    )
+    jobs.lane("projection").submit(long_job, label="UMAP of 500 tokens", on_result=results.append)
     qtbot.waitUntil(lambda: status.bar.isVisible() and status.bar.value() == 400, timeout=30000)
     assert status.label.text() == "UMAP of 500 tokens"
     assert status.cancel.isVisible()
-    with qtbot.waitSignal(jobs.lane(Lane.PROJECTION).finished, timeout=30000):
+    with qtbot.waitSignal(jobs.lane("projection").finished, timeout=30000):
         qtbot.mouseClick(status.cancel, Qt.MouseButton.LeftButton)
     release.set()
     qtbot.waitUntil(lambda: not jobs.busy, timeout=30000)
@@ -57,13 +56,13 @@ def test_job_texts_never_re_lay_out_the_status_bar(qtbot):
     release = threading.Event()
 
     def job(text):
-        def run():
-            yield (text, 0.5)
+        def run(ctx):
+            ctx.progress(0.5, text)
             release.wait(10)
 
         return run
 
-    lane = jobs.lane(Lane.PROJECTION)
+    lane = jobs.lane("projection")
     lane.submit(job("short"), label="short")
     qtbot.waitUntil(lambda: status.label.isVisible(), timeout=30000)
     requests = Requests()

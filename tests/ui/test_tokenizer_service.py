@@ -149,8 +149,8 @@ def test_service_encodes_like_the_tokenizer_and_restarts_after_a_crash(bpe_model
         assert tok.encode(TEXT, special=True) == reference.encode(TEXT, special=True)
         ids, offsets, _ = opened.service.encode_ids("x" * 5000, False)
         assert offsets[-1, 1] == 5000 and ids.size >= 1
-        opened.service._proc.kill()  # a crashed child is started again on the next request
-        opened.service._proc.wait()
+        opened.service._child.proc.kill()  # a crashed child is started again on the next request
+        opened.service._child.proc.wait()
         assert tok.encode("cat sat") == reference.encode("cat sat")
     finally:
         opened.service.close()
@@ -166,13 +166,13 @@ def test_opening_another_model_does_not_wait_for_the_old_child_to_exit(qtbot, bp
     first = open_with_tokenizer(bpe_model, None)
     state.set_opened(first)
     reaped_on = []
-    wait = first.service._proc.wait
+    wait = first.service._child.proc.wait
 
     def waited(*args, **kwargs):
         reaped_on.append(threading.current_thread())
         return wait(*args, **kwargs)
 
-    first.service._proc.wait = waited
+    first.service._child.proc.wait = waited
     state.set_opened(open_with_tokenizer(bpe_model, None))
     qtbot.waitUntil(lambda: not first.service.running and bool(reaped_on), timeout=10000)
     assert threading.main_thread() not in reaped_on

@@ -112,22 +112,22 @@ def test_a_background_child_starts_niced_and_the_caller_stays_as_it_was():
     priority until its main() niced it, while the window was opening the model."""
     import pytest
 
-    from explorer.app import tuning
+    from explorer.app import child, tuning
 
     if sys.platform != "linux":
         pytest.skip("niceness per thread (Linux)")
     mine = os.getpriority(os.PRIO_PROCESS, 0)
-    child = tuning.start_niced(
+    proc = child.start_niced(
         [sys.executable, "-S", "-c", "import os; print(os.getpriority(os.PRIO_PROCESS, 0))"],
         stdout=subprocess.PIPE,
         text=True,
     )
-    out, _ = child.communicate(timeout=60)
+    out, _ = proc.communicate(timeout=60)
     assert int(out) >= tuning.BACKGROUND_NICE  # from its first line on
     assert os.getpriority(os.PRIO_PROCESS, 0) == mine
     failed = None
     try:
-        tuning.start_niced(["/nonexistent/command"])
+        child.start_niced(["/nonexistent/command"])
     except OSError as e:  # raised on the caller's thread, as Popen's own error
         failed = e
     assert isinstance(failed, FileNotFoundError)
@@ -137,7 +137,7 @@ def test_the_index_child_is_not_niced_twice():
     """lower_priority in a child started niced keeps it at BACKGROUND_NICE (not 19)."""
     import pytest
 
-    from explorer.app import tuning
+    from explorer.app import child, tuning
 
     if sys.platform != "linux":
         pytest.skip("niceness per thread (Linux)")
@@ -145,6 +145,6 @@ def test_the_index_child_is_not_niced_twice():
         "import os; from explorer.app import tuning; tuning.lower_priority(); "
         "print(os.getpriority(os.PRIO_PROCESS, 0))"
     )
-    child = tuning.start_niced([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    out, _ = child.communicate(timeout=60)
+    proc = child.start_niced([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    out, _ = proc.communicate(timeout=60)
     assert int(out) == max(tuning.BACKGROUND_NICE, os.getpriority(os.PRIO_PROCESS, 0))

@@ -9,16 +9,11 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from explorer.app.controllers.base import FeatureController
-from explorer.app.jobs import JobContext, JobLane, error_message
+from explorer.app.jobs import JobLane, error_message
 from explorer.app.state import AppState
 from explorer.core.model.embedding import EmbeddingModel
 
 SETTLE_MS = 120  # clicking through tokens starts one job, not one per click
-
-
-def core_callbacks(ctx: JobContext, text: str) -> dict[str, Any]:
-    """The ``cancelled``/``progress`` keywords of explorer.core.analysis, bound to a job."""
-    return {"cancelled": ctx.cancelled, "progress": lambda f: ctx.progress(f, text)}
 
 
 class AnalysisController(FeatureController):

@@ -6,15 +6,16 @@ from typing import ClassVar
 
 from PySide6.QtCore import QObject
 
-from explorer.app.jobs import JobLane, Lane
+from explorer.app.jobs import JobLane, LaneSpec
 from explorer.app.state import AppState
 from explorer.core.model.embedding import EmbeddingModel
 
 
 class FeatureController(QObject):
-    """Subclasses set ``LANE`` and override ``model_changed``; see the package docstring."""
+    """Subclasses set ``LANE`` (the spec of the lane they own) and override ``model_changed``;
+    see the package docstring."""
 
-    LANE: ClassVar[Lane]
+    LANE: ClassVar[LaneSpec]
 
     def __init__(self, state: AppState, parent: QObject | None = None):
         super().__init__(parent if parent is not None else state)

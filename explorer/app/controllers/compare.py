@@ -20,8 +20,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from explorer.app.controllers.analysis_base import AnalysisController, core_callbacks
-from explorer.app.jobs import JobContext, Lane
+from explorer.app.controllers.analysis_base import AnalysisController
+from explorer.app.jobs import SCAN_NICE, JobContext, LaneSpec
 from explorer.app.state import AppState
 from explorer.app.tokenizer_service import open_with_tokenizer
 from explorer.core.compare.maps import DEFAULT_POINTS, AlignedMaps, aligned_maps
@@ -36,6 +36,10 @@ from explorer.core.compare.neighbors import (
 from explorer.core.errors import AnalysisError
 from explorer.core.map import projection
 from explorer.core.model.embedding import EmbeddingModel
+
+COMPARE_LANE = LaneSpec("compare")  # opening a second model and aligning its vocabulary
+COMPARE_TOKEN_LANE = LaneSpec("compare-token")  # one token's neighbours and maps in both models
+COMPARE_OVERLAP_LANE = LaneSpec("compare-overlap", nice=SCAN_NICE)  # overlap over a sample
 
 DEFAULT_K = 10
 DEFAULT_SAMPLE = 200
@@ -76,14 +80,16 @@ def open_pair(
     if b.tokenizer is None:
         raise AnalysisError(f"{Path(path).name}: has no tokenizer, so its tokens cannot be aligned")
     ctx.progress(0.5, "Aligning the vocabularies by token bytes")
-    ctx.raise_if_cancelled()
+    ctx.check()
     return Pair(a, b, align_vocabularies(a, b), path, tensor)
 
 
 def run_token(
     pair: Pair, a_id: int, k: int, points: int, method: str, ctx: JobContext
 ) -> TokenComparison:
-    comparison = compare_neighbors(pair.a, pair.b, a_id, k, pair.alignment, ctx.cancelled)
+    comparison = compare_neighbors(
+        pair.a, pair.b, a_id, k, pair.alignment, ctx.part(0.0, 0.2, "Neighbours in both models")
+    )
     ctx.progress(0.2, "Neighbours in both models")
     maps = aligned_maps(
         pair.a,
@@ -92,7 +98,7 @@ def run_token(
         pair.alignment,
         points,
         projection.ProjectionParams(method=method),
-        **core_callbacks(ctx, "Maps of the shared tokens"),
+        ctx=ctx.part(text="Maps of the shared tokens"),
     )
     return TokenComparison(pair, comparison, maps)
 
@@ -104,13 +110,13 @@ def run_overlap(pair: Pair, sample: int, k: int, ctx: JobContext) -> OverlapShow
         sample,
         k,
         alignment=pair.alignment,
-        **core_callbacks(ctx, f"Neighbour overlap over {sample} shared tokens"),
+        ctx=ctx.part(text=f"Neighbour overlap over {sample} shared tokens"),
     )
     return OverlapShown(pair, dist)
 
 
 class CompareController(AnalysisController):
-    LANE = Lane.COMPARE
+    LANE = COMPARE_LANE
 
     pairStarted = Signal(str)  # path of B being opened or realigned
     pairReady = Signal(object)  # Pair
@@ -122,8 +128,8 @@ class CompareController(AnalysisController):
 
     def __init__(self, state: AppState, parent: QObject | None = None):
         super().__init__(state, parent)
-        self.token_lane = state.jobs.lane(Lane.COMPARE_TOKEN)
-        self.overlap_lane = state.jobs.lane(Lane.COMPARE_OVERLAP)
+        self.token_lane = state.jobs.lane(COMPARE_TOKEN_LANE)
+        self.overlap_lane = state.jobs.lane(COMPARE_OVERLAP_LANE)
         self._watch(self.token_lane)
         self._watch(self.overlap_lane)
         self.k = DEFAULT_K

@@ -7,22 +7,24 @@ from collections import OrderedDict
 
 from PySide6.QtCore import QObject, Signal
 
-from explorer.app.controllers.analysis_base import AnalysisController, core_callbacks
-from explorer.app.jobs import JobContext, Lane
+from explorer.app.controllers.analysis_base import AnalysisController
+from explorer.app.jobs import JobContext, LaneSpec
 from explorer.app.state import AppState
 from explorer.core.analysis.explain import Explanation, explain
 from explorer.core.model.embedding import EmbeddingModel
+
+EXPLAIN_LANE = LaneSpec("explain")  # onehot(t) · E for the explain view
 
 CACHED_TOKENS = 64
 
 
 def run_explain(model: EmbeddingModel, token_id: int, ctx: JobContext) -> Explanation:
     """Worker thread: multiply the one-hot vector by every block of E, then look the row up."""
-    return explain(model, token_id, **core_callbacks(ctx, "Multiplying onehot(t) · E"))
+    return explain(model, token_id, ctx.part(text="Multiplying onehot(t) · E"))
 
 
 class ExplainController(AnalysisController):
-    LANE = Lane.EXPLAIN
+    LANE = EXPLAIN_LANE
 
     started = Signal(int, str, int, int)  # token id, its text, rows, dim: a product begins
     resultReady = Signal(object)  # Explanation

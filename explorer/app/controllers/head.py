@@ -9,12 +9,15 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from explorer.app.controllers.analysis_base import AnalysisController, core_callbacks
-from explorer.app.jobs import JobContext, Lane
+from explorer.app.controllers.analysis_base import AnalysisController
+from explorer.app.jobs import SCAN_NICE, JobContext, LaneSpec
 from explorer.app.state import AppState
 from explorer.core.analysis.head import HeadCosine, TokenHeadView, head_cosine, token_view
 from explorer.core.analysis.stats import HISTOGRAM_BINS
 from explorer.core.model.embedding import EmbeddingModel
+
+HEAD_LANE = LaneSpec("head", nice=SCAN_NICE)  # cosine of E and the output head over the vocabulary
+HEAD_TOKEN_LANE = LaneSpec("head-token")  # one token's neighbours in E and U, direct path
 
 DEFAULT_K = 10
 
@@ -35,7 +38,7 @@ class TokenShown:
 
 
 def run_head(model: EmbeddingModel, ctx: JobContext) -> HeadShown:
-    result = head_cosine(model, **core_callbacks(ctx, "Comparing E with the output head"))
+    result = head_cosine(model, ctx.part(text="Comparing E with the output head"))
     edges = counts = np.zeros(0)
     median = None
     if result.cosine is not None:
@@ -48,12 +51,12 @@ def run_head(model: EmbeddingModel, ctx: JobContext) -> HeadShown:
 
 
 def run_token(model: EmbeddingModel, token_id: int, k: int, ctx: JobContext) -> TokenShown:
-    found = token_view(model, token_id, k, **core_callbacks(ctx, "Neighbours in E and U"))
+    found = token_view(model, token_id, k, ctx.part(text="Neighbours in E and U"))
     return TokenShown(found, model)
 
 
 class HeadController(AnalysisController):
-    LANE = Lane.HEAD
+    LANE = HEAD_LANE
 
     started = Signal()
     resultReady = Signal(object)  # HeadShown
@@ -64,7 +67,7 @@ class HeadController(AnalysisController):
     def __init__(self, state: AppState, k: int = DEFAULT_K, parent: QObject | None = None):
         super().__init__(state, parent)
         self.k = k
-        self.token_lane = state.jobs.lane(Lane.HEAD_TOKEN)
+        self.token_lane = state.jobs.lane(HEAD_TOKEN_LANE)
         self._watch(self.token_lane)
         self.latest: HeadShown | None = None
         self.token: TokenShown | None = None

@@ -6,14 +6,16 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from explorer.app.controllers.base import FeatureController
-from explorer.app.jobs import Lane
+from explorer.app.jobs import LaneSpec
 from explorer.app.state import AppState
 from explorer.core.analysis.kinds import TokenKinds, token_kinds
 from explorer.core.model.embedding import EmbeddingModel
 
+KINDS_LANE = LaneSpec("kinds")  # the kind of every token (colour by kind in the map)
+
 
 class KindsController(FeatureController):
-    LANE = Lane.KINDS
+    LANE = KINDS_LANE
 
     kindsReady = Signal(object)  # TokenKinds of the current model
     reset = Signal()  # a new model: no kinds yet

@@ -1,25 +1,28 @@
 """Watching a table learn (the "learn" lane) and the random-twin contrast (the "contrast" lane).
 
-The training job pulls epochs from `explorer.core.learning.trainer.train` on its worker thread
-and hands each snapshot to the GUI thread through a queued signal. Pause, step and speed are an
-`EpochGate` the job consults between chunks of pairs and between epochs, so the GUI thread never
-waits for the trainer.
+The training job runs `explorer.core.learning.trainer.train`, whose snapshot of every epoch is a
+partial result of the job (explorer/app/jobs.py): the lane delivers it on the GUI thread, and
+drops it if it comes from an older run. Pause and step are the lane's (the job holds between
+chunks of pairs; a step runs on to the next snapshot); the speed is a delay after each epoch, so
+the GUI thread never waits for the trainer.
 """
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
+from explorer.app import tuning
 from explorer.app.controllers.base import FeatureController
 from explorer.app.controllers.twin import real_of
-from explorer.app.jobs import JobContext, Lane
+from explorer.app.jobs import SCAN_NICE, JobContext, LaneSpec
 from explorer.app.state import AppState
+from explorer.core.context import SubContext
 from explorer.core.errors import Cancelled, TokenError
 from explorer.core.learning import contrast
 from explorer.core.learning.trainer import (
@@ -36,49 +39,27 @@ from explorer.core.model.embedding import EmbeddingModel
 if TYPE_CHECKING:
     from explorer.core.learning.twin import RowSource
 
-_POLL_S = 0.05  # how often a paused job looks at the gate again
+
+LEARN_LANE = LaneSpec(
+    "learn", nice=tuning.BACKGROUND_NICE
+)  # training keeps a core busy for a minute
+CONTRAST_LANE = LaneSpec("contrast", nice=SCAN_NICE)  # real matrix vs its random twin, in numbers
 
 
-class EpochGate:
-    """Shared by the GUI thread (pause, resume, step, delay) and the training job (hold)."""
+class _Paced(SubContext):
+    """After each epoch's snapshot: hold while paused, then wait the speed's delay."""
 
-    def __init__(self, delay_s: float = 0.0):
-        self._lock = threading.Lock()
-        self.paused = False
-        self._stepping = False
-        self.delay_s = delay_s
+    def __init__(self, parent: JobContext, epochs: int, delay: Callable[[], float]):
+        super().__init__(parent)
+        self.epochs, self.delay = epochs, delay
 
-    def pause(self) -> None:
-        with self._lock:
-            self.paused, self._stepping = True, False
-
-    def resume(self) -> None:
-        with self._lock:
-            self.paused, self._stepping = False, False
-
-    def step(self) -> None:
-        """While paused: let training run to the end of the next epoch."""
-        with self._lock:
-            if self.paused:
-                self._stepping = True
-
-    def hold(self, ctx: JobContext) -> bool:
-        """Job side: block while paused (and not stepping); True if the job is cancelled."""
-        while True:
-            with self._lock:
-                blocked = self.paused and not self._stepping
-            if not blocked or ctx.cancelled():
-                return ctx.cancelled()
-            ctx.wait(_POLL_S)
-
-    def epoch_done(self, ctx: JobContext) -> None:
-        """Job side, after a snapshot went out: a step ends here; then the speed's delay."""
-        with self._lock:
-            self._stepping = False
-        if self.hold(ctx):
-            raise Cancelled()
-        if self.delay_s > 0 and ctx.wait(self.delay_s):
-            raise Cancelled()
+    def partial(self, value: Any) -> None:
+        super().partial(value)
+        if isinstance(value, EpochSnapshot) and value.epoch < self.epochs:
+            self.check()  # a step ends here; a pause holds here
+            seconds = self.delay()
+            if seconds > 0 and self.wait(seconds):
+                raise Cancelled()
 
 
 @dataclass(frozen=True)
@@ -90,26 +71,15 @@ def run_training(
     model: EmbeddingModel,
     params: LearnParams,
     source: tuple[Path | None, tuple[str, ...]],
-    gate: EpochGate,
-    deliver,
+    delay: Callable[[], float],
     ctx: JobContext,
 ) -> LearnResult:
-    """Worker thread: encode the corpus, then train epoch by epoch, delivering each snapshot.
-    `source` is the corpus file (None: the bundled one) and the watched words."""
+    """Worker thread: encode the corpus, then train epoch by epoch, each snapshot a partial
+    result. `source` is the corpus file (None: the bundled one) and the watched words; `delay`
+    the seconds to wait after each epoch (read as it goes: the speed may change)."""
     ctx.progress(-1.0, "Encoding the corpus")
     trainer = make_trainer(model, params, source[0], source[1])  # encodes in the tokenizer child
-    epochs = params.epochs
-    state = {"epoch": 0}
-
-    def progress(f: float) -> None:
-        e = state["epoch"]
-        ctx.progress((e + f) / epochs, f"Training epoch {e + 1} of {epochs}")
-
-    for snap in train(trainer, lambda: gate.hold(ctx), progress):
-        deliver(snap)
-        state["epoch"] = snap.epoch
-        if snap.epoch < epochs:
-            gate.epoch_done(ctx)
+    train(trainer, _Paced(ctx, params.epochs, delay))
     return LearnResult(compare(trainer))
 
 
@@ -143,7 +113,7 @@ def twin_contrast(model: EmbeddingModel, seed: int, ctx: JobContext) -> list[Sou
     sources: tuple[tuple[str, RowSource], ...] = (("Real", model), ("Random twin", twin))
     for n, (name, src) in enumerate(sources):
         ctx.progress(n / 2, f"Measuring the {name.lower()}")
-        ov = contrast.group_overlap(src, groups, cancelled=ctx.cancelled) if groups else np.nan
+        ov = contrast.group_overlap(src, groups, ctx=ctx) if groups else np.nan
         spread = contrast.cosine_spread(src, seed=seed)
         tw = contrast.map_trustworthiness(src, ids) if len(ids) > 20 else float("nan")
         nb = contrast.top_neighbors(src, [cat], 8)[0] if cat is not None else []
@@ -152,7 +122,7 @@ def twin_contrast(model: EmbeddingModel, seed: int, ctx: JobContext) -> list[Sou
 
 
 class LearningController(FeatureController):
-    LANE = Lane.LEARN
+    LANE = LEARN_LANE
 
     epochReady = Signal(object)  # EpochSnapshot
     trainingDone = Signal(object)  # LearnResult
@@ -160,8 +130,6 @@ class LearningController(FeatureController):
     failed = Signal(object)  # the exception
     contrastReady = Signal(object)  # list[SourceContrast] (real, twin)
     contrastFailed = Signal(object)
-
-    _snapshot_out = Signal(int, object)  # emitted on the worker thread, delivered queued
 
     def __init__(
         self,
@@ -173,12 +141,11 @@ class LearningController(FeatureController):
         """`corpus_file` None: the bundled corpus; `watch`: words whose neighbours are listed."""
         super().__init__(state, parent)
         self.corpus_file, self.watch = corpus_file, tuple(watch)
-        self.contrast_lane = state.jobs.lane(Lane.CONTRAST)
-        self.gate = EpochGate()
+        self.contrast_lane = state.jobs.lane(CONTRAST_LANE)
+        self.delay_s = 0.0  # the speed: seconds to wait after each epoch
         self.snapshots: list[EpochSnapshot] = []
         self.result: LearnResult | None = None
         self.status = "idle"
-        self._snapshot_out.connect(self._on_snapshot)
 
     # -- called by the view ----------------------------------------------------------------
     def start(self, params: LearnParams | None = None) -> None:
@@ -187,42 +154,35 @@ class LearningController(FeatureController):
             return
         model = real_of(model)  # while the twin is shown, the reference is still the real model
         params = params or LearnParams()
-        self.gate = EpochGate(self.gate.delay_s)
         self.snapshots, self.result = [], None
-        gen = self.lane.generation + 1  # the generation submit will give this job
-        gate = self.gate
-
-        def deliver(snap: EpochSnapshot) -> None:
-            self._snapshot_out.emit(gen, snap)
-
         self.lane.submit(
             run_training,
             model,
             params,
             (self.corpus_file, self.watch),
-            gate,
-            deliver,
+            lambda: self.delay_s,
             label="Learning a table",
             on_result=self._done,
             on_error=self._failed,
+            on_partial=self._on_snapshot,
         )
         self._set_status("running")
 
     def pause(self) -> None:
         if self.status == "running":
-            self.gate.pause()
+            self.lane.pause()
             self._set_status("paused")
 
     def resume(self) -> None:
         if self.status == "paused":
-            self.gate.resume()
+            self.lane.resume()
             self._set_status("running")
 
     def step(self) -> None:
-        self.gate.step()
+        self.lane.step()
 
     def set_delay(self, seconds: float) -> None:
-        self.gate.delay_s = max(0.0, float(seconds))
+        self.delay_s = max(0.0, float(seconds))
 
     def stop(self) -> None:
         self.lane.cancel()
@@ -248,8 +208,8 @@ class LearningController(FeatureController):
         self.snapshots, self.result = [], None
         self._set_status("idle")
 
-    def _on_snapshot(self, gen: int, snap: EpochSnapshot) -> None:
-        if gen != self.lane.generation or self.status not in ("running", "paused"):
+    def _on_snapshot(self, snap: EpochSnapshot) -> None:
+        if self.status not in ("running", "paused"):
             return
         self.snapshots.append(snap)
         self.epochReady.emit(snap)

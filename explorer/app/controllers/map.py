@@ -1,9 +1,9 @@
 """Maps of tokens on the "projection" lane; umap-learn's warm-up on the background "warm-up" lane.
 
-A request runs in two jobs on the same lane (a new request cancels either): first the points
-are chosen and a PCA preview computed (explorer/core/map/pipeline.py), shown at once through
-``mapReady``; then, for UMAP, the layout, which replaces the preview (``mapReady`` again, with
-``data.final`` set).
+A request is one job (explorer/core/map/pipeline.py ``make_map``; a new request cancels it):
+the points are chosen and a PCA preview computed, which arrives as the job's partial result and
+is shown at once through ``mapReady``; then, for UMAP, the layout, the job's result, replaces it
+(``mapReady`` again, with ``data.final`` set).
 """
 
 from __future__ import annotations
@@ -12,17 +12,20 @@ from PySide6.QtCore import QObject, Signal
 
 from explorer.app import tuning
 from explorer.app.controllers.base import FeatureController
-from explorer.app.jobs import Lane
+from explorer.app.jobs import LaneSpec
 from explorer.app.state import AppState
 from explorer.core.map import pipeline as map_layout
 from explorer.core.map.pipeline import MapData, MapRequest
 from explorer.core.model.embedding import EmbeddingModel
 
+PROJECTION_LANE = LaneSpec("projection")
+WARM_UP_LANE = LaneSpec("warm-up", background=True)  # compiling umap-learn once per process
+
 _warmed = False  # umap-learn compiles once per process
 
 
 class MapController(FeatureController):
-    LANE = Lane.PROJECTION
+    LANE = PROJECTION_LANE
 
     mapReady = Signal(object)  # MapData: the preview (final=False) or the final map
     progress = Signal(str, float)  # text, fraction 0..1 of the running request
@@ -32,7 +35,7 @@ class MapController(FeatureController):
 
     def __init__(self, state: AppState, parent: QObject | None = None):
         super().__init__(state, parent)
-        self.warm_lane = state.jobs.lane(Lane.WARM_UP)
+        self.warm_lane = state.jobs.lane(WARM_UP_LANE)
         self.data: MapData | None = None  # the map on screen
         self.running = False
 
@@ -44,12 +47,13 @@ class MapController(FeatureController):
         previous = (self.data.nb.ids, self.data.coords) if self.data is not None else None
         self._set_busy(True)
         self.lane.submit(
-            map_layout.choose_and_preview,
+            map_layout.make_map,
             model,
             req,
             previous,
-            label="Map: choosing tokens",
-            on_result=lambda data: self._preview_ready(data, req),
+            label="Making the map",
+            on_result=self._final_ready,
+            on_partial=self._preview_ready,
             on_error=self._failed,
             on_progress=self.progress.emit,
         )
@@ -92,21 +96,9 @@ class MapController(FeatureController):
         self.data = None
         self.reset.emit()
 
-    def _preview_ready(self, data: MapData, req: MapRequest) -> None:
+    def _preview_ready(self, data: MapData) -> None:
         self.data = data
         self.mapReady.emit(data)
-        if data.final:
-            self._set_busy(False)
-            return
-        self.lane.submit(
-            map_layout.layout,
-            data,
-            req.params,
-            label=f"Map: UMAP of {len(data.nb):,} tokens",
-            on_result=self._final_ready,
-            on_error=self._failed,
-            on_progress=self.progress.emit,
-        )
 
     def _final_ready(self, data: MapData) -> None:
         self.data = data

@@ -8,7 +8,6 @@ serves. Every selection change starts a new search once the selection has settle
 from __future__ import annotations
 
 import re
-from collections.abc import Generator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -16,12 +15,15 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from explorer.app.controllers.base import FeatureController
 from explorer.app.index_process import build_in_child
-from explorer.app.jobs import JobContext, Lane
+from explorer.app.jobs import SCAN_NICE, JobContext, LaneSpec
 from explorer.app.state import AppState
 from explorer.core.learning.twin_model import TwinEmbedding
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.search.neighbors import NeighborResult, NeighborSearcher, query_for_ids
 from explorer.core.search.queries import query_for_expression
+
+NEIGHBORS_LANE = LaneSpec("neighbors", nice=SCAN_NICE)  # exact searches scan the vocabulary
+INDEX_LANE = LaneSpec("index")  # the fast neighbour index (a child process builds it)
 
 DEFAULT_K = 50
 SETTLE_MS = 80  # a search starts once the selection has settled (clicking through tokens)
@@ -72,18 +74,16 @@ def search_neighbors(
     model = searcher.model
     query = query_for_expression(model, text) if text else query_for_ids(model, ids)
     fetch = min(model.rows, 4 * k + 50) if hide_unused else k
-    result = searcher.search(query, k=fetch, metric=metric, cancelled=ctx.cancelled)
+    result = searcher.search(query, k=fetch, metric=metric, ctx=ctx)
     hidden = 0
     if hide_unused:
         result, hidden = without_placeholders(model, result, k)
     return Neighbors(ids, query.description, result, model, hidden)
 
 
-def build_index(
-    searcher: NeighborSearcher, ctx: JobContext
-) -> Generator[tuple[str, float], None, bool]:
+def build_index(searcher: NeighborSearcher, ctx: JobContext) -> bool:
     """Worker thread: load the cached fast index, or build it in a child process (progress)."""
-    yield from build_in_child(searcher, ctx)
+    build_in_child(searcher, ctx)
     if searcher.fast_ready:  # compile (or load from numba's cache) the fast kernels now, while
         searcher.search(query_for_ids(searcher.model, [0]), k=1)  # the model is still opening
     return searcher.fast_ready
@@ -95,7 +95,7 @@ def load_index(searcher: NeighborSearcher) -> bool:
 
 
 class NeighborsController(FeatureController):
-    LANE = Lane.NEIGHBORS
+    LANE = NEIGHBORS_LANE
 
     resultsReady = Signal(object)  # Neighbors
     cleared = Signal(str)  # no selection (or no model): a hint to show instead
@@ -116,7 +116,7 @@ class NeighborsController(FeatureController):
         """`auto_index=False`: never build the fast index (only load a cached one)."""
         super().__init__(state, parent)
         self.auto_index = auto_index
-        self.index_lane = state.jobs.lane(Lane.INDEX)
+        self.index_lane = state.jobs.lane(INDEX_LANE)
         self.k = k
         self.metric = metric
         self.hide_unused = True

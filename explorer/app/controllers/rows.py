@@ -5,16 +5,18 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from explorer.app.controllers.base import FeatureController
-from explorer.app.jobs import Lane
+from explorer.app.jobs import LaneSpec
 from explorer.app.state import AppState
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.rows.read import RowData, load_rows
+
+LOOKUP_LANE = LaneSpec("lookup")  # rows of the selection for the viewer
 
 MAX_VIEW_ROWS = 16  # rows overlaid in the viewer; a larger selection shows its first ones
 
 
 class RowsController(FeatureController):
-    LANE = Lane.LOOKUP
+    LANE = LOOKUP_LANE
 
     rowsReady = Signal(object)  # list[RowData] of the (first MAX_VIEW_ROWS) selected tokens
     cleared = Signal(str)  # nothing selected: a hint to show instead ("" for none)

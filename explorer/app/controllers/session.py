@@ -13,10 +13,12 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 
 from explorer.app.controllers.base import FeatureController
-from explorer.app.jobs import Lane
+from explorer.app.jobs import LaneSpec
 from explorer.app.settings import add_path, paths
 from explorer.app.state import AppState
 from explorer.core.session import LoadedSession, Session, load_session, save_session
+
+SESSION_LANE = LaneSpec("session")  # reading a session file and checking its model
 
 RECENT_SESSIONS_KEY = "recent/sessions"
 
@@ -30,7 +32,7 @@ def add_recent_session(settings: QSettings, path: str | Path) -> list[str]:
 
 
 class SessionController(FeatureController):
-    LANE = Lane.SESSION
+    LANE = SESSION_LANE
     loaded = Signal(object)  # LoadedSession, once its model (if any, and found) is current
     failed = Signal(object)  # the exception
     recentChanged = Signal(object)  # the recent sessions as just written (list[str])

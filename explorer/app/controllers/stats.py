@@ -11,13 +11,16 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from explorer.app.controllers.analysis_base import AnalysisController, core_callbacks
-from explorer.app.jobs import JobContext, Lane
+from explorer.app.controllers.analysis_base import AnalysisController
+from explorer.app.jobs import SCAN_NICE, JobContext, LaneSpec
 from explorer.app.state import AppState
 from explorer.core.analysis.dimensions import dimension_column
 from explorer.core.analysis.kinds import KINDS
 from explorer.core.analysis.stats import HISTOGRAM_BINS, StatsResult, compute_stats
 from explorer.core.model.embedding import EmbeddingModel
+
+STATS_LANE = LaneSpec("stats", nice=SCAN_NICE)  # the vocabulary statistics pass
+DIMENSION_LANE = LaneSpec("dimension", nice=SCAN_NICE)  # one dimension across the vocabulary
 
 REASON_TEXT = {
     "zero": "all zeros",
@@ -64,7 +67,7 @@ def kind_rows(result: StatsResult) -> list[tuple]:
 
 def run_stats(model: EmbeddingModel, ctx: JobContext) -> StatsShown:
     """Worker thread: the statistics pass (or its cache) and the view's rows."""
-    result = compute_stats(model, **core_callbacks(ctx, "Vocabulary statistics"))
+    result = compute_stats(model, ctx.part(text="Vocabulary statistics"))
     norms = result.norms[np.isfinite(result.norms)]
     counts, edges = np.histogram(norms, bins=HISTOGRAM_BINS) if norms.size else ([], [])
     sus = result.suspicious
@@ -81,13 +84,13 @@ def run_stats(model: EmbeddingModel, ctx: JobContext) -> StatsShown:
 
 
 def run_dimension(model: EmbeddingModel, index: int, ctx: JobContext) -> DimensionShown:
-    values = dimension_column(model, index, **core_callbacks(ctx, f"Dimension {index}"))
+    values = dimension_column(model, index, ctx.part(text=f"Dimension {index}"))
     order = np.argsort(np.nan_to_num(values, nan=-np.inf), kind="stable")
     return DimensionShown(index, values, order, model)
 
 
 class StatsController(AnalysisController):
-    LANE = Lane.STATS
+    LANE = STATS_LANE
 
     started = Signal()
     resultReady = Signal(object)  # StatsShown
@@ -95,7 +98,7 @@ class StatsController(AnalysisController):
 
     def __init__(self, state: AppState, parent: QObject | None = None):
         super().__init__(state, parent)
-        self.dimension_lane = state.jobs.lane(Lane.DIMENSION)
+        self.dimension_lane = state.jobs.lane(DIMENSION_LANE)
         self._watch(self.dimension_lane)
         self.latest: StatsShown | None = None
         self.dimension: DimensionShown | None = None

@@ -7,12 +7,15 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from explorer.app.controllers.base import FeatureController
-from explorer.app.jobs import Lane
+from explorer.app.jobs import LaneSpec
 from explorer.app.state import AppState
 from explorer.core.errors import ExplorerError
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.tokenizer.text import parse_token_ref
 from explorer.core.tokenizer.vocab_index import Match, VocabIndex
+
+VOCAB_LANE = LaneSpec("vocab")
+FIND_LANE = LaneSpec("find")  # the token that text typed in the Find box names
 
 MAX_SUGGESTIONS = 50
 
@@ -38,7 +41,7 @@ def find_token(model: EmbeddingModel, text: str) -> int | None:
 
 
 class VocabularyController(FeatureController):
-    LANE = Lane.VOCAB
+    LANE = VOCAB_LANE
 
     indexReady = Signal()
     indexCleared = Signal()  # a new model: no suggestions until its index is ready
@@ -46,7 +49,7 @@ class VocabularyController(FeatureController):
     def __init__(self, state: AppState, parent: QObject | None = None):
         super().__init__(state, parent)
         self.index: VocabIndex | None = None
-        self.find_lane = state.jobs.lane(Lane.FIND)
+        self.find_lane = state.jobs.lane(FIND_LANE)
         if state.model is not None:
             self.model_changed(state.model)
 

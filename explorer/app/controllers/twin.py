@@ -8,8 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from explorer.app.jobs import Lane
-from explorer.app.state import AppState
+from explorer.app.state import MODEL_LANE, AppState
 from explorer.core.learning.twin_model import TwinEmbedding, twin_model
 from explorer.core.model.embedding import EmbeddingModel
 
@@ -34,7 +33,7 @@ class TwinController(QObject):
     ):
         super().__init__(parent if parent is not None else state)
         self.state, self.seed, self.cache_dir = state, seed, cache_dir
-        self.lane = state.jobs.lane(Lane.MODEL)  # a twin is another way of opening the model
+        self.lane = state.jobs.lane(MODEL_LANE)  # a twin is another way of opening the model
         state.modelChanged.connect(lambda m: self.toggled.emit(isinstance(m, TwinEmbedding)))
 
     @property

@@ -1,10 +1,11 @@
 """Analyses of a whole embedding matrix (Qt-free): statistics, under-trained tokens, token kinds,
 input vs output head, the one-hot product, two-model comparison and the session file format.
 
-Every computation that reads the whole matrix streams it in blocks (`blocks.py`), takes the
-keyword arguments ``cancelled: Callable[[], bool]`` (raises `explorer.core.errors.Cancelled`
-between blocks) and ``progress: Callable[[float], None]`` (0..1), and returns a plain dataclass
-with ``as_dict()`` for JSON. Entry points for the views:
+Every computation that reads the whole matrix streams it in blocks (`blocks.py`), takes a
+``ctx: explorer.core.context.JobContext`` (``ctx.check()`` between blocks raises
+`explorer.core.errors.Cancelled`; ``ctx.progress(fraction)`` reports 0..1; default
+``NULL_CONTEXT``), and returns a plain dataclass with ``as_dict()`` for JSON. Entry points for
+the views:
 
 - `stats.compute_stats(model)` → `StatsResult` (norms, per-dimension mean/std, `outliers`,
   `suspicious`, `kinds`, `unused_cosine`); the pass is cached per file.

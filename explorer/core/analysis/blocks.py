@@ -7,18 +7,12 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from explorer.core import ranking
-from explorer.core.context import CancelCheck, check_cancelled
+from explorer.core.context import NULL_CONTEXT, JobContext
 
-Cancel = CancelCheck  # the analysis modules' name for it
-Progress = Callable[[float], None] | None
 Decode = Callable[[int, int], np.ndarray]  # rows [start, stop) → float32/float64 [n, dim]
 
 # Decoded bytes per block: small enough to stay in memory cheaply and to notice a cancel quickly.
 DECODED_BLOCK_BYTES = 16 << 20
-
-
-def check(cancelled: Cancel, what: str = "analysis") -> None:
-    check_cancelled(cancelled, what)
 
 
 def rows_per_block(dim: int, bytes_per_value: int = 4) -> int:
@@ -29,18 +23,16 @@ def iter_blocks(
     decode: Decode,
     rows: int,
     dim: int,
-    cancelled: Cancel = None,
-    progress: Progress = None,
+    ctx: JobContext = NULL_CONTEXT,
     what: str = "analysis",
 ) -> Iterator[tuple[int, np.ndarray]]:
     """Yield (start, decoded rows) over [0, rows); never more than one block in memory."""
     step = rows_per_block(dim)
     for start in range(0, rows, step):
-        check(cancelled, what)
+        ctx.check(what)
         stop = min(rows, start + step)
         yield start, decode(start, stop)
-        if progress is not None:
-            progress(stop / rows)
+        ctx.progress(stop / rows)
 
 
 def chan_merge(
@@ -68,14 +60,13 @@ def scan_dots(
     rows: int,
     dim: int,
     queries: np.ndarray,
-    cancelled: Cancel = None,
-    progress: Progress = None,
+    ctx: JobContext = NULL_CONTEXT,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One pass: dots [nq, rows] of each row with each query and squared row norms, float64."""
     q = np.asarray(queries, dtype=np.float64).reshape(-1, dim)
     dots = np.empty((q.shape[0], rows), dtype=np.float64)
     sq = np.empty(rows, dtype=np.float64)
-    for start, block in iter_blocks(decode, rows, dim, cancelled, progress):
+    for start, block in iter_blocks(decode, rows, dim, ctx):
         b = block.astype(np.float64, copy=False)
         stop = start + len(b)
         with np.errstate(invalid="ignore", over="ignore"):

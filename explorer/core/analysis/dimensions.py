@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.core.analysis.blocks import Cancel, Progress, iter_blocks
+from explorer.core.analysis.blocks import iter_blocks
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import AnalysisError
 
 # A dimension is an outlier when its log-std sits this many robust standard deviations above the
@@ -38,13 +39,11 @@ def outlier_dimensions(std: np.ndarray) -> tuple[list[int], np.ndarray]:
     return [int(i) for i in order], np.nan_to_num(z, nan=0.0)
 
 
-def dimension_column(
-    model, index: int, cancelled: Cancel = None, progress: Progress = None
-) -> np.ndarray:
+def dimension_column(model, index: int, ctx: JobContext = NULL_CONTEXT) -> np.ndarray:
     """Values of one dimension over every row (for the dimension view), float64 [rows]."""
     if not 0 <= index < model.dim:
         raise AnalysisError(f"dimension {index} is out of range: rows have {model.dim} values")
     out = np.empty(model.rows, dtype=np.float64)
-    for start, block in iter_blocks(model.decode_block, model.rows, model.dim, cancelled, progress):
+    for start, block in iter_blocks(model.decode_block, model.rows, model.dim, ctx):
         out[start : start + len(block)] = block[:, index]
     return out

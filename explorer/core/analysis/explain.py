@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.core.analysis.blocks import Cancel, Progress, iter_blocks
+from explorer.core.analysis.blocks import iter_blocks
+from explorer.core.context import NULL_CONTEXT, JobContext
 
 
 @dataclass
@@ -88,15 +89,11 @@ class Explanation:
         }
 
 
-def one_hot_product(
-    model, token_id: int, cancelled: Cancel = None, progress: Progress = None
-) -> np.ndarray:
+def one_hot_product(model, token_id: int, ctx: JobContext = NULL_CONTEXT) -> np.ndarray:
     """onehot(token_id) · E over every block of rows: reads the whole matrix, as a product must."""
     t = model.check_id(token_id)
     acc: np.ndarray | None = None
-    for start, block in iter_blocks(
-        model.decode_block, model.rows, model.dim, cancelled, progress, "product"
-    ):
+    for start, block in iter_blocks(model.decode_block, model.rows, model.dim, ctx, "product"):
         piece = np.zeros(len(block), dtype=block.dtype)
         if start <= t < start + len(block):
             piece[t - start] = 1
@@ -106,13 +103,11 @@ def one_hot_product(
     return acc if acc is not None else np.zeros(model.dim, dtype=np.float32)
 
 
-def explain(
-    model, token_id: int, cancelled: Cancel = None, progress: Progress = None
-) -> Explanation:
+def explain(model, token_id: int, ctx: JobContext = NULL_CONTEXT) -> Explanation:
     """The product and the lookup of one token, their equality counted, and what each costs."""
     t = model.check_id(token_id)
     began = time.perf_counter()
-    product = one_hot_product(model, t, cancelled, progress)
+    product = one_hot_product(model, t, ctx)
     product_seconds = time.perf_counter() - began
     began = time.perf_counter()
     lookup = model.vector(t)

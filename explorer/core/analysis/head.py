@@ -13,9 +13,6 @@ import numpy as np
 
 from explorer.core.analysis import cached
 from explorer.core.analysis.blocks import (
-    Cancel,
-    Progress,
-    check,
     cosine_from,
     rows_per_block,
     scan_dots,
@@ -23,6 +20,7 @@ from explorer.core.analysis.blocks import (
 )
 from explorer.core.analysis.stats import summary
 from explorer.core.cache import default_cache_dir
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import AnalysisError
 from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 
@@ -88,12 +86,12 @@ def _head_block(model, start: int, stop: int) -> np.ndarray:
     return block
 
 
-def cosine_pass(model, cancelled: Cancel = None, progress: Progress = None) -> np.ndarray:
+def cosine_pass(model, ctx: JobContext = NULL_CONTEXT) -> np.ndarray:
     """cos(E[i], U[i]) for every row, float64 (NaN where either row is zero or non-finite)."""
     out = np.empty(model.rows, dtype=np.float64)
     step = rows_per_block(model.dim)
     for start in range(0, model.rows, step):
-        check(cancelled, "head comparison")
+        ctx.check("head comparison")
         stop = min(model.rows, start + step)
         e = model.decode_block(start, stop).astype(np.float64)
         u = _head_block(model, start, stop).astype(np.float64)
@@ -102,23 +100,20 @@ def cosine_pass(model, cancelled: Cancel = None, progress: Progress = None) -> n
             den = np.sqrt(np.einsum("ij,ij->i", e, e) * np.einsum("ij,ij->i", u, u))
             cos = num / den
         out[start:stop] = np.where(np.isfinite(cos) & (den > 0), cos, np.nan)
-        if progress is not None:
-            progress(stop / model.rows)
+        ctx.progress(stop / model.rows)
     return out
 
 
 def head_cosine(
     model,
-    cancelled: Cancel = None,
-    progress: Progress = None,
+    ctx: JobContext = NULL_CONTEXT,
     cache_dir: Path | None = None,
     use_cache: bool = True,
     extremes: int = EXTREMES,
 ) -> HeadCosine:
     """The per-token cosine between E and U over the vocabulary (nothing to compute when tied)."""
     if is_tied(model):
-        if progress is not None:
-            progress(1.0)
+        ctx.progress(1.0)
         return HeadCosine(True, model.output_tensor, None, [], [])
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     params = {"version": 1, "output": model.output_tensor}
@@ -127,7 +122,7 @@ def head_cosine(
     if from_cache:
         cos = arrays["cosine"]  # type: ignore[index]
     else:
-        cos = cosine_pass(model, cancelled, progress)
+        cos = cosine_pass(model, ctx)
         if use_cache:
             cached.save(model, CACHE_KIND, params, root, {"cosine": cos})
     low = top_k(-cos, extremes)
@@ -161,9 +156,7 @@ class TokenHeadView:
         }
 
 
-def token_view(
-    model, token_id: int, k: int = 10, cancelled: Cancel = None, progress: Progress = None
-) -> TokenHeadView:
+def token_view(model, token_id: int, k: int = 10, ctx: JobContext = NULL_CONTEXT) -> TokenHeadView:
     """Neighbours of one token in E and in U, their overlap, and its direct-path top-k."""
     t = model.check_id(token_id)
     if not 1 <= k <= 10_000:
@@ -171,10 +164,9 @@ def token_view(
     tied = is_tied(model)
     searcher = NeighborSearcher(model)
     q = query_for_ids(model, [t])
-    half = (lambda f: progress(0.5 * f)) if progress is not None and not tied else progress
-    found = searcher.search(q, k=k, metric="cosine", exact=True, cancelled=cancelled)
-    if half is not None:
-        half(1.0)
+    first = ctx.part(0.0, 0.5)
+    found = searcher.search(q, k=k, metric="cosine", exact=True, ctx=first)
+    first.progress(1.0)
     inputs = [
         token_score(model, i, s)
         for i, s in zip(found.ids.tolist(), found.scores.tolist(), strict=True)
@@ -183,7 +175,7 @@ def token_view(
     if tied:
         outputs = inputs
         direct = searcher.search(
-            q, k=k, metric="dot", include_query=True, exact=True, cancelled=cancelled
+            q, k=k, metric="dot", include_query=True, exact=True, ctx=ctx.part(0.5, 0.5)
         )
         direct_rows = [
             token_score(model, i, s)
@@ -192,14 +184,12 @@ def token_view(
         self_cos = 1.0
     else:
         u_t = _head_block(model, t, t + 1)[0].astype(np.float64)
-        rest = (lambda f: progress(0.5 + 0.5 * f)) if progress is not None else None
         dots, sq = scan_dots(
             lambda a, b: _head_block(model, a, b),
             model.rows,
             model.dim,
             np.stack([e_t, u_t]),
-            cancelled,
-            rest,
+            ctx.part(0.5, 0.5),
         )
         direct_ids = top_k(dots[0], k)
         direct_rows = [token_score(model, i, dots[0, i]) for i in direct_ids]

@@ -17,10 +17,11 @@ import ml_dtypes
 import numpy as np
 
 from explorer.core.analysis import cached, undertrained
-from explorer.core.analysis.blocks import Cancel, Progress, chan_merge, check, iter_blocks
+from explorer.core.analysis.blocks import chan_merge, iter_blocks
 from explorer.core.analysis.dimensions import outlier_dimensions
 from explorer.core.analysis.kinds import TokenKinds, token_kinds
 from explorer.core.cache import default_cache_dir
+from explorer.core.context import NULL_CONTEXT, JobContext
 
 HISTOGRAM_BINS = 50
 CACHE_KIND = "stats"
@@ -105,7 +106,7 @@ class StatsResult:
         }
 
 
-def _pass_kernel(model, ref: np.ndarray, cancelled: Cancel, progress: Progress) -> PassResult:
+def _pass_kernel(model, ref: np.ndarray, ctx: JobContext) -> PassResult:
     """The fused kernel over the BF16 bits, or over blocks decoded to float32 (other dtypes)."""
     from numba import get_num_threads
 
@@ -124,7 +125,7 @@ def _pass_kernel(model, ref: np.ndarray, cancelled: Cancel, progress: Progress) 
     per_row = 2 * dim if bf16 else 4 * dim  # bytes the kernel reads per row
     step = max(SUB_ROWS, (KERNEL_BLOCK_BYTES if bf16 else DECODED_BYTES) // per_row)
     for start in range(0, rows, step):
-        check(cancelled, "statistics")
+        ctx.check("statistics")
         stop = min(rows, start + step)
         block = (
             bits[start:stop]
@@ -133,8 +134,7 @@ def _pass_kernel(model, ref: np.ndarray, cancelled: Cancel, progress: Progress) 
         )
         with KERNEL_LOCK:
             stats_rows(block, ref, sq[start:stop], refdot[start:stop], count, mean, m2)
-        if progress is not None:
-            progress(stop / rows)
+        ctx.progress(stop / rows)
     n, mean_all, m2_all = merge_parts(count, mean, m2)
     return PassResult(sq, refdot, ref, n, mean_all, m2_all)
 
@@ -143,16 +143,14 @@ DECODED_BYTES = 16 << 20  # float32 rows decoded per kernel call (other dtypes t
 SUB_ROWS = 16
 
 
-def _pass_blocks(model, ref: np.ndarray, cancelled: Cancel, progress: Progress) -> PassResult:
+def _pass_blocks(model, ref: np.ndarray, ctx: JobContext) -> PassResult:
     rows, dim = model.rows, model.dim
     sq = np.empty(rows, dtype=np.float64)
     refdot = np.empty(rows, dtype=np.float64)
     n: int = 0
     mean = np.zeros(dim, dtype=np.float64)
     m2 = np.zeros(dim, dtype=np.float64)
-    for start, block in iter_blocks(
-        model.decode_block, rows, dim, cancelled, progress, "statistics"
-    ):
+    for start, block in iter_blocks(model.decode_block, rows, dim, ctx, "statistics"):
         b = block.astype(np.float64)
         stop = start + len(b)
         with np.errstate(invalid="ignore", over="ignore"):
@@ -170,16 +168,16 @@ def _pass_blocks(model, ref: np.ndarray, cancelled: Cancel, progress: Progress) 
 
 
 def streaming_pass(
-    model, cancelled: Cancel = None, progress: Progress = None, unused_ids: np.ndarray | None = None
+    model, ctx: JobContext = NULL_CONTEXT, unused_ids: np.ndarray | None = None
 ) -> PassResult:
     """Read the matrix once: per-row squares and dots with the mean unused row, per-dim moments."""
     ids = undertrained.known_unused_ids(model) if unused_ids is None else unused_ids
     ref = undertrained.unused_mean(model, ids)
     if model.matrix.dtype == _BF16 and model.matrix.shape == (model.rows, model.dim):
-        return _pass_kernel(model, ref, cancelled, progress)
+        return _pass_kernel(model, ref, ctx)
     if model.matrix.dtype != np.float64 and model.rows:  # decodes to float32 exactly
-        return _pass_kernel(model, ref, cancelled, progress)
-    return _pass_blocks(model, ref, cancelled, progress)
+        return _pass_kernel(model, ref, ctx)
+    return _pass_blocks(model, ref, ctx)
 
 
 def _cache_params(unused_ids: np.ndarray) -> dict:
@@ -204,8 +202,7 @@ def _load_pass(model, params: dict, cache_dir: Path) -> PassResult | None:
 
 def compute_stats(
     model,
-    cancelled: Cancel = None,
-    progress: Progress = None,
+    ctx: JobContext = NULL_CONTEXT,
     cache_dir: Path | None = None,
     use_cache: bool = True,
 ) -> StatsResult:
@@ -216,12 +213,12 @@ def compute_stats(
     p = _load_pass(model, params, root) if use_cache else None
     from_cache = p is not None
     if p is None:
-        p = streaming_pass(model, cancelled, progress, unused_ids)
+        p = streaming_pass(model, ctx, unused_ids)
         if use_cache:
             arrays = {"sq": p.sq, "refdot": p.refdot, "ref": p.ref, "mean": p.mean, "m2": p.m2}
             cached.save(model, CACHE_KIND, params, root, {**arrays, "count": np.array(p.count)})
-    elif progress is not None:
-        progress(1.0)
+    else:
+        ctx.progress(1.0)
     return derive(model, p, unused_ids, cached=from_cache)
 
 

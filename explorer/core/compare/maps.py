@@ -4,13 +4,12 @@ side by side (a token in the same place in both is placed alike by both models).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.core.analysis.blocks import Cancel, Progress, check
 from explorer.core.compare.neighbors import VocabAlignment
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import AnalysisError
 from explorer.core.map import projection
 from explorer.core.map.neighborhood import cosine_to_all
@@ -48,8 +47,7 @@ def shared_around(
     a_id: int,
     n: int,
     align: VocabAlignment,
-    cancelled: Cancel = None,
-    progress: Progress = None,
+    ctx: JobContext = NULL_CONTEXT,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The token and the n - 1 shared tokens nearest to it, taken in turn from A's ranking and
     from B's (so neither model's neighbourhood dominates): A's ids, cosine in A, cosine in B."""
@@ -60,11 +58,8 @@ def shared_around(
     if b_id is None:
         raise AnalysisError(f"token {a.label(a_id)} (#{a_id}) is not in the second model")
 
-    def part(start: float) -> Callable[[float], None] | None:
-        return None if progress is None else (lambda f: progress(start + 0.5 * f))
-
-    sa = cosine_to_all(a, a.vectors([a_id]), cancelled, part(0.0))[0].astype(np.float64)
-    sb = cosine_to_all(b, b.vectors([b_id]), cancelled, part(0.5))[0].astype(np.float64)
+    sa = cosine_to_all(a, a.vectors([a_id]), ctx.part(0.0, 0.5))[0].astype(np.float64)
+    sb = cosine_to_all(b, b.vectors([b_id]), ctx.part(0.5, 0.5))[0].astype(np.float64)
     shared = np.flatnonzero((align.a_to_b >= 0) & a.used_rows)
     in_b = align.a_to_b[shared]
     keep = b.used_rows[in_b]
@@ -88,19 +83,9 @@ def shared_around(
 
 
 def _layout(
-    vectors: np.ndarray, params: projection.ProjectionParams, cancelled: Cancel, progress
+    vectors: np.ndarray, params: projection.ProjectionParams, ctx: JobContext
 ) -> np.ndarray:
-    job = projection.project(
-        vectors, params, cancelled, None if progress is None else (lambda p: progress(p.fraction))
-    )
-    while True:
-        try:
-            step = next(job)
-        except StopIteration as stop:
-            return np.asarray(stop.value, dtype=np.float32)
-        check(cancelled, "comparison map")
-        if progress is not None:
-            progress(step.fraction)
+    return np.asarray(projection.project(vectors, params, ctx), dtype=np.float32)
 
 
 def disparity(coords: np.ndarray, reference: np.ndarray) -> float:
@@ -119,23 +104,18 @@ def aligned_maps(
     align: VocabAlignment,
     n: int = DEFAULT_POINTS,
     params: projection.ProjectionParams | None = None,
-    cancelled: Cancel = None,
-    progress: Progress = None,
+    ctx: JobContext = NULL_CONTEXT,
 ) -> AlignedMaps:
     """Maps of the shared tokens around `a_id` in A and in B, B's aligned onto A's by
     orthogonal Procrustes (rotation/reflection, uniform scale, shift) over all points."""
     params = params or projection.ProjectionParams()
 
-    def span(start: float, width: float):
-        return None if progress is None else (lambda f: progress(start + width * f))
-
-    ids, sim_a, sim_b = shared_around(a, b, a_id, n, align, cancelled, span(0.0, 0.3))
+    ids, sim_a, sim_b = shared_around(a, b, a_id, n, align, ctx.part(0.0, 0.3))
     b_ids = align.a_to_b[ids]
-    coords_a = _layout(a.vectors(ids), params, cancelled, span(0.3, 0.35))
-    coords_b = _layout(b.vectors(b_ids), params, cancelled, span(0.65, 0.35))
+    coords_a = _layout(a.vectors(ids), params, ctx.part(0.3, 0.35))
+    coords_b = _layout(b.vectors(b_ids), params, ctx.part(0.65, 0.35))
     fitted = projection.align(coords_b, ids, coords_a, ids)
-    if progress is not None:
-        progress(1.0)
+    ctx.progress(1.0)
     return AlignedMaps(
         ids,
         b_ids.astype(np.int64),

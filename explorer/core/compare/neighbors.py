@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.core.analysis.blocks import Cancel, Progress, check
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import AnalysisError
 from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 
@@ -129,7 +129,12 @@ def _rows(model, ids, scores, to_other: np.ndarray, other_set: set[int]) -> list
 
 
 def compare_neighbors(
-    a, b, a_id: int, k: int = 10, alignment: VocabAlignment | None = None, cancelled: Cancel = None
+    a,
+    b,
+    a_id: int,
+    k: int = 10,
+    alignment: VocabAlignment | None = None,
+    ctx: JobContext = NULL_CONTEXT,
 ) -> Comparison:
     """Exact cosine neighbours (query excluded) of A's token `a_id` in A and of its bytes in B."""
     a_id = a.check_id(a_id)
@@ -140,8 +145,12 @@ def compare_neighbors(
             f"token {a.label(a_id)} (#{a_id}) of the first model has no token with the same "
             "bytes in the second model"
         )
-    res_a = NeighborSearcher(a).search(query_for_ids(a, [a_id]), k, exact=True, cancelled=cancelled)
-    res_b = NeighborSearcher(b).search(query_for_ids(b, [b_id]), k, exact=True, cancelled=cancelled)
+    res_a = NeighborSearcher(a).search(
+        query_for_ids(a, [a_id]), k, exact=True, ctx=ctx.part(0, 0.5)
+    )
+    res_b = NeighborSearcher(b).search(
+        query_for_ids(b, [b_id]), k, exact=True, ctx=ctx.part(0.5, 0.5)
+    )
     overlap, jaccard = _overlap(res_a.ids, res_b.ids, align.a_to_b)
     set_a, set_b = set(res_a.ids.tolist()), set(res_b.ids.tolist())
     return Comparison(
@@ -185,8 +194,7 @@ def overlap_distribution(
     k: int = 10,
     seed: int = 0,
     alignment: VocabAlignment | None = None,
-    cancelled: Cancel = None,
-    progress: Progress = None,
+    ctx: JobContext = NULL_CONTEXT,
 ) -> OverlapDistribution:
     """Neighbour overlap for a random sample of shared tokens (exact cosine, queries batched)."""
     align = alignment if alignment is not None else align_vocabularies(a, b)
@@ -198,14 +206,14 @@ def overlap_distribution(
     overlaps = np.zeros(len(ids), dtype=np.int64)
     jaccards = np.zeros(len(ids), dtype=np.float64)
     for start in range(0, len(ids), BATCH):
-        check(cancelled, "comparison")
+        ctx.check("comparison")
         part = ids[start : start + BATCH]
+        done = ctx.part(start / max(1, len(ids)), 0.0)  # the searches: no progress of their own
         qa = [query_for_ids(a, [int(i)]) for i in part]
         qb = [query_for_ids(b, [int(align.a_to_b[i])]) for i in part]
-        ra = sa.search_many(qa, k, exact=True, cancelled=cancelled)
-        rb = sb.search_many(qb, k, exact=True, cancelled=cancelled)
+        ra = sa.search_many(qa, k, exact=True, ctx=done)
+        rb = sb.search_many(qb, k, exact=True, ctx=done)
         for n, (x, y) in enumerate(zip(ra, rb, strict=True)):
             overlaps[start + n], jaccards[start + n] = _overlap(x.ids, y.ids, align.a_to_b)
-        if progress is not None:
-            progress(min(1.0, (start + len(part)) / max(1, len(ids))))
+        ctx.progress(min(1.0, (start + len(part)) / max(1, len(ids))))
     return OverlapDistribution(ids, overlaps, jaccards, k)

@@ -6,13 +6,14 @@ works on an EmbeddingModel and on a RandomTwin alike, block by block.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.core.errors import Cancelled, ExplorerError
+from explorer.core.context import NULL_CONTEXT, JobContext
+from explorer.core.errors import ExplorerError
 from explorer.core.learning.measures import unit_rows
 
 if TYPE_CHECKING:  # twin's kernels import numba (LLVM)
@@ -36,7 +37,7 @@ def top_neighbors(
     query_ids: Sequence[int],
     k: int = 10,
     restrict: np.ndarray | None = None,
-    cancelled: Callable[[], bool] | None = None,
+    ctx: JobContext = NULL_CONTEXT,
 ) -> np.ndarray:
     """int64 [len(query_ids), k]: each query row's k nearest rows by cosine (itself left out),
     streamed block by block; `restrict` (bool [rows]) limits the candidates."""
@@ -45,8 +46,7 @@ def top_neighbors(
     best_s = np.full((len(q), 0), -np.inf, dtype=np.float32)
     best_i = np.zeros((len(q), 0), dtype=np.int64)
     for start in range(0, source.rows, BLOCK_ROWS):
-        if cancelled is not None and cancelled():
-            raise Cancelled()
+        ctx.check()
         block = source.decode_block(start, start + BLOCK_ROWS)
         s = unit_rows(block) @ q.T  # [b, nq]
         s[~np.isfinite(s)] = -np.inf
@@ -94,14 +94,14 @@ def group_overlap(
     source: RowSource,
     groups: dict[str, list[int]],
     k: int = 10,
-    cancelled: Callable[[], bool] | None = None,
+    ctx: JobContext = NULL_CONTEXT,
 ) -> float:
     """Mean over every word of every group: the share of the other group members found among its
     k nearest rows (k capped at the group size − 1). Chance level is about k / rows."""
     queries = [i for ids in groups.values() for i in ids]
     if not queries:
         raise ExplorerError("no reference words are single tokens in this vocabulary")
-    found = top_neighbors(source, queries, k=k, cancelled=cancelled)
+    found = top_neighbors(source, queries, k=k, ctx=ctx)
     scores = []
     row = 0
     for ids in groups.values():

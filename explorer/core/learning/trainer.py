@@ -1,24 +1,25 @@
-"""Train a fresh embedding table on a corpus, as a generator of epoch snapshots.
+"""Train a fresh embedding table on a corpus, handing out a snapshot after every epoch.
 
-`train(make_trainer(model, params))` encodes the corpus with the model's tokenizer, starts from
-small random numbers (word2vec's initialisation) and yields an `EpochSnapshot` before training
-(epoch 0) and after every epoch: the loss curve so far, the neighbours of the watched tokens, a
-2-D map of the most frequent tokens (PCA, turned onto the previous frame by Procrustes so that it
-does not spin), and how far the table agrees with the real model. The caller pulls epochs (pause
-and step come free), `cancelled` is checked between chunks of pairs and `progress` hears 0..1
-per epoch.
+`train(make_trainer(model, params), ctx)` encodes the corpus with the model's tokenizer, starts
+from small random numbers (word2vec's initialisation) and hands ``ctx.partial`` an
+`EpochSnapshot` before training (epoch 0) and after every epoch: the loss curve so far, the
+neighbours of the watched tokens, a 2-D map of the most frequent tokens (PCA, turned onto the
+previous frame by Procrustes so that it does not spin), and how far the table agrees with the
+real model. ``ctx.check()`` runs between
+chunks of pairs (where a job is cancelled or paused) and progress is 0..1 over all epochs.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from explorer.core.errors import Cancelled, ExplorerError
+from explorer.core.context import NULL_CONTEXT, JobContext
+from explorer.core.errors import ExplorerError
 from explorer.core.learning import measures
 from explorer.core.learning.corpus import TokenCorpus, load_corpus
 from explorer.core.map import projection
@@ -175,8 +176,7 @@ class Trainer:
     def train_epoch(
         self,
         epoch: int,
-        cancelled: Callable[[], bool] | None = None,
-        progress: Callable[[float], None] | None = None,
+        ctx: JobContext = NULL_CONTEXT,
     ) -> None:
         """Epoch `epoch` (1-based); the learning rate falls linearly over all epochs."""
         from explorer.core.learning import skipgram
@@ -186,8 +186,7 @@ class Trainer:
         centers, contexts = skipgram.epoch_pairs(self.corpus, p.window, p.subsample, self.rng)
         total = len(centers)
         for s in range(0, total, p.chunk_pairs):
-            if cancelled is not None and cancelled():
-                raise Cancelled()
+            ctx.check()
             c, x = centers[s : s + p.chunk_pairs], contexts[s : s + p.chunk_pairs]
             negs = skipgram.draw_negatives(self.cdf, len(c), p.negatives, self.rng)
             done0 = (epoch - 1 + s / total) / p.epochs
@@ -195,21 +194,25 @@ class Trainer:
             lr0, lr1 = (p.lr * max(1e-3, 1 - f) for f in (done0, done1))
             loss = skipgram.sgd_pairs(self.w_in, self.w_out, c, x, negs, lr0, lr1)
             self.losses.append((epoch - 1 + (s + len(c)) / total, loss / len(c)))
-            if progress is not None:
-                progress((s + len(c)) / total)
+            ctx.progress((s + len(c)) / total)
         self.seconds += time.perf_counter() - start
 
 
 def train(
     trainer: Trainer,
-    cancelled: Callable[[], bool] | None = None,
-    progress: Callable[[float], None] | None = None,
-) -> Iterator[EpochSnapshot]:
-    """Epoch 0 (random table), then one snapshot after each epoch."""
-    yield trainer.snapshot(0)
-    for epoch in range(1, trainer.params.epochs + 1):
-        trainer.train_epoch(epoch, cancelled, progress)
-        yield trainer.snapshot(epoch)
+    ctx: JobContext = NULL_CONTEXT,
+) -> EpochSnapshot:
+    """Epoch 0 (random table), then one snapshot after each epoch, each to ``ctx.partial``;
+    returns the last one."""
+    snap = trainer.snapshot(0)
+    ctx.partial(snap)
+    epochs = trainer.params.epochs
+    for epoch in range(1, epochs + 1):
+        text = f"Training epoch {epoch} of {epochs}"
+        trainer.train_epoch(epoch, ctx.part((epoch - 1) / epochs, 1 / epochs, text))
+        snap = trainer.snapshot(epoch)
+        ctx.partial(snap)
+    return snap
 
 
 def make_trainer(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer.core.cache import default_cache_dir, tensor_file
-from explorer.core.context import CancelCheck
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import ExplorerError
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.model.heads import HeadEvidence
@@ -88,7 +88,7 @@ class TwinEmbedding(EmbeddingModel):
     def file_size(self) -> int:  # the twin is never stored: the size of what is open
         return self.real.file_size if self.real is not None else 0
 
-    def check_head(self, cancelled: CancelCheck = None) -> HeadEvidence:
+    def check_head(self, ctx: JobContext = NULL_CONTEXT) -> HeadEvidence:
         return self.head
 
     def close(self) -> None:  # the real model's files belong to the real model

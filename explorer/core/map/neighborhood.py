@@ -2,18 +2,18 @@
 
 Each function returns a `Neighbourhood` (ids, readable labels, cosine similarity to the query
 when there is one, and the query ids to highlight). Scans of the whole vocabulary read the
-memory-mapped matrix in blocks and check `cancelled` between them.
+memory-mapped matrix in blocks and check their `ctx` for a cancel between them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.core.context import CancelCheck
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import TokenError
 from explorer.core.limits import parse_id
 from explorer.core.model.embedding import EmbeddingModel
@@ -42,8 +42,7 @@ class Neighbourhood:
 def cosine_to_all(
     model: EmbeddingModel,
     queries: np.ndarray,
-    cancelled: CancelCheck = None,
-    progress: Callable[[float], None] | None = None,
+    ctx: JobContext = NULL_CONTEXT,
 ) -> np.ndarray:
     """Cosine similarity [nq, rows] of query vectors with every row; bad rows get -inf."""
     from explorer.core.search.exact import scan  # compiles numba kernels
@@ -55,8 +54,7 @@ def cosine_to_all(
         model.matrix,
         q / qn[:, None],
         want_sq=True,
-        cancelled=cancelled,
-        progress=progress,
+        ctx=ctx,
         decode=model.decode_block,
     )
     assert sq is not None
@@ -95,16 +93,14 @@ def around(
     model: EmbeddingModel,
     token_id: int,
     n: int = DEFAULT_N,
-    cancelled: CancelCheck = None,
-    progress: Callable[[float], None] | None = None,
+    ctx: JobContext = NULL_CONTEXT,
 ) -> Neighbourhood:
     """The token and its n - 1 nearest tokens by cosine."""
     return around_ids(
         model,
         [token_id],
         n,
-        cancelled,
-        progress,
+        ctx,
         title=f"{n:,} tokens around “{model.label(model.check_id(token_id))}”",
     )
 
@@ -113,8 +109,7 @@ def around_ids(
     model: EmbeddingModel,
     query_ids: Sequence[int],
     n: int = DEFAULT_N,
-    cancelled: CancelCheck = None,
-    progress: Callable[[float], None] | None = None,
+    ctx: JobContext = NULL_CONTEXT,
     title: str = "",
 ) -> Neighbourhood:
     """The query tokens plus the tokens nearest to any of them (one pass over the matrix)."""
@@ -122,7 +117,7 @@ def around_ids(
     queries = list(dict.fromkeys(model.check_id(int(i)) for i in query_ids))
     if not queries:
         raise TokenError("no tokens to map around")
-    sims = cosine_to_all(model, model.vectors(queries), cancelled, progress)
+    sims = cosine_to_all(model, model.vectors(queries), ctx)
     best = sims.max(axis=0)
     mask = model.used_rows
     skipped = int((~np.isfinite(best) & mask).sum())
@@ -144,8 +139,7 @@ def around_text(
     model: EmbeddingModel,
     text: str,
     n: int = DEFAULT_N,
-    cancelled: CancelCheck = None,
-    progress: Callable[[float], None] | None = None,
+    ctx: JobContext = NULL_CONTEXT,
 ) -> Neighbourhood:
     """The tokens of a text plus their nearest neighbours (n points in all)."""
     if model.tokenizer is None:
@@ -158,8 +152,7 @@ def around_text(
         model,
         [t.id for t in tokens],
         n,
-        cancelled,
-        progress,
+        ctx,
         title=f"{n:,} tokens around “{shown}”",
     )
 

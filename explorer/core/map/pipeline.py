@@ -4,17 +4,17 @@
 a pasted list or a random sample), reads their rows and lays them out with PCA; for a PCA map
 that is already the final map, so it also gets its clusters. `layout` then computes the UMAP
 layout, aligned to the preview so that the picture settles rather than jumps, and its clusters.
-Both run on a worker (explorer/app/controllers/map.py) and take a JobContext.
+`make_map` is both as one job (explorer/app/controllers/map.py): the preview goes out as the
+job's partial result (``ctx.partial``), the final map is its result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.core.context import JobContext, raise_if_cancelled
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.map import neighborhood, projection
 from explorer.core.model.decode import decode_rows
 from explorer.core.model.embedding import EmbeddingModel
@@ -23,7 +23,6 @@ SOURCES = ("around", "text", "list", "sample")
 MAX_CLUSTERS = 8
 POINTS_PER_CLUSTER = 25  # fewer clusters for small maps
 
-Progress = tuple[str, float]
 Previous = tuple[np.ndarray, np.ndarray]  # ids, coords of the map shown before
 
 
@@ -56,11 +55,11 @@ class MapData:
     final: bool = False
 
 
-def choose(model: EmbeddingModel, req: MapRequest, ctx: JobContext) -> neighborhood.Neighbourhood:
+def choose(
+    model: EmbeddingModel, req: MapRequest, ctx: JobContext = NULL_CONTEXT
+) -> neighborhood.Neighbourhood:
     """The tokens of the map (scans of the vocabulary report into 2 %..52 %)."""
-
-    def on_scan(f: float) -> None:
-        ctx.progress(0.02 + 0.5 * f, "Scanning the vocabulary")
+    scan = ctx.part(0.02, 0.5, "Scanning the vocabulary")
 
     if req.source == "around":
         shown = ", ".join(f"“{model.label(i)}”" for i in req.query_ids[:3])
@@ -69,56 +68,50 @@ def choose(model: EmbeddingModel, req: MapRequest, ctx: JobContext) -> neighborh
             model,
             req.query_ids,
             req.n,
-            ctx.cancelled,
-            on_scan,
+            scan,
             title=f"{req.n:,} tokens around {shown}{more}",
         )
     if req.source == "text":
-        return neighborhood.around_text(model, req.text, req.n, ctx.cancelled, on_scan)
+        return neighborhood.around_text(model, req.text, req.n, scan)
     if req.source == "list":
         return neighborhood.from_list(model, req.refs)
     return neighborhood.sample(model, req.n, seed=req.params.seed, plain=req.plain)
 
 
 def choose_and_preview(
-    model: EmbeddingModel, req: MapRequest, previous: Previous | None, ctx: JobContext
-) -> Generator[Progress, None, MapData]:
-    """Step 1 (generator): the points of the map and their PCA preview, aligned to the previous
-    map (so that a re-mapped neighbourhood stays recognisable); clusters if it is final."""
-    yield ("Choosing tokens", 0.02)
+    model: EmbeddingModel,
+    req: MapRequest,
+    previous: Previous | None,
+    ctx: JobContext = NULL_CONTEXT,
+) -> MapData:
+    """Step 1: the points of the map and their PCA preview, aligned to the previous map (so
+    that a re-mapped neighbourhood stays recognisable); clusters if it is final."""
+    ctx.progress(0.02, "Choosing tokens")
+    ctx.check()
     nb = choose(model, req, ctx)
-    yield ("Reading rows", 0.55)
+    ctx.progress(0.55, "Reading rows")
+    ctx.check()
     vectors = decode_rows(model.cold_rows(nb.ids))
     norms = np.linalg.norm(np.nan_to_num(vectors.astype(np.float64)), axis=1)
-    yield ("PCA preview", 0.7)
+    ctx.progress(0.7, "PCA preview")
+    ctx.check()
     coords = projection.pca_2d(projection.prepare(vectors), req.params.seed)
     if previous is not None:
         coords = projection.align(coords, nb.ids, previous[1], previous[0])
     data = MapData(nb, vectors, norms, coords)
     if req.pca_only:
-        yield ("Clusters", 0.9)
+        ctx.progress(0.9, "Clusters")
+        ctx.check()
         data.clusters, data.cluster_names = clusters_of(coords, nb.labels, 0, vectors)
         data.final = True
     return data
 
 
 def layout(
-    data: MapData, params: projection.ProjectionParams, ctx: JobContext
-) -> Generator[Progress, None, MapData]:
-    """Step 2 (generator): the final layout (UMAP or PCA), aligned to the preview, plus clusters."""
-    job = projection.project(
-        data.vectors,
-        params,
-        cancelled=ctx.cancelled,
-        progress=lambda p: ctx.progress(p.fraction, p.message),
-    )
-    while True:
-        try:
-            step = next(job)
-        except StopIteration as stop:
-            coords = stop.value
-            break
-        yield (step.message, step.fraction)
+    data: MapData, params: projection.ProjectionParams, ctx: JobContext = NULL_CONTEXT
+) -> MapData:
+    """Step 2: the final layout (UMAP or PCA), aligned to the preview, plus clusters."""
+    coords = projection.project(data.vectors, params, ctx)
     coords = projection.align(coords, data.nb.ids, data.coords, data.nb.ids)
     clusters, names = clusters_of(coords, data.nb.labels, params.seed, data.vectors)
     return MapData(data.nb, data.vectors, data.norms, coords, clusters, names, final=True)
@@ -146,11 +139,26 @@ def restore(
         q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-30)
         similarity = ((v / np.maximum(norms, 1e-30)[:, None]) @ q.T).max(axis=1)
         similarity = similarity.astype(np.float32)
-    raise_if_cancelled(ctx)
+    ctx.check()
     labels = [model.label(int(i)) for i in ids]
     nb = neighborhood.Neighbourhood(ids, labels, similarity, tuple(queries), title)
     clusters, names = clusters_of(coords, labels, 0, vectors)
     return MapData(nb, vectors, norms, coords, clusters, names, final=True)
+
+
+def make_map(
+    model: EmbeddingModel,
+    req: MapRequest,
+    previous: Previous | None,
+    ctx: JobContext = NULL_CONTEXT,
+) -> MapData:
+    """Both steps: the preview goes out as ``ctx.partial`` (unless it is final already), then
+    the final map is returned. Progress runs 0..1 for each step."""
+    data = choose_and_preview(model, req, previous, ctx)
+    if data.final:
+        return data
+    ctx.partial(data)
+    return layout(data, req.params, ctx)
 
 
 def clusters_of(
@@ -193,16 +201,16 @@ def preload() -> None:
     from explorer.core.map import umap as layout  # noqa: F401
 
 
-def warm_up(ctx: JobContext) -> Generator[Progress, None, bool]:
+def warm_up(ctx: JobContext = NULL_CONTEXT) -> bool:
     """Compile umap-learn's numba code with a tiny fit, as projection.warm_up does, but as a
     cancellable job (the window runs it on a background lane at start)."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((60, 8)).astype(np.float32)
     params = projection.ProjectionParams(n_neighbors=5, n_epochs=5, seed=0)
-    for step in projection.project(x, params, cancelled=ctx.cancelled):
-        yield (step.message, step.fraction)
+    projection.project(x, params, ctx)
     projection.pca_2d(projection.prepare(rng.standard_normal((200, 64)).astype(np.float32)))
-    yield ("Loading k-means", 0.95)
+    ctx.progress(0.95, "Loading k-means")
+    ctx.check()
     import sklearn.cluster  # noqa: F401 - the map's clusters; imports hold the GIL
 
     return True

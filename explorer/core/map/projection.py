@@ -1,9 +1,8 @@
-"""2-D layouts of embedding rows: a PCA preview at once, then UMAP (cosine), as generator jobs.
+"""2-D layouts of embedding rows: PCA, or UMAP (cosine) started from the PCA layout.
 
-`project(vectors, params)` is a generator: it yields `Progress` between stages (the first one
-carries the PCA preview coordinates) and returns the final coordinates. A caller cancels by
-passing `cancelled`, a callable checked between stages, between neighbour blocks and between
-UMAP epochs; the job then raises `Cancelled`. Up to REFINE_MAX points, a last stage
+`project(vectors, params, ctx)` returns the final coordinates, reporting progress through `ctx`
+and checking it for a cancel between stages, between neighbour blocks and between UMAP epochs
+(`explorer.core.context`; it then raises `Cancelled`). Up to REFINE_MAX points, a last stage
 (`refine_neighbours`) moves points that UMAP left among strangers beside their true neighbours.
 
 The UMAP layout itself is `explorer.core.map.umap` (the same algorithm as umap-learn, fed with
@@ -16,13 +15,12 @@ not wait for them either.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
-from explorer.core.context import CancelCheck, check_cancelled
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import ExplorerError
 from explorer.core.limits import MAX_EPOCHS, MAX_SEED, check_int
 from explorer.core.map.pca import pca_2d, principal_components
@@ -69,15 +67,6 @@ class ProjectionParams:
         check_int(self.seed, 0, MAX_SEED, "seed")
 
 
-class Progress(NamedTuple):
-    """A (text, fraction) pair, as job lanes expect, plus the stage and preview coordinates."""
-
-    message: str
-    fraction: float  # overall, 0..1
-    stage: str  # "prepare", "preview", "neighbors", "layout", "refine", "done"
-    coords: np.ndarray | None = None  # set on the preview step
-
-
 # -- numba set-up ----------------------------------------------------------------------------
 
 _import_lock = threading.Lock()
@@ -99,8 +88,7 @@ def warm_up(seed: int = 0) -> float:
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((60, 8)).astype(np.float32)
-    for _ in project(x, ProjectionParams(n_neighbors=5, n_epochs=5, seed=seed)):
-        pass
+    project(x, ProjectionParams(n_neighbors=5, n_epochs=5, seed=seed))
     pca_2d(prepare(rng.standard_normal((200, 64)).astype(np.float32)))  # the randomized path
     import sklearn.cluster  # noqa: F401 - the map pane's clusters; imports hold the GIL
 
@@ -129,8 +117,7 @@ def prepare(vectors: np.ndarray) -> np.ndarray:
 def knn_cosine(
     x: np.ndarray,
     k: int,
-    cancelled: CancelCheck = None,
-    progress: Callable[[float], None] | None = None,
+    ctx: JobContext = NULL_CONTEXT,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """k nearest neighbours of every prepared row (itself first), by cosine distance.
@@ -146,7 +133,7 @@ def knn_cosine(
     dists = np.empty((n, k), dtype=np.float32)
     block = max(64, min(2048, 2**24 // max(n, 1)))
     for start in range(0, n, block):
-        check_cancelled(cancelled)
+        ctx.check()
         stop = min(n, start + block)
         rows = np.arange(start, stop)
         sims = x[start:stop] @ x.T
@@ -154,8 +141,7 @@ def knn_cosine(
         top = top_k_rows(sims, k)
         indices[start:stop] = top
         dists[start:stop] = np.clip(1.0 - np.take_along_axis(sims, top, axis=1), 0.0, 2.0)
-        if progress is not None:
-            progress(stop / n)
+        ctx.progress(stop / n, f"nearest neighbours: {stop / n:.0%}")
     dists[:, 0] = 0.0
     return indices, dists
 
@@ -196,7 +182,7 @@ def umap_layout(
     knn: tuple[np.ndarray, np.ndarray],
     init: np.ndarray,
     params: ProjectionParams,
-    cancelled: CancelCheck = None,
+    ctx: JobContext = NULL_CONTEXT,
     epoch: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
     """UMAP (explorer.core.map.umap) from the k-NN graph, starting at `init`; cancellable between
@@ -204,7 +190,7 @@ def umap_layout(
     from explorer.core.map import umap as layout  # numba, once a layout is wanted
 
     def on_epoch(done: int, total: int) -> None:
-        check_cancelled(cancelled)
+        ctx.check()
         if epoch is not None and (done % 5 == 0 or done == total):
             epoch(done, total)
 
@@ -231,52 +217,41 @@ def umap_layout(
 def project(
     vectors: np.ndarray,
     params: ProjectionParams | None = None,
-    cancelled: CancelCheck = None,
-    progress: Callable[[Progress], None] | None = None,
-) -> Generator[Progress, None, np.ndarray]:
-    """Generator job: yields Progress (the 'preview' step carries PCA coordinates), returns [n, 2].
-
-    Stages that run inside one call (neighbour blocks, UMAP epochs) report through `progress`
-    (called on the worker thread) and check `cancelled` as they go."""
+    ctx: JobContext = NULL_CONTEXT,
+) -> np.ndarray:
+    """The layout [n, 2] of `vectors`: PCA, or UMAP started from it."""
     params = params or ProjectionParams()
-    check_cancelled(cancelled)
+    ctx.check()
     x = prepare(vectors)
     n = len(x)
-    yield Progress(f"{n} points × {x.shape[1] if x.ndim == 2 else 0} dims", 0.02, "prepare")
-    check_cancelled(cancelled)
+    ctx.progress(0.02, f"{n} points × {x.shape[1] if x.ndim == 2 else 0} dims")
+    ctx.check()
     preview = _tiny_layout(x, params.seed) if n <= 2 else pca_2d(x, params.seed)
-    yield Progress("PCA preview", 0.08, "preview", coords=preview)
+    ctx.progress(0.08, "PCA preview")
     if params.method == "pca" or n < 8 or not _has_distinct_rows(x, 4):
         # UMAP needs a few distinct points to build a neighbour graph
-        yield Progress(
-            "PCA layout" if params.method == "pca" else "too few points for UMAP: PCA", 1.0, "done"
+        ctx.progress(
+            1.0, "PCA layout" if params.method == "pca" else "too few points for UMAP: PCA"
         )
         return preview
     k = min(params.n_neighbors, n)  # as in umap-learn, each point is its own first neighbour
-
-    def on_knn(done: float) -> None:
-        if progress is not None:
-            progress(Progress(f"nearest neighbours: {done:.0%}", 0.08 + 0.22 * done, "neighbors"))
 
     # The neighbourhood's shared direction dominates every cosine inside it; without it the
     # graph follows the differences between its tokens (demo `cat`, 500 points: trustworthiness
     # against the raw cosine 0.865 → 0.885).
     local = prepare(x - x.mean(axis=0, dtype=np.float64).astype(np.float32))
-    knn = knn_cosine(local, k, cancelled, on_knn, params.seed)
-    yield Progress(f"{k} nearest neighbours of {n} points", 0.3, "neighbors")
-    check_cancelled(cancelled)
+    knn = knn_cosine(local, k, ctx.part(0.08, 0.22), params.seed)
+    ctx.progress(0.3, f"{k} nearest neighbours of {n} points")
+    ctx.check()
 
     def on_epoch(done: int, total: int) -> None:
-        if progress is not None:
-            progress(
-                Progress(f"UMAP epoch {done}/{total}", 0.3 + 0.68 * done / max(total, 1), "layout")
-            )
+        ctx.progress(0.3 + 0.68 * done / max(total, 1), f"UMAP epoch {done}/{total}")
 
-    coords = umap_layout(local, knn, _umap_init(preview, params.seed), params, cancelled, on_epoch)
+    coords = umap_layout(local, knn, _umap_init(preview, params.seed), params, ctx, on_epoch)
     if params.refine and 3 * REFINE_K <= n <= REFINE_MAX:
-        yield Progress("UMAP layout; placing points beside their neighbours", 0.98, "refine")
-        coords = refine_neighbors(coords, x, rounds=2 if n <= 1000 else 1, cancelled=cancelled)
-    yield Progress("UMAP layout", 1.0, "done")
+        ctx.progress(0.98, "UMAP layout; placing points beside their neighbours")
+        coords = refine_neighbors(coords, x, rounds=2 if n <= 1000 else 1, ctx=ctx)
+    ctx.progress(1.0, "UMAP layout")
     return coords
 
 
@@ -290,20 +265,6 @@ def _has_distinct_rows(x: np.ndarray, m: int) -> bool:
         if len(seen) >= m:
             return True
     return False
-
-
-def run(
-    job: Generator[Progress, None, np.ndarray],
-    on_progress: Callable[[Progress], None] | None = None,
-):
-    """Drive a generator job to its end and return its result (for the CLI and tests)."""
-    while True:
-        try:
-            step = next(job)
-        except StopIteration as stop:
-            return stop.value
-        if on_progress is not None:
-            on_progress(step)
 
 
 def align(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.core.context import CancelCheck, check_cancelled
+from explorer.core.context import NULL_CONTEXT, JobContext
 
 # The neighbour refinement keeps a few n × n arrays (≈ 20 bytes a pair): up to 3,000 points.
 REFINE_MAX = 3_000
@@ -18,7 +18,7 @@ def refine_neighbors(
     k: int = REFINE_K,
     rounds: int = 2,
     candidates: int = 3,
-    cancelled: CancelCheck = None,
+    ctx: JobContext = NULL_CONTEXT,
 ) -> np.ndarray:
     """Greedy local repair of a layout: a point whose map neighbours are not its neighbours in
     the space (prepared rows x, cosine) moves beside one of its `candidates` nearest true
@@ -53,14 +53,14 @@ def refine_neighbors(
 
     nbrs = map_neighbors(rows)
     for _ in range(rounds):
-        check_cancelled(cancelled)
+        ctx.check()
         penalty = cost[rows[:, None], nbrs[:, :k]].sum(axis=1)
         moved = 0
         for step, i in enumerate(np.argsort(-penalty, kind="stable")):
             if penalty[i] == 0:
                 break
             if step % 256 == 255:
-                check_cancelled(cancelled)
+                ctx.check()
             kth = dist[rows, nbrs[:, k - 1]]
             next_in = dist[rows, nbrs[:, k]]
             holds_i = (nbrs[:, :k] == i).any(axis=1)

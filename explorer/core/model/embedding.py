@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.core.context import CancelCheck
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import ModelFormatError, TokenError
 from explorer.core.filecheck import check_mapped, first_change
 from explorer.core.model import heads
@@ -55,14 +55,14 @@ class EmbeddingModel:
     def tokenizer_source(self) -> str | None:
         return self.tokenizer.source if self.tokenizer is not None else None
 
-    def check_head(self, cancelled: CancelCheck = None) -> HeadEvidence:
+    def check_head(self, ctx: JobContext = NULL_CONTEXT) -> HeadEvidence:
         """Compare every row of a stored head that matched in the sampled rows (in blocks).
 
         Costs one read of both matrices; run it off the GUI thread. Sets `head` and `tied`.
         """
         if self.head.complete or self._head_matrix is None or self.output_tensor is None:
             return self.head
-        same = heads.compare_blocks(self.matrix, self._head_matrix, cancelled)
+        same = heads.compare_blocks(self.matrix, self._head_matrix, ctx)
         tie_flag = config_value(self.config, "tie_word_embeddings")
         self.head = heads.with_head(self.tensor, self.output_tensor, same, tie_flag, True)
         self.tied = self.head.tied

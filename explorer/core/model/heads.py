@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.core.context import CancelCheck, check_cancelled
+from explorer.core.context import NULL_CONTEXT, JobContext
 
 SAMPLE_ROWS = 64
 COMPARE_BLOCK_BYTES = 32 << 20
@@ -36,11 +36,11 @@ def compare(a: np.ndarray, b: np.ndarray, rows: np.ndarray | None = None) -> boo
     return compare_blocks(a, b)
 
 
-def compare_blocks(a: np.ndarray, b: np.ndarray, cancelled: CancelCheck = None) -> bool:
+def compare_blocks(a: np.ndarray, b: np.ndarray, ctx: JobContext = NULL_CONTEXT) -> bool:
     """Every row, in blocks; stops at the first block that differs."""
     step = max(1, COMPARE_BLOCK_BYTES // max(1, a.shape[1] * a.dtype.itemsize))
     for start in range(0, a.shape[0], step):
-        check_cancelled(cancelled, "head comparison")
+        ctx.check("head comparison")
         x = np.asarray(a[start : start + step]).view(np.uint8)
         y = np.asarray(b[start : start + step]).view(np.uint8)
         if not np.array_equal(x, y):

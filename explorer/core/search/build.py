@@ -15,15 +15,14 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 
 from explorer.core import cache
-from explorer.core.context import CancelCheck
-from explorer.core.errors import Cancelled
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.filecheck import check_mapped
 from explorer.core.model.decode import ggml_type
 from explorer.core.search import codes as search_codes
@@ -134,7 +133,8 @@ class _Truth:
         return out
 
 
-def _pass(model, index_dir: Path, u, signs, qrows, qids, check) -> Iterator[float | tuple]:
+def _pass(model, index_dir: Path, u, signs, qrows, qids, ctx: JobContext) -> tuple:
+    """The pass over the matrix; progress 0..1 of `ctx` is 0..0.85 of the build."""
     rows = model.rows
     words = signs.shape[0] * signs.shape[1] // 64
     codes = np.lib.format.open_memmap(
@@ -154,7 +154,7 @@ def _pass(model, index_dir: Path, u, signs, qrows, qids, check) -> Iterator[floa
     codes_buf = np.empty((step, words), np.uint64)
     dots_buf = np.empty((step, len(qrows)), np.float32)
     for start in range(0, rows, step):
-        check()
+        ctx.check("index build")
         stop = min(rows, start + step)
         n = stop - start
         x = decode(start, stop, rows_buf)
@@ -165,12 +165,12 @@ def _pass(model, index_dir: Path, u, signs, qrows, qids, check) -> Iterator[floa
         if not finite.all():  # NaN/inf rows must not spoil the exact dots of the others
             x = np.where(finite[:, None], x, 0).astype(np.float32)
         truth.add(start, np.matmul(x, qrows.T, out=dots_buf[:n]).T, sq[block])
-        yield 0.85 * stop / rows
+        ctx.progress(stop / rows)
     codes.flush()
     hw = min(words, HEAD_BITS // 64)
     np.save(index_dir / "head.npy", np.ascontiguousarray(codes[:, :hw]))
     del codes
-    yield (a, wn, sq, truth)
+    return a, wn, sq, truth
 
 
 def partial_folder(final: Path, pid: int) -> Path:
@@ -199,10 +199,8 @@ def remove_partial_builds(final: Path) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def build(
-    model, root: Path, cancelled: CancelCheck = None, bits: int = MIN_BITS
-) -> Iterator[float | SignIndex]:
-    """Build, measure and cache the index; yields progress in 0..1, the finished index last."""
+def build(model, root: Path, ctx: JobContext = NULL_CONTEXT, bits: int = MIN_BITS) -> SignIndex:
+    """Build, measure and cache the index (progress 0..1); returns it, read back."""
     t0 = time.perf_counter()
     key = _key(model)
     final = folder_for(model, root)
@@ -211,10 +209,6 @@ def build(
     tmp = partial_folder(final, os.getpid())
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
-
-    def check() -> None:
-        if cancelled is not None and cancelled():
-            raise Cancelled("index build cancelled")
 
     try:
         rng = np.random.default_rng(0)
@@ -227,13 +221,9 @@ def build(
         pick = rng.permutation(len(qids))[: CALIBRATE + MEASURE]
         qids, qrows = qids[pick], qrows[pick]
         signs = search_codes.rotation_signs(model.dim, bits, seed=1)
-        check()
-        yield 0.02
-        for item in _pass(model, tmp, u, signs, qrows, qids, check):
-            if isinstance(item, tuple):
-                a, wn, sq, truth = item
-            else:
-                yield 0.02 + float(item)
+        ctx.check("index build")
+        ctx.progress(0.02)
+        a, wn, sq, truth = _pass(model, tmp, u, signs, qrows, qids, ctx.part(0.02, 0.85))
         index = SignIndex(
             u,
             signs,
@@ -243,7 +233,7 @@ def build(
             wn,
             sq,
         )
-        stats = yield from tune(index, qids, qrows, truth, check)
+        stats = tune(index, qids, qrows, truth, ctx)
         stats.build_seconds = round(time.perf_counter() - t0, 2)
         stats.bits = int(signs.size)
         index.stats = stats
@@ -258,4 +248,4 @@ def build(
     loaded = load(model, root)
     if loaded is None:
         raise OSError(f"cannot read back the neighbour index written to {final}")
-    yield loaded
+    return loaded

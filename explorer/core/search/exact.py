@@ -19,8 +19,7 @@ import numpy as np
 from numba import get_num_threads, njit, prange, types
 from numba.extending import intrinsic
 
-from explorer.core.context import CancelCheck
-from explorer.core.errors import Cancelled
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.filecheck import check_mapped
 from explorer.core.model.decode import decode_rows, ggml_type
 
@@ -161,8 +160,7 @@ def scan(
     matrix: np.ndarray,
     queries: np.ndarray,
     want_sq: bool,
-    cancelled: CancelCheck = None,
-    progress: Callable[[float], None] | None = None,
+    ctx: JobContext = NULL_CONTEXT,
     decode: Callable[[int, int], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """One pass over `matrix`: dots [nq, rows] (float32) and, if asked, squared row norms (float64).
@@ -181,8 +179,7 @@ def scan(
     is_bf16 = matrix.dtype == _BF16
     bits = matrix.view(np.uint16) if is_bf16 else None
     for start in range(0, rows, step):
-        if cancelled is not None and cancelled():
-            raise Cancelled("search cancelled")
+        ctx.check("search")
         check_mapped(matrix)  # a file that shrank under the scan would kill us with SIGBUS
         stop = min(rows, start + step)
         if bits is not None:
@@ -204,8 +201,7 @@ def scan(
             # dots that overflow float32 (values near 3e38) are redone by widen_dots
             with np.errstate(over="ignore", invalid="ignore"):
                 _dense_block(block, q32, dots[:, start:stop], sq, start, stop)
-        if progress is not None:
-            progress(stop / rows)
+        ctx.progress(stop / rows)
     return dots, sq
 
 

@@ -11,7 +11,7 @@ are never returned and are counted in `NeighborResult.skipped`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +20,7 @@ import ml_dtypes
 import numpy as np
 
 from explorer.core.cache import default_cache_dir
-from explorer.core.context import CancelCheck, check_cancelled
+from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import ExplorerError
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.ranking import top_k, top_unordered
@@ -140,24 +140,16 @@ class NeighborSearcher:
                 self._fast = index
         return self.fast_ready
 
-    def build_fast_index(
-        self, cancelled: CancelCheck = None, rebuild: bool = False
-    ) -> Iterator[float]:
-        """Yield progress 0..1 while building (or loading the cached) index. Only on request:
+    def build_fast_index(self, ctx: JobContext = NULL_CONTEXT, rebuild: bool = False) -> None:
+        """Build (or load the cached) index, reporting progress 0..1. Only on request:
         searches never build one, and small matrices (`exact_is_cheap`) need none."""
         from explorer.core.search import build as search_build
-        from explorer.core.search import fast as search_fast
 
-        if not rebuild and self.load_cached_fast_index():
-            yield 1.0
-            return
-        for item in search_build.build(self.model, self.cache_dir, cancelled):
-            if isinstance(item, search_fast.SignIndex):
-                self._fast = item
-                self._set_norms(np.asarray(item.sq))
-            else:
-                yield float(item)
-        yield 1.0
+        if rebuild or not self.load_cached_fast_index():
+            index = search_build.build(self.model, self.cache_dir, ctx)
+            self._fast = index
+            self._set_norms(np.asarray(index.sq))
+        ctx.progress(1.0)
 
     def search(
         self,
@@ -166,11 +158,11 @@ class NeighborSearcher:
         metric: str = "cosine",
         include_query: bool = False,
         exact: bool | None = None,
-        cancelled: CancelCheck = None,
+        ctx: JobContext = NULL_CONTEXT,
     ) -> NeighborResult:
         """Top-k for one query. exact=None: the cheaper path known to be right; False: the
         index if it serves this metric (else exact, with the reason in `note`)."""
-        return self.search_many([query], k, metric, include_query, exact, cancelled)[0]
+        return self.search_many([query], k, metric, include_query, exact, ctx)[0]
 
     def _why_exact(self, metric: str, exact: bool | None) -> str:
         if exact:
@@ -190,7 +182,7 @@ class NeighborSearcher:
         metric: str = "cosine",
         include_query: bool = False,
         exact: bool | None = None,
-        cancelled: CancelCheck = None,
+        ctx: JobContext = NULL_CONTEXT,
     ) -> list[NeighborResult]:
         """Top-k for each query; exact search reads the matrix once for the whole batch."""
         from explorer.core.search import exact as search_exact
@@ -203,13 +195,13 @@ class NeighborSearcher:
         if (exact is False and served) or (exact is None and self.default_path(metric) == "fast"):
             results = []
             for q in queries:
-                check_cancelled(cancelled, "search")
+                ctx.check("search")
                 results.append(self._search_fast(q, k, metric, include_query))
             return results
         vectors = np.stack([q.vector for q in queries])
         decode = None if self.model.matrix.dtype in _KERNEL_DTYPES else self.model.decode_block
         dots, sq = search_exact.scan(
-            self.model.matrix, vectors, self._sq is None, cancelled, decode=decode
+            self.model.matrix, vectors, self._sq is None, ctx, decode=decode
         )
         if sq is not None:
             self._set_norms(sq)

@@ -9,12 +9,12 @@ those c1 rows < c2); stage three scores exactly and cannot lose it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import get_num_threads
 
+from explorer.core.context import JobContext
 from explorer.core.ranking import top_unordered
 from explorer.core.search.fast import TARGET_RECALL, IndexStats, SignIndex
 
@@ -61,9 +61,9 @@ def _hits(index, qc, scale, penalty, qid, true, c1s, c2s) -> np.ndarray:
 
 
 def tune(
-    index: SignIndex, qids: np.ndarray, qrows: np.ndarray, truth, check: Callable[[], None]
-) -> Generator[float, None, IndexStats]:
-    """Yield progress (0.87..1); return IndexStats with the chosen settings and recall."""
+    index: SignIndex, qids: np.ndarray, qrows: np.ndarray, truth, ctx: JobContext
+) -> IndexStats:
+    """Progress 0.87..1 of the build; returns IndexStats with the chosen settings and recall."""
     valid = np.isfinite(index.sq) & (index.sq > 0)
     penalty = np.where(valid, 0, -np.inf).astype(np.float32)
     norms = np.sqrt(np.where(valid, index.sq, 0)).astype(np.float32)
@@ -86,7 +86,7 @@ def tune(
         try:
             results = pool.map(hits, range(len(qids)))
             for i in range(len(qids)):
-                check()
+                ctx.check("index build")
                 h = next(results)
                 want = min(10, len(sets[i]))
                 if i < CALIBRATE:
@@ -94,7 +94,7 @@ def tune(
                 else:
                     meas, n_meas = meas + h, n_meas + want
                 if i % 20 == 0:
-                    yield 0.87 + 0.13 * (m_no + i / len(qids)) / 2
+                    ctx.progress(0.87 + 0.13 * (m_no + i / len(qids)) / 2)
         finally:
             pool.shutdown(cancel_futures=True)
         r_cal = cal / max(1, n_cal)
