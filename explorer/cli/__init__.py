@@ -30,7 +30,7 @@ COMMAND_MODULES = {
     "index": "index",
     "models": "models",
     "stats": "stats",
-    "compare-head": "compare_head",
+    "compare-head": "head",
     "compare": "compare",
     "learn": "learn",
     "gui": "gui",

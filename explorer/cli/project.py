@@ -104,7 +104,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def select(model, args: argparse.Namespace) -> neighborhood.Neighbourhood:
+def select(model, args: argparse.Namespace) -> neighborhood.Neighborhood:
     if args.around is not None:
         token_id = model.check_id(parse_token_ref(args.around, model.tokenizer))
         return neighborhood.around(model, token_id, args.n)

@@ -10,7 +10,7 @@ import numpy as np
 from explorer.core import svg
 from explorer.core.analysis.charts import bars
 from explorer.core.map import figure
-from explorer.core.map.neighborhood import Neighbourhood
+from explorer.core.map.neighborhood import Neighborhood
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -44,10 +44,10 @@ def test_chart_panels_and_the_map_write_text_the_same_way():
 
 def neighbourhood(
     query_ids: tuple[int, ...], title: str = "3 tokens around “Cat”"
-) -> Neighbourhood:
+) -> Neighborhood:
     ids = np.array([10, 11, 12], dtype=np.int64)
     sim = np.array([1.0, 0.6, 0.3], dtype=np.float32)
-    return Neighbourhood(ids, ["Cat", "dog", "<b>"], sim, query_ids, title)
+    return Neighborhood(ids, ["Cat", "dog", "<b>"], sim, query_ids, title)
 
 
 def test_the_neighbourhood_figure_names_its_query_and_keeps_the_title_s_case():

@@ -16,7 +16,7 @@ import numpy as np
 from explorer.core import svg
 
 if TYPE_CHECKING:
-    from explorer.core.map.neighborhood import Neighbourhood
+    from explorer.core.map.neighborhood import Neighborhood
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -240,7 +240,7 @@ def map_svg(
 
 
 def neighbourhood_svg(
-    nb: Neighbourhood,
+    nb: Neighborhood,
     coords: np.ndarray,
     *,
     title: str | None = None,

@@ -1,6 +1,6 @@
 """Which tokens go on a map: around a token, around a text's tokens, a list, or a random sample.
 
-Each function returns a `Neighbourhood` (ids, readable labels, cosine similarity to the query
+Each function returns a `Neighborhood` (ids, readable labels, cosine similarity to the query
 when there is one, and the query ids to highlight). Scans of the whole vocabulary read the
 memory-mapped matrix in blocks and check their `ctx` for a cancel between them.
 """
@@ -26,7 +26,7 @@ MAX_SAMPLE = 50_000
 
 
 @dataclass(frozen=True)
-class Neighbourhood:
+class Neighborhood:
     ids: np.ndarray  # int64 [n], unique
     labels: list[str]
     similarity: np.ndarray | None  # float32 [n]: cosine to the nearest query token
@@ -94,7 +94,7 @@ def around(
     token_id: int,
     n: int = DEFAULT_N,
     ctx: JobContext = NULL_CONTEXT,
-) -> Neighbourhood:
+) -> Neighborhood:
     """The token and its n - 1 nearest tokens by cosine."""
     return around_ids(
         model,
@@ -111,7 +111,7 @@ def around_ids(
     n: int = DEFAULT_N,
     ctx: JobContext = NULL_CONTEXT,
     title: str = "",
-) -> Neighbourhood:
+) -> Neighborhood:
     """The query tokens plus the tokens nearest to any of them (one pass over the matrix)."""
     _check_n(n, MAX_AROUND, "neighbourhood")
     queries = list(dict.fromkeys(model.check_id(int(i)) for i in query_ids))
@@ -125,7 +125,7 @@ def around_ids(
     ids = _top(best, n, queries)
     sim = best[ids]
     sim[~np.isfinite(sim)] = np.nan
-    return Neighbourhood(
+    return Neighborhood(
         ids,
         _labels(model, ids),
         sim.astype(np.float32),
@@ -140,7 +140,7 @@ def around_text(
     text: str,
     n: int = DEFAULT_N,
     ctx: JobContext = NULL_CONTEXT,
-) -> Neighbourhood:
+) -> Neighborhood:
     """The tokens of a text plus their nearest neighbours (n points in all)."""
     if model.tokenizer is None:
         raise TokenError("this model has no tokenizer.json: map a list of ids instead")
@@ -177,12 +177,12 @@ def parse_refs(model: EmbeddingModel, refs: str | Sequence[str]) -> list[int]:
     return ids
 
 
-def from_list(model: EmbeddingModel, refs: str | Sequence[str]) -> Neighbourhood:
+def from_list(model: EmbeddingModel, refs: str | Sequence[str]) -> Neighborhood:
     ids = np.asarray(parse_refs(model, refs), dtype=np.int64)
-    return Neighbourhood(ids, _labels(model, ids), None, (), f"{len(ids):,} listed tokens")
+    return Neighborhood(ids, _labels(model, ids), None, (), f"{len(ids):,} listed tokens")
 
 
-def sample(model: EmbeddingModel, n: int, seed: int = 0, plain: bool = False) -> Neighbourhood:
+def sample(model: EmbeddingModel, n: int, seed: int = 0, plain: bool = False) -> Neighborhood:
     """n distinct tokens drawn at random from the rows the tokenizer uses; `plain` leaves out
     special tokens and placeholders such as [unused12] (they form a far-off cluster)."""
     _check_n(n, MAX_SAMPLE, "random sample")
@@ -199,7 +199,7 @@ def sample(model: EmbeddingModel, n: int, seed: int = 0, plain: bool = False) ->
         n = min(n, len(usable))
         ids = np.sort(rng.choice(usable, size=n, replace=False)).astype(np.int64)
     what = " (no special or unused tokens)" if plain else ""
-    return Neighbourhood(
+    return Neighborhood(
         ids, _labels(model, ids), None, (), f"random sample of {len(ids):,} tokens{what}"
     )
 

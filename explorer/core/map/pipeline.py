@@ -46,7 +46,7 @@ class MapRequest:
 
 @dataclass
 class MapData:
-    nb: neighborhood.Neighbourhood
+    nb: neighborhood.Neighborhood
     vectors: np.ndarray
     norms: np.ndarray
     coords: np.ndarray
@@ -57,7 +57,7 @@ class MapData:
 
 def choose(
     model: EmbeddingModel, req: MapRequest, ctx: JobContext = NULL_CONTEXT
-) -> neighborhood.Neighbourhood:
+) -> neighborhood.Neighborhood:
     """The tokens of the map (scans of the vocabulary report into 2 %..52 %)."""
     scan = ctx.part(0.02, 0.5, "Scanning the vocabulary")
 
@@ -141,7 +141,7 @@ def restore(
         similarity = similarity.astype(np.float32)
     ctx.check()
     labels = [model.label(int(i)) for i in ids]
-    nb = neighborhood.Neighbourhood(ids, labels, similarity, tuple(queries), title)
+    nb = neighborhood.Neighborhood(ids, labels, similarity, tuple(queries), title)
     clusters, names = clusters_of(coords, labels, 0, vectors)
     return MapData(nb, vectors, norms, coords, clusters, names, final=True)
 

@@ -62,7 +62,7 @@ class EmbeddingModel:
         """
         if self.head.complete or self._head_matrix is None or self.output_tensor is None:
             return self.head
-        same = heads.compare_blocks(self.matrix, self._head_matrix, ctx)
+        same = heads.same_rows_in_blocks(self.matrix, self._head_matrix, ctx)
         tie_flag = config_value(self.config, "tie_word_embeddings")
         self.head = heads.with_head(self.tensor, self.output_tensor, same, tie_flag, True)
         self.tied = self.head.tied
@@ -250,6 +250,6 @@ def head_evidence(
     if head_matrix is None:
         return heads.with_head(name, output, False, tie_flag, True)
     rows = heads.sample_rows(matrix.shape[0])
-    same = heads.compare(matrix, head_matrix, rows)
+    same = heads.same_rows(matrix, head_matrix, rows)
     complete = not same or matrix.shape[0] <= len(rows)
     return heads.with_head(name, output, same, tie_flag, complete)

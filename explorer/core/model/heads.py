@@ -26,17 +26,17 @@ class HeadEvidence:
     complete: bool = True  # False: only sampled rows were compared so far
 
 
-def compare(a: np.ndarray, b: np.ndarray, rows: np.ndarray | None = None) -> bool:
+def same_rows(a: np.ndarray, b: np.ndarray, rows: np.ndarray | None = None) -> bool:
     """True when two raw matrices hold the same bytes (in `rows` only, when given)."""
     if a.shape != b.shape or a.dtype != b.dtype or a.dtype.metadata != b.dtype.metadata:
         return False
     if rows is not None:
         x, y = np.asarray(a[rows]).view(np.uint8), np.asarray(b[rows]).view(np.uint8)
         return bool(np.array_equal(x, y))
-    return compare_blocks(a, b)
+    return same_rows_in_blocks(a, b)
 
 
-def compare_blocks(a: np.ndarray, b: np.ndarray, ctx: JobContext = NULL_CONTEXT) -> bool:
+def same_rows_in_blocks(a: np.ndarray, b: np.ndarray, ctx: JobContext = NULL_CONTEXT) -> bool:
     """Every row, in blocks; stops at the first block that differs."""
     step = max(1, COMPARE_BLOCK_BYTES // max(1, a.shape[1] * a.dtype.itemsize))
     for start in range(0, a.shape[0], step):
