@@ -11,10 +11,10 @@ import sys
 
 import numpy as np
 import pytest
-from core.analysis_fixtures import OUTLIER_DIM, PAD, ZERO, make_model
 
 from explorer.core.compare.neighbors import align_vocabularies
 from explorer.core.model.open import open_model
+from tests.support.models import OUTLIER_DIM, PAD, ZERO, planted_model
 
 
 def run_cli(*args: str, cache=None) -> subprocess.CompletedProcess:
@@ -33,7 +33,7 @@ def run_cli(*args: str, cache=None) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def untied(tmp_path_factory):
-    folder, e, u = make_model(tmp_path_factory.mktemp("untied") / "m", "BF16", tied=False)
+    folder, e, u = planted_model(tmp_path_factory.mktemp("untied") / "m", "BF16", tied=False)
     return folder, e, u
 
 
@@ -56,14 +56,13 @@ def test_stats_json_csv_png(untied, tmp_path):
 
     table = tmp_path / "t.csv"
     assert run_cli("stats", "-m", str(folder), "--out", str(table), cache=tmp_path).returncode == 0
-    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    rows = list(csv.DictReader(table.read_text(encoding="utf-8").splitlines()))
     assert len(rows) == len(e) and rows[ZERO]["suspicious"] == "zero"
     assert float(rows[5]["norm"]) == pytest.approx(norms[5])
     dims = tmp_path / "d.csv"
     run_cli("stats", "-m", str(folder), "--out", str(dims), "--table", "dimensions", cache=tmp_path)
-    assert next(r for r in csv.DictReader(dims.open()) if r["outlier"] == "1")["dimension"] == str(
-        OUTLIER_DIM
-    )
+    outliers = [r for r in csv.DictReader(dims.read_text().splitlines()) if r["outlier"] == "1"]
+    assert outliers[0]["dimension"] == str(OUTLIER_DIM)
 
     png = tmp_path / "s.png"
     out = run_cli("stats", "-m", str(folder), "--out", str(png), cache=tmp_path)
@@ -106,7 +105,7 @@ def test_compare_head(untied, tmp_path):
 
 def test_compare(untied, tmp_path):
     folder, _, _ = untied
-    other, _, _ = make_model(tmp_path / "other", "F32", tied=True, seed=9)
+    other, _, _ = planted_model(tmp_path / "other", "F32", tied=True, seed=9)
     out = run_cli(
         "compare", "-m", str(folder), "-m", str(other), "--token", " cat", "-k", "5", "--json"
     )

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from core.fixtures import raw_safetensors, write_model
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 from explorer.cli import main
 from explorer.core.limits import MAX_TEXT_CHARS
+from tests.support.models import raw_safetensors, write_model
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_UTF8 = b"ab\xffc".decode("utf-8", errors="surrogateescape")

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from core.fixtures import write_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.cli import main
+from tests.support.models import write_model
 
 FUZZ = settings(
     max_examples=25,

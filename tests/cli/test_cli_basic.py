@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from core.fixtures import safetensors_bytes, write_model, write_trap_pickle
 from tokenizers import Tokenizer
 
 from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
+from tests.support.models import safetensors_bytes, write_model, write_trap_pickle
 
 DEMO = demo_model_dir()
 INVALID_UTF8 = b"ab\xffc".decode("utf-8", errors="surrogateescape")  # passed to argv as bytes

@@ -8,9 +8,10 @@ import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
-from core.fixtures import make_wordpiece_tokenizer, write_model
 
 from explorer.cli import main
+from tests.support.models import write_model
+from tests.support.tokenizers import make_wordpiece_tokenizer
 
 WORDS = "the cat sat on the mat while a dog ran in the park and the red paint dried".split()
 
@@ -62,7 +63,8 @@ def test_learn_writes_epochs_frames_and_gif(tmp_path):
     assert gif[:6] == b"GIF89a"
     from PIL import Image
 
-    assert Image.open(out / "learning.gif").n_frames == 3
+    with Image.open(out / "learning.gif") as image:
+        assert image.n_frames == 3
     summary = json.loads((out / "summary.json").read_text("utf-8"))
     assert summary["params"]["epochs"] == 2 and len(summary["comparison"]) == 2
     assert 0 <= summary["agreement"] <= 1

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from core.test_stores import make_hf_cache, make_lmstudio, make_ollama
+from tests.support.stores import make_hf_cache, make_lmstudio, make_ollama
 
 
 def _run(home, *args):

@@ -9,11 +9,12 @@ import sys
 import ml_dtypes
 import numpy as np
 import pytest
-from core.fixtures import make_wordpiece_tokenizer, write_model
 
 from explorer.core.model.open import open_model
 from explorer.core.search.fast import KIND
 from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
+from tests.support.models import write_model
+from tests.support.tokenizers import make_wordpiece_tokenizer
 
 
 def run_cli(*args: str, env_cache=None) -> subprocess.CompletedProcess:

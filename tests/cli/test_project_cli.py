@@ -34,7 +34,7 @@ def test_csv_and_json_coordinates(tmp_path, capsys):
     out = tmp_path / "cat.csv"
     args = ["project", "--around", "cat", "-n", "40", "--method", "pca", "--out", str(out)]
     assert main(args) == 0
-    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    rows = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
     assert list(rows[0]) == ["id", "piece", "x", "y"]
     assert len(rows) == 40 and rows[0]["piece"] == "cat"
     assert {"cats", "kitten"} <= {r["piece"] for r in rows}

@@ -9,11 +9,11 @@ import sys
 
 import numpy as np
 import pytest
-from core.fixtures import write_model
 
 from explorer.cli.common import label_of, used_rows
 from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
+from tests.support.models import write_model
 
 HEAVY = ("numba", "llvmlite", "umap", "pynndescent", "sklearn", "scipy", "PySide6")
 

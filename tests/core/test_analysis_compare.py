@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core.analysis_fixtures import make_model
-from core.fixtures import make_bpe_tokenizer, make_wordpiece_tokenizer, write_model
 from tokenizers import Tokenizer
 
 from explorer.core.compare import neighbors as compare
 from explorer.core.errors import AnalysisError
 from explorer.core.model.open import open_model
+from tests.support.models import planted_model, write_model
+from tests.support.tokenizers import make_bpe_tokenizer, make_wordpiece_tokenizer
 
 
 def _model_b(tmp_path, kind="bpe", vocab=300, dim=16):
@@ -34,7 +34,7 @@ def _cos_top(m, q, k):
 
 @pytest.fixture
 def pair(tmp_path):
-    folder, ea, _ = make_model(tmp_path / "a", "F32")
+    folder, ea, _ = planted_model(tmp_path / "a", "F32")
     b, eb = _model_b(tmp_path)
     return open_model(folder), ea, b, eb
 

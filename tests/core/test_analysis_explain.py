@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core.analysis_fixtures import make_model
 
 from explorer.core.analysis import blocks, explain
 from explorer.core.model.formats.safetensors import SafetensorsFile
 from explorer.core.model.open import open_model
+from tests.support.models import planted_model
 
 
 @pytest.mark.parametrize(("dtype", "tied"), [("BF16", True), ("F32", False), ("F64", True)])
 def test_product_equals_lookup_and_numpy(tmp_path, dtype, tied, monkeypatch):
     monkeypatch.setattr(blocks, "DECODED_BLOCK_BYTES", 64 * 48 * 8)  # many small blocks
-    folder, e, _ = make_model(tmp_path / "m", dtype, tied)
+    folder, e, _ = planted_model(tmp_path / "m", dtype, tied)
     model = open_model(folder)
     sizes: list[int] = []
     decode = model.decode_block
@@ -38,7 +38,7 @@ def test_product_equals_lookup_and_numpy(tmp_path, dtype, tied, monkeypatch):
 
 
 def test_an_inf_elsewhere_breaks_the_equality_and_it_is_reported(tmp_path):
-    folder, e, _ = make_model(tmp_path / "m", "F32")
+    folder, e, _ = planted_model(tmp_path / "m", "F32")
     model = open_model(folder)
     damaged = e.copy()
     damaged[3, 5] = np.inf

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core.analysis_fixtures import make_model
-from core.fixtures import write_model
 
 from explorer.core.analysis import head
 from explorer.core.errors import AnalysisError
 from explorer.core.model.open import open_model
+from tests.support.models import planted_model, write_model
 
 
 def _cos_rows(a, b):
@@ -28,7 +27,7 @@ def _top(key, k, exclude=None):
 
 @pytest.mark.parametrize("dtype", ["BF16", "F32"])
 def test_untied_cosine_equals_numpy(tmp_path, dtype):
-    folder, e, u = make_model(tmp_path / "m", dtype, tied=False)
+    folder, e, u = planted_model(tmp_path / "m", dtype, tied=False)
     model = open_model(folder)
     result = head.head_cosine(model, cache_dir=tmp_path / "c")
     ref = _cos_rows(e.astype(np.float64), u.astype(np.float64))
@@ -45,7 +44,7 @@ def test_untied_cosine_equals_numpy(tmp_path, dtype):
 
 
 def test_untied_token_view_equals_numpy(tmp_path):
-    folder, e, u = make_model(tmp_path / "m", "F32", tied=False)
+    folder, e, u = planted_model(tmp_path / "m", "F32", tied=False)
     model = open_model(folder)
     e64, u64 = e.astype(np.float64), u.astype(np.float64)
     t = model.tokenizer.find(" cat")
@@ -63,7 +62,7 @@ def test_untied_token_view_equals_numpy(tmp_path):
 
 
 def test_tied_head_says_so_and_uses_e_for_the_direct_path(tmp_path):
-    folder, e, _ = make_model(tmp_path / "m", "BF16", tied=True)
+    folder, e, _ = planted_model(tmp_path / "m", "BF16", tied=True)
     model = open_model(folder)
     d = head.head_cosine(model).as_dict()
     assert d == {"tied": True, "cosine": None, "extremes": []}

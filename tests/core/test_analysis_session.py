@@ -7,7 +7,6 @@ import os
 import shutil
 
 import pytest
-from core.fixtures import write_model
 
 from explorer.core.errors import SessionError
 from explorer.core.model.open import open_model
@@ -18,6 +17,7 @@ from explorer.core.session import (
     save_session,
     session_from_dict,
 )
+from tests.support.models import write_model
 
 
 def _session(model) -> Session:

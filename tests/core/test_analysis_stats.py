@@ -6,14 +6,24 @@ import os
 
 import numpy as np
 import pytest
-from core.analysis_fixtures import HUGE, NEAR, OUTLIER_DIM, PAD, TINY, ZERO, make_model
-from core.fixtures import NUMPY_DTYPES, Recorder, write_model
 
 from explorer.core.analysis import kinds
 from explorer.core.analysis.dimensions import dimension_column
 from explorer.core.analysis.stats import compute_stats, streaming_pass
 from explorer.core.errors import AnalysisError, Cancelled
 from explorer.core.model.open import open_model
+from tests.support.jobs import Recorder
+from tests.support.models import (
+    HUGE,
+    NEAR,
+    NUMPY_DTYPES,
+    OUTLIER_DIM,
+    PAD,
+    TINY,
+    ZERO,
+    planted_model,
+    write_model,
+)
 
 
 def _robust_z(x):
@@ -23,7 +33,7 @@ def _robust_z(x):
 
 @pytest.mark.parametrize(("dtype", "tied"), [("BF16", True), ("F32", False), ("F16", True)])
 def test_figures_equal_numpy(tmp_path, dtype, tied):
-    folder, stored, _ = make_model(tmp_path / "m", dtype, tied)
+    folder, stored, _ = planted_model(tmp_path / "m", dtype, tied)
     model = open_model(folder)
     result = compute_stats(model, cache_dir=tmp_path / "cache")
     e = stored.astype(np.float64)
@@ -68,7 +78,7 @@ def test_figures_equal_numpy(tmp_path, dtype, tied):
 
 
 def test_kernel_and_block_paths_agree(tmp_path):
-    folder, _, _ = make_model(tmp_path / "m", "BF16")
+    folder, _, _ = planted_model(tmp_path / "m", "BF16")
     model = open_model(folder)
     kernel = streaming_pass(model)
     bf16 = model.matrix
@@ -85,7 +95,7 @@ def test_kernel_and_block_paths_agree(tmp_path):
 
 
 def test_nonfinite_rows_are_listed_and_left_out_of_dimensions(tmp_path):
-    folder, stored, _ = make_model(tmp_path / "m", "F32")
+    folder, stored, _ = planted_model(tmp_path / "m", "F32")
     model = open_model(folder)
     bad = stored.copy()
     bad[90, 3] = np.inf
@@ -100,7 +110,7 @@ def test_nonfinite_rows_are_listed_and_left_out_of_dimensions(tmp_path):
 
 
 def test_cache_is_used_and_invalidated_by_a_changed_file(tmp_path):
-    folder, _, _ = make_model(tmp_path / "m", "BF16")
+    folder, _, _ = planted_model(tmp_path / "m", "BF16")
     cache = tmp_path / "cache"
     first = compute_stats(open_model(folder), cache_dir=cache)
     second = compute_stats(open_model(folder), cache_dir=cache)
@@ -112,7 +122,7 @@ def test_cache_is_used_and_invalidated_by_a_changed_file(tmp_path):
 
 
 def test_cancel_and_progress(tmp_path):
-    folder, _, _ = make_model(tmp_path / "m", "F16")
+    folder, _, _ = planted_model(tmp_path / "m", "F16")
     model = open_model(folder)
     ctx = Recorder()
     compute_stats(model, ctx, use_cache=False)
@@ -125,7 +135,7 @@ def test_cancel_and_progress(tmp_path):
 
 
 def test_dimension_column(tmp_path):
-    folder, stored, _ = make_model(tmp_path / "m", "BF16")
+    folder, stored, _ = planted_model(tmp_path / "m", "BF16")
     model = open_model(folder)
     col = dimension_column(model, OUTLIER_DIM)
     np.testing.assert_array_equal(col, stored[:, OUTLIER_DIM].astype(np.float64))
@@ -154,7 +164,7 @@ def test_text_kind(data, kind):
 
 
 def test_token_kinds_on_a_real_tokenizer(tmp_path):
-    folder, _, _ = make_model(tmp_path / "m", "F32")
+    folder, _, _ = planted_model(tmp_path / "m", "F32")
     model = open_model(folder)
     tk = kinds.token_kinds(model)
     tok = model.tokenizer

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from core.fixtures import write_model
 
 from explorer.core.errors import ModelChangedError
 from explorer.core.model.open import open_model
+from tests.support.models import write_model
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_child(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         cwd=tmp_path,
@@ -42,7 +42,7 @@ def test_file_truncated_under_a_running_scan(tmp_path, dtype):
     proc = run_child(
         f"""
         import os
-        from core.fixtures import write_model
+        from tests.support.models import write_model
         from explorer.core.search import exact as search_exact
         from explorer.core.context import JobContext
         from explorer.core.errors import ModelChangedError
@@ -74,7 +74,7 @@ def test_rows_read_after_truncation_raise(tmp_path):
     proc = run_child(
         """
         import os
-        from core.fixtures import write_model
+        from tests.support.models import write_model
         from explorer.core.errors import ModelChangedError
         from explorer.core.model.open import open_model
         from explorer.core.rows.read import load_rows

@@ -11,7 +11,6 @@ import threading
 import numpy as np
 import pytest
 import safetensors
-from core.fixtures import raw_safetensors, safetensors_bytes, write_model
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 from explorer.core.errors import ModelFormatError, TokenError
@@ -19,6 +18,7 @@ from explorer.core.limits import MAX_JSON_BYTES
 from explorer.core.model.formats.jsonfile import load_json
 from explorer.core.model.formats.safetensors import SafetensorsFile
 from explorer.core.model.open import open_model
+from tests.support.models import raw_safetensors, safetensors_bytes, write_model
 
 
 def finishes(fn, seconds: float = 60.0):

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import safetensors
-from core.fixtures import make_wordpiece_tokenizer, write_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +18,8 @@ from explorer.core.errors import ExplorerError, ModelFormatError, TokenError
 from explorer.core.model.formats.safetensors import DTYPES, SafetensorsFile
 from explorer.core.model.open import open_model
 from explorer.core.tokenizer.tokens import TokenizerInfo
+from tests.support.models import write_model
+from tests.support.tokenizers import make_wordpiece_tokenizer
 
 FUZZ = settings(
     max_examples=60,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core.fixtures import write_model
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 from explorer.core.errors import ExplorerError, TokenError, one_line
@@ -19,6 +18,7 @@ from explorer.core.search.neighbors import (
     query_for_text,
 )
 from explorer.core.tokenizer.tokens import parse_token_ref
+from tests.support.models import write_model
 
 
 @pytest.fixture(scope="module")

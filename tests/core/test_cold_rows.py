@@ -7,13 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from core.fixtures import mappings_of, write_model
 
 from explorer.core.errors import ModelChangedError, TokenError
 from explorer.core.model import cold_rows
 from explorer.core.model.cold_rows import random_access_map, read_rows
 from explorer.core.model.decode import decode_rows
 from explorer.core.model.open import open_model
+from tests.support.memory import mappings_of
+from tests.support.models import write_model
 
 
 @pytest.mark.parametrize("dtype", ["BF16", "F16", "F32"])
@@ -55,10 +56,10 @@ def test_a_file_replaced_by_another_of_another_size_is_a_changed_model(tmp_path)
 
 @pytest.mark.parametrize("kind", ["F16", "Q8_0", "Q4_K"])
 def test_gguf_rows_read_from_the_file_equal_the_rows_of_the_map(tmp_path, kind):
-    from core.gguf_fixtures import random_values, stored, write_gguf
+    from tests.support.models import random_matrix, stored, write_gguf
 
     path = write_gguf(
-        tmp_path / "m.gguf", {"token_embd.weight": (stored(random_values(64, 256), kind), kind)}
+        tmp_path / "m.gguf", {"token_embd.weight": (stored(random_matrix(64, 256), kind), kind)}
     )
     model = open_model(path)
     ids = [3, 0, 63, 3]

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core.analysis_fixtures import make_model
-from core.fixtures import make_bpe_tokenizer, write_model
 from scipy.linalg import orthogonal_procrustes
 from tokenizers import Tokenizer
 
@@ -15,13 +13,15 @@ from explorer.core.compare import neighbors as compare
 from explorer.core.errors import AnalysisError
 from explorer.core.map import projection
 from explorer.core.model.open import open_model
+from tests.support.models import planted_model, write_model
+from tests.support.tokenizers import make_bpe_tokenizer
 
 PCA = projection.ProjectionParams(method="pca")
 
 
 @pytest.fixture
 def pair(tmp_path):
-    folder, ea, _ = make_model(tmp_path / "a", "F32")
+    folder, ea, _ = planted_model(tmp_path / "a", "F32")
     b_dir = tmp_path / "b"
     b_dir.mkdir()
     src = b_dir / "src.json"

@@ -5,19 +5,19 @@ from __future__ import annotations
 import gguf
 import numpy as np
 import pytest
-from core.gguf_fixtures import K_TYPES, decoded, random_values, stored, write_gguf
 
 from explorer.core.errors import ModelFormatError
 from explorer.core.model.formats.gguf import GGUFFile
 from explorer.core.model.open import open_model
 from explorer.core.rows.bits import quant_blocks
 from explorer.core.rows.read import load_rows
+from tests.support.models import K_TYPES, decoded, random_matrix, stored, write_gguf
 
 TYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", *K_TYPES]
 
 
 def _embedding_model(tmp_path, type_name, rows=37, dim=256, output=None, name="m.gguf"):
-    raw = stored(random_values(rows, dim, seed=1), type_name, seed=2)
+    raw = stored(random_matrix(rows, dim, seed=1), type_name, seed=2)
     tensors = {
         "token_embd.weight": (raw, type_name),
         "output_norm.weight": (np.ones(dim, np.float32), "F32"),
@@ -76,7 +76,7 @@ def test_tied_when_no_output_head(tmp_path):
 
 
 def test_separate_output_head(tmp_path):
-    head = stored(random_values(37, 256, seed=9), "Q6_K", seed=3)
+    head = stored(random_matrix(37, 256, seed=9), "Q6_K", seed=3)
     path, _ = _embedding_model(tmp_path, "Q8_0", output=(head, "Q6_K"))
     model = open_model(path)
     assert model.output_tensor == "output.weight"
@@ -84,7 +84,7 @@ def test_separate_output_head(tmp_path):
 
 
 def test_identical_copy_of_the_embedding_is_reported(tmp_path):
-    raw = stored(random_values(200, 64, seed=1), "Q8_0")
+    raw = stored(random_matrix(200, 64, seed=1), "Q8_0")
     path = write_gguf(
         tmp_path / "m.gguf",
         {"token_embd.weight": (raw, "Q8_0"), "output.weight": (raw.copy(), "Q8_0")},
@@ -107,7 +107,7 @@ def test_identical_copy_of_the_embedding_is_reported(tmp_path):
 
 
 def test_split_files(tmp_path):
-    raw = stored(random_values(40, 64), "Q8_0")
+    raw = stored(random_matrix(40, 64), "Q8_0")
     first = tmp_path / "model-00001-of-00002.gguf"
     write_gguf(first, {"output_norm.weight": (np.ones(64, np.float32), "F32")})
     write_gguf(tmp_path / "model-00002-of-00002.gguf", {"token_embd.weight": (raw, "Q8_0")})

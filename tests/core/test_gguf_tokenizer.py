@@ -2,75 +2,24 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
-from core.fixtures import CORPUS
-from core.gguf_fixtures import random_values, stored, write_gguf
-from tokenizers import Tokenizer, decoders, models, trainers
-from tokenizers import pre_tokenizers as pre
 
 from explorer.core.errors import ModelFormatError
 from explorer.core.model.open import open_model
-
-# whitespace runs, tabs, newlines, digits, accents, CJK, emoji, code, special tokens
-TEXTS = [
-    *CORPUS,
-    "  two  spaces   three\t\ttabs\n\nnewlines\r\n   ",
-    "1234567 + 89 = 1234656; 3.14159, 1e-9, ½ ²",
-    "café naïve résumé Ærøskøbing Straße",
-    "日本語のテキストと中文 한국어",
-    "emoji 🐱🐶👩‍👩‍👧 ❤️ 🙂🙂",
-    "def f(x):\n    return x**2  # comment\n\tif a != b: pass",
-    "<|im_start|>user\nHello<|im_end|>",
-    "it's they're I'm we'll you'd",
-]
-SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-
-
-def _byte_level_reference(digits: bool) -> Tokenizer:
-    tok = Tokenizer(models.BPE())
-    steps = [pre.ByteLevel(add_prefix_space=False)]
-    if digits:
-        steps.insert(0, pre.Digits(individual_digits=True))
-    tok.pre_tokenizer = pre.Sequence(steps)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=600,
-        initial_alphabet=pre.ByteLevel.alphabet(),
-        special_tokens=SPECIALS,
-        show_progress=False,
-    )
-    tok.train_from_iterator(TEXTS * 10, trainer)
-    return tok
-
-
-def _gguf_tokenizer_keys(tok: Tokenizer, pre_name: str) -> dict:
-    spec = json.loads(tok.to_str())
-    vocab = tok.get_vocab(with_added_tokens=True)
-    tokens = [None] * len(vocab)
-    for piece, i in vocab.items():
-        tokens[i] = piece
-    merges = [m if isinstance(m, str) else " ".join(m) for m in spec["model"]["merges"]]
-    return {
-        "model": "gpt2",
-        "pre": pre_name,
-        "tokens": tokens,
-        "merges": merges,
-        "token_type": [3 if t in SPECIALS else 1 for t in tokens],
-    }
+from tests.support.models import random_matrix, stored, write_gguf
+from tests.support.tokenizers import TEXTS, byte_level_bpe, gguf_tokenizer_keys
 
 
 def _write(tmp_path, rows: int, keys: dict):
-    raw = stored(random_values(rows, 32), "Q8_0")
+    raw = stored(random_matrix(rows, 32), "Q8_0")
     return write_gguf(tmp_path / "t.gguf", {"token_embd.weight": (raw, "Q8_0")}, tokenizer=keys)
 
 
 @pytest.mark.parametrize(("digits", "pre_name"), [(True, "smollm"), (False, "gpt2")])
 def test_byte_level_bpe_ids_equal_reference(tmp_path, digits, pre_name):
-    ref = _byte_level_reference(digits)
-    keys = _gguf_tokenizer_keys(ref, pre_name)
+    ref = byte_level_bpe(digits)
+    keys = gguf_tokenizer_keys(ref, pre_name)
     model = open_model(_write(tmp_path, len(keys["tokens"]), keys))
     assert model.tokenizer is not None
     assert "byte-level BPE" in model.info()["tokenizer_source"]
@@ -83,7 +32,7 @@ def test_byte_level_bpe_ids_equal_reference(tmp_path, digits, pre_name):
 
 
 def test_unknown_pre_tokenizer_warns(tmp_path):
-    keys = _gguf_tokenizer_keys(_byte_level_reference(False), "some-new-model")
+    keys = gguf_tokenizer_keys(byte_level_bpe(False), "some-new-model")
     model = open_model(_write(tmp_path, len(keys["tokens"]), keys))
     assert any("'some-new-model' is not known" in w for w in model.info()["warnings"])
 

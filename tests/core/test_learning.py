@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core.fixtures import make_bpe_tokenizer, make_wordpiece_tokenizer, write_model
 
 from explorer.core.context import JobContext
 from explorer.core.errors import Cancelled, ExplorerError
@@ -12,6 +11,8 @@ from explorer.core.learning import measures, trainer
 from explorer.core.learning.corpus import encode_corpus
 from explorer.core.model.open import open_model
 from explorer.core.tokenizer.tokens import TokenizerInfo
+from tests.support.models import write_model
+from tests.support.tokenizers import make_bpe_tokenizer, make_wordpiece_tokenizer
 
 ANIMALS = ["cat", "dog", "horse", "cow", "sheep", "goat"]
 COLOURS = ["red", "blue", "green", "yellow", "purple", "orange"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core.fixtures import Recorder
 
 from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import Cancelled
@@ -13,6 +12,7 @@ from explorer.core.map import projection
 from explorer.core.map.pipeline import MapRequest, clusters_of
 from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
+from tests.support.jobs import Recorder
 
 PCA = projection.ProjectionParams(method="pca", seed=3)
 FAST_UMAP = projection.ProjectionParams(n_neighbors=5, n_epochs=20, seed=3)

@@ -6,18 +6,18 @@ import json
 
 import numpy as np
 import pytest
-from core.fixtures import (
+
+from explorer.core.errors import ExplorerError, ModelFormatError, PickleRefusedError, TokenError
+from explorer.core.model.open import open_model
+from explorer.core.model.tensors import EMBEDDING_NAMES
+from explorer.core.rows.read import load_rows
+from tests.support.models import (
     random_matrix,
     safetensors_bytes,
     write_arrays,
     write_model,
     write_trap_pickle,
 )
-
-from explorer.core.errors import ExplorerError, ModelFormatError, PickleRefusedError, TokenError
-from explorer.core.model.open import open_model
-from explorer.core.model.tensors import EMBEDDING_NAMES
-from explorer.core.rows.read import load_rows
 
 BASE_NAMES = [
     "model.embed_tokens.weight",

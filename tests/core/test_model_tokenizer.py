@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core.fixtures import CORPUS, random_matrix, write_model
-from core.gguf_fixtures import random_values, stored, write_gguf
-from core.test_gguf_tokenizer import _byte_level_reference, _gguf_tokenizer_keys
 
 from explorer.core.errors import ModelFormatError, PickleRefusedError
 from explorer.core.model.open import open_model
 from explorer.core.model.tokenizer import load_tokenizer
+from tests.support.models import random_matrix, stored, write_gguf, write_model
+from tests.support.tokenizers import CORPUS, byte_level_bpe, gguf_tokenizer_keys
 
 
 def _ids(tok, text: str) -> list[int]:
@@ -38,10 +37,10 @@ def test_tensor_choice_sets_the_row_bound(tmp_path):
 
 
 def test_gguf_tokenizer_matches_open_model(tmp_path):
-    ref = _byte_level_reference(digits=True)
-    keys = _gguf_tokenizer_keys(ref, "smollm")
+    ref = byte_level_bpe(digits=True)
+    keys = gguf_tokenizer_keys(ref, "smollm")
     rows = len(keys["tokens"]) + 8
-    raw = stored(random_values(rows, 32), "Q8_0")
+    raw = stored(random_matrix(rows, 32), "Q8_0")
     path = write_gguf(tmp_path / "t.gguf", {"token_embd.weight": (raw, "Q8_0")}, tokenizer=keys)
     opened = open_model(path)
     tok, warnings = load_tokenizer(path)

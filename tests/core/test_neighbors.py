@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
-from core.fixtures import Recorder
-from tokenizers import Tokenizer, models, pre_tokenizers
 
 from explorer.core.context import JobContext
 from explorer.core.errors import Cancelled, ExplorerError, TokenError
-from explorer.core.model.formats.safetensors import DTYPES, write_safetensors
+from explorer.core.model.formats.safetensors import DTYPES
 from explorer.core.model.open import open_model
 from explorer.core.search import exact as search_exact
 from explorer.core.search.fast import KIND
@@ -26,8 +23,10 @@ from explorer.core.search.neighbors import (
     query_for_text,
     query_for_vector,
 )
+from tests.support.jobs import Recorder
+from tests.support.models import write_model as write_files
+from tests.support.tokenizers import word_tokenizer
 
-TENSOR = "model.embed_tokens.weight"
 WORDS = [
     "[UNK]",
     "king",
@@ -45,33 +44,13 @@ WORDS = [
 ]
 
 
-def write_tokenizer(folder: Path, words: list[str] = WORDS) -> None:
-    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
-    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tok.save(str(folder / "tokenizer.json"))
-    spec = json.loads((folder / "tokenizer.json").read_text())
-    spec["added_tokens"] = [
-        {
-            "id": 0,
-            "content": "[UNK]",
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
-    ]
-    (folder / "tokenizer.json").write_text(json.dumps(spec))
-
-
 def write_model(
     folder: Path, matrix: np.ndarray, dtype: str = "F32", tokenizer: bool = True
 ) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
+    """The embedding alone in `dtype`, with a tokenizer of WORDS split at whitespace only."""
+    words = word_tokenizer(WORDS, specials=["[UNK]"], split_punctuation=False)
     stored = np.asarray(matrix).astype(DTYPES[dtype])
-    write_safetensors(folder / "model.safetensors", {TENSOR: stored})
-    if tokenizer:
-        write_tokenizer(folder)
+    write_files(folder, matrix=stored, tokenizer=words if tokenizer else None, layers=False)
     return folder
 
 

@@ -11,13 +11,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from core.fixtures import Recorder, brute_force, mappings_of
 
 from explorer.core.model import cold_rows
 from explorer.core.model.open import open_model
 from explorer.core.search import neighbors
 from explorer.core.search import tune as search_tune
 from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
+from tests.support.jobs import Recorder
+from tests.support.memory import mappings_of
+from tests.support.search import brute_force
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "smollm2_rows.safetensors"
 
@@ -145,7 +147,7 @@ def test_fast_search_reranks_large_matrices_through_the_random_access_map(
 @pytest.mark.parametrize("dtype", ["F16", "F8_E4M3"])
 def test_index_on_formats_the_kernels_do_not_read(tmp_path, dtype, tight_grid):
     """Non-BF16/F32 rows go through EmbeddingModel.decode_block / vectors (any format)."""
-    from core.fixtures import NUMPY_DTYPES, write_arrays
+    from tests.support.models import NUMPY_DTYPES, write_arrays
 
     values = open_model(SLICE, tokenizer=False).vectors(range(2048))
     path = write_arrays(tmp_path / "m.safetensors", {"emb": values.astype(NUMPY_DTYPES[dtype])})
@@ -217,9 +219,8 @@ def test_build_decodes_bf16_blocks_exactly_into_one_reused_buffer(slice_model):
 
 @pytest.mark.parametrize("dtype", ["F16", "F32", "F8_E4M3"])
 def test_build_decodes_other_float_blocks_exactly_into_the_buffer(tmp_path, dtype):
-    from core.fixtures import NUMPY_DTYPES, write_arrays
-
     from explorer.core.search import build as search_build
+    from tests.support.models import NUMPY_DTYPES, write_arrays
 
     values = np.asarray(open_model(SLICE, tokenizer=False).vectors(range(64)), np.float32)
     path = tmp_path / "model.safetensors"
@@ -238,9 +239,8 @@ def test_mean_direction_reads_a_few_rows_at_a_time(tmp_path):
     was ~400 MB at 248320 x 4096, given back to the kernel as the build began."""
     import tracemalloc
 
-    from core.fixtures import write_arrays
-
     from explorer.core.search import build as search_build
+    from tests.support.models import write_arrays
 
     rows = np.asarray(open_model(SLICE, tokenizer=False).vectors(range(2048)), np.float32)
     values = np.concatenate([rows] * 4)  # 8192 real rows, 576 wide: 18 MB as float32

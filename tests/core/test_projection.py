@@ -6,7 +6,6 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from core.fixtures import Recorder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from explorer.core.map import figure, neighborhood, projection
 from explorer.core.map.projection import ProjectionParams
 from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
+from tests.support.jobs import Recorder
 
 FAST = ProjectionParams(n_neighbors=5, n_epochs=20, seed=3)
 

@@ -10,7 +10,6 @@ import struct
 import ml_dtypes
 import numpy as np
 import pytest
-from core.fixtures import raw_safetensors, safetensors_bytes, write_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +20,7 @@ from explorer.core.model.formats.safetensors import (
     write_safetensors,
 )
 from explorer.core.model.open import open_model
+from tests.support.models import raw_safetensors, safetensors_bytes, write_model
 
 # (bytes per value, exponent bits, mantissa bits, bias, kind of the all-ones exponent)
 LAYOUTS = {

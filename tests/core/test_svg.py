@@ -42,9 +42,7 @@ def test_chart_panels_and_the_map_write_text_the_same_way():
     assert fonts == {svg.FONT}
 
 
-def neighbourhood(
-    query_ids: tuple[int, ...], title: str = "3 tokens around “Cat”"
-) -> Neighborhood:
+def neighbourhood(query_ids: tuple[int, ...], title: str = "3 tokens around “Cat”") -> Neighborhood:
     ids = np.array([10, 11, 12], dtype=np.int64)
     sim = np.array([1.0, 0.6, 0.3], dtype=np.float32)
     return Neighborhood(ids, ["Cat", "dog", "<b>"], sim, query_ids, title)

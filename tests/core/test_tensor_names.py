@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core.fixtures import random_matrix, write_arrays
 
 from explorer.core.model.open import open_model
+from tests.support.models import random_matrix, write_arrays
 
 
 def _write(tmp_path, tensors: dict, config: dict | None = None):

@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from core.fixtures import CORPUS, write_model
 from tokenizers import BertWordPieceTokenizer, ByteLevelBPETokenizer
 
 from explorer.core.errors import ModelFormatError
 from explorer.core.model.open import open_model
+from tests.support.models import write_model
+from tests.support.tokenizers import CORPUS
 
 TEXTS = [
     *CORPUS,

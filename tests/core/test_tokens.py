@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
-from core.fixtures import CORPUS, make_bpe_tokenizer, make_wordpiece_tokenizer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from explorer.core.errors import ModelFormatError, TokenError
 from explorer.core.tokenizer.tokens import BYTE_TO_CHAR, TokenizerInfo, parse_token_ref, readable
+from tests.support.tokenizers import CORPUS, make_bpe_tokenizer, make_wordpiece_tokenizer
 
 TEXTS = [
     "Hello world, the cat sat on the mat.",
@@ -148,7 +149,7 @@ def test_wordpiece(wordpiece):
 
 
 def test_wordpiece_padding_and_truncation_are_switched_off(wordpiece):
-    spec = json.loads(open(wordpiece.source, encoding="utf-8").read())
+    spec = json.loads(Path(wordpiece.source).read_text(encoding="utf-8"))
     assert spec["padding"] and spec["truncation"]  # the file asks for them
     text = " ".join(["cat"] * 50)
     tokens = wordpiece.encode(text)

@@ -6,13 +6,13 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from core.fixtures import write_model
 
 from explorer.core.errors import ExplorerError
 from explorer.core.learning import contrast
 from explorer.core.learning.twin import RandomTwin
 from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
+from tests.support.models import write_model
 
 
 @pytest.fixture()

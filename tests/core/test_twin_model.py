@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core.fixtures import write_model
 
 from explorer.core.analysis.stats import compute_stats
 from explorer.core.learning.twin import RandomTwin
@@ -13,6 +12,7 @@ from explorer.core.learning.twin_model import TwinEmbedding, twin_model
 from explorer.core.map.neighborhood import cosine_to_all
 from explorer.core.model.open import open_model
 from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
+from tests.support.models import write_model
 
 
 @pytest.fixture()

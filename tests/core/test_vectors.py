@@ -7,11 +7,11 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
-from core.fixtures import NUMPY_DTYPES
 
 from explorer.core.model.decode import decode_rows
 from explorer.core.rows.bits import bit_fields
 from explorer.core.rows.numbers import cosine_matrix, near_square, quantile, row_stats
+from tests.support.models import NUMPY_DTYPES
 
 
 @pytest.mark.parametrize(

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core.fixtures import make_bpe_tokenizer, make_wordpiece_tokenizer
 
 from explorer.core.errors import TokenError
 from explorer.core.resources import demo_model_dir
 from explorer.core.tokenizer.tokens import TokenizerInfo
 from explorer.core.tokenizer.vocab_table import VocabTable, VocabTokenizer
+from tests.support.tokenizers import make_bpe_tokenizer, make_wordpiece_tokenizer
 
 TEXTS = ["The cat sat on the mat.", "naïve café 🐱 ümlaut", "  two  spaces\n\tand tabs", "x"]
 FINDS = ["cat", " cat", "␣cat", "the", "##s", "s", "<s>", "[CLS]", "é", "cat sat", "🐱", "zzzz"]

@@ -1,71 +1,50 @@
-"""pytest-qt fixtures: a temporary settings store per test, and a check that a test leaves
-neither a running worker nor a visible top-level widget behind."""
+"""The app tests' fixtures (tests/support/qt.py), and main windows to test."""
 
 from __future__ import annotations
 
-import itertools
-import time
-from pathlib import Path
-
-import numpy as np
 import pytest
-from PySide6.QtCore import QCoreApplication, QSettings
-from ui.helpers import make_model
+from PySide6.QtCore import QSettings
 
-from explorer.app import jobs, tuning
+from explorer.app.state import AppState
+from explorer.ui.window.main_window import MainWindow
+from tests.support.qt import no_leaks, temp_cache, temp_settings, tiny_model, tuned_process
+from tests.support.ui import idle
 
-_counter = itertools.count()
-LEAK_GRACE_S = 30.0
-
-
-@pytest.fixture(autouse=True, scope="session")
-def tuned_process():
-    """What the GUI entry point does once at start-up."""
-    tuning.tune_process()
-
-
-@pytest.fixture(autouse=True)
-def temp_settings(tmp_path_factory, qapp):
-    """Every test writes QSettings to its own folder under its own application name."""
-    folder = tmp_path_factory.mktemp("settings")
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
-    QCoreApplication.setOrganizationName("embedding-explorer-tests")
-    QCoreApplication.setApplicationName(f"test-{next(_counter)}")
-    yield folder
-
-
-@pytest.fixture(autouse=True)
-def temp_cache(tmp_path_factory, monkeypatch):
-    """Fast-index caches go to a temporary folder, never the user's cache."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
-
-
-@pytest.fixture(autouse=True)
-def no_leaks(qapp):
-    """Fail a test that leaves a job running or a top-level widget open (checked after qtbot
-    has closed the widgets it was given)."""
-    before = set(map(id, qapp.topLevelWidgets()))
-    yield
-    qapp.processEvents()
-    # A cancelled job stops at its next check; on a loaded machine that may take a moment
-    # (numba compiling a kernel cannot be interrupted). A leak is one that never stops.
-    deadline = time.monotonic() + LEAK_GRACE_S
-    while jobs.running_workers() and time.monotonic() < deadline:
-        qapp.processEvents()
-        time.sleep(0.02)
-    assert jobs.running_workers() == 0, "a background job is still running after the test"
-    left = [
-        f"{type(w).__name__} {w.windowTitle()!r}"
-        for w in qapp.topLevelWidgets()
-        if w.isVisible() and id(w) not in before
-    ]
-    for w in qapp.topLevelWidgets():  # close them anyway, so one leak fails one test only
-        if id(w) not in before:
-            w.close()
-    assert not left, f"top-level widgets left open after the test: {left}"
+__all__ = ["no_leaks", "temp_cache", "temp_settings", "tiny_model", "tuned_process"]
 
 
 @pytest.fixture
-def tiny_model(tmp_path) -> tuple[Path, np.ndarray]:
-    return make_model(tmp_path / "tiny")
+def make_window(qtbot, tmp_path):
+    """make_window(path=None, size=(1280, 800), timeout=60000, **MainWindow keywords): a shown
+    main window, on the test's settings file and without persistence unless told otherwise,
+    with the model at `path` open and every job it started done. At the end every window made
+    leaves presentation mode and closes its error box."""
+    made: list[MainWindow] = []
+
+    def make(path=None, size=(1280, 800), timeout: int = 60000, **kwargs) -> MainWindow:
+        kwargs.setdefault(
+            "settings", QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+        )
+        kwargs.setdefault("persist", False)
+        win = MainWindow(AppState(), **kwargs)
+        qtbot.addWidget(win)
+        win.resize(*size)
+        win.show()
+        made.append(win)
+        if path is not None:
+            with qtbot.waitSignal(win.state.modelChanged, timeout=timeout):
+                win.open_path(str(path))
+            idle(qtbot, win, timeout)
+        return win
+
+    yield make
+    for win in made:
+        win.presenter.leave()
+        if win.error_box is not None:
+            win.error_box.close()
+
+
+@pytest.fixture
+def window(make_window, tiny_model) -> MainWindow:
+    """A main window with the tiny model open."""
+    return make_window(tiny_model[0])

@@ -1,5 +1,5 @@
 """The analysis views (explain, head, statistics) fed by their controllers from real model files
-with planted oddities (tests/core/analysis_fixtures.py), tied and untied; jobs run inline."""
+with planted oddities (tests/support/models.py), tied and untied; jobs run inline."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from core.analysis_fixtures import DIM, OUTLIER_DIM, ZERO, make_model
 from PySide6.QtCore import QPoint, QPointF, Qt
-from ui.helpers import activate
 
 from explorer.app.controllers.explain import ExplainController
 from explorer.app.controllers.head import HeadController
@@ -23,11 +21,12 @@ from explorer.ui.analysis.head_view import HeadView
 from explorer.ui.analysis.plots import DimensionPlot
 from explorer.ui.analysis.stats_view import StatsView
 from explorer.ui.map.kind_colors import KIND_RGB
-from explorer.ui.window.main_window import MainWindow
+from tests.support.models import DIM, OUTLIER_DIM, ZERO, planted_model
+from tests.support.ui import activate, idle
 
 
 def _open(tmp_path, tied: bool, dtype: str = "F32"):
-    folder, matrix, head = make_model(tmp_path / "m", dtype, tied)
+    folder, matrix, head = planted_model(tmp_path / "m", dtype, tied)
     state = AppState(Jobs(sync=True))
     return state, folder, matrix, head
 
@@ -105,7 +104,7 @@ def test_a_new_selection_stops_the_token_job_at_once(
         raise Cancelled("cancelled")
 
     monkeypatch.setattr(module, job, slow_for_token_7)
-    folder, _matrix, _head = make_model(tmp_path / "m", "F32", tied=False)
+    folder, _matrix, _head = planted_model(tmp_path / "m", "F32", tied=False)
     state = AppState()  # jobs on worker threads
     controller = controller_class(state)
     state.open(folder)
@@ -238,28 +237,17 @@ def test_head_view_without_a_head_in_the_files_says_so(qtbot, tmp_path):
 # -- in the window, with real jobs ---------------------------------------------------------------
 
 
-def _idle(qtbot, win, timeout: int = 60000) -> None:
-    qtbot.waitUntil(lambda: not win.pending, timeout=timeout)
-
-
 @pytest.fixture
-def window(qtbot, tmp_path):
-    folder, matrix, _ = make_model(tmp_path / "m", "BF16", tied=False)
-    win = MainWindow(AppState(), persist=False)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
-        win.open_path(str(folder))
-    _idle(qtbot, win)
-    yield win, matrix
-    win.close()
+def window(make_window, tmp_path):
+    folder, matrix, _ = planted_model(tmp_path / "m", "BF16", tied=False)
+    return make_window(folder), matrix
 
 
 def test_tabs_compute_only_when_shown_and_a_listed_token_opens_in_the_viewer(qtbot, window):
     win, matrix = window
     tabs = win.analysis
     win.state.select([ZERO])
-    _idle(qtbot, win)
+    idle(qtbot, win)
     assert tabs.explain.latest is None and tabs.stats.latest is None and tabs.head.latest is None
     win.centre.setCurrentWidget(tabs.explain_view)
     qtbot.waitUntil(lambda: tabs.explain.latest is not None, timeout=30000)
@@ -273,7 +261,7 @@ def test_tabs_compute_only_when_shown_and_a_listed_token_opens_in_the_viewer(qtb
     assert tabs.head_view.in_u.source.rowCount() == 10
     win.centre.setCurrentWidget(tabs.stats_view)
     qtbot.waitUntil(lambda: tabs.stats.dimension is not None, timeout=60000)
-    _idle(qtbot, win)
+    idle(qtbot, win)
     table = tabs.stats_view.suspicious
     table.clicked.emit(table.proxy.index(0, 1))
     assert win.state.selection == [ZERO] and win.centre.currentWidget() is win.viewer
@@ -289,7 +277,7 @@ def test_colour_by_kind_in_the_map(qtbot, window):
     with qtbot.waitSignal(pane.mapShown, timeout=30000):
         pane.request_map()
     qtbot.waitUntil(lambda: win.maps.kinds.kinds is not None, timeout=30000)
-    _idle(qtbot, win)
+    idle(qtbot, win)
     pane.colour.setCurrentIndex(pane.colour.findData("kind"))
     view = pane.view
     assert view.colour_mode == "kind"

@@ -9,17 +9,15 @@ import shutil
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings
-from ui.helpers import activate, make_model, wordlevel_tokenizer
-from ui.test_presentation import small_fonts
 
 from explorer.app.controllers.compare import CompareController
 from explorer.app.jobs import Jobs
 from explorer.app.state import AppState
-from explorer.core.model.formats.safetensors import write_safetensors
 from explorer.ui.compare.feature import wire
 from explorer.ui.compare.view import CompareView
 from explorer.ui.window.main_window import MainWindow
+from tests.support.models import word_model
+from tests.support.ui import activate, idle, small_fonts
 
 B_WORDS = ["cat", "dog", "zebra", "the", "moon", "kitten", "sun", "mat", "tree", "banana", "x"]
 
@@ -31,14 +29,10 @@ def vocab(folder) -> dict[str, int]:
 
 @pytest.fixture
 def models(tmp_path):
-    a, ea = make_model(tmp_path / "a", rows=16, dim=8, dtype=np.float32)
-    b = tmp_path / "b"
-    b.mkdir()
-    wordlevel_tokenizer(b / "tokenizer.json", B_WORDS)
-    rows = len(vocab(b))
-    eb = np.random.default_rng(7).standard_normal((rows, 12)).astype(np.float32)
-    write_safetensors(b / "model.safetensors", {"model.embed_tokens.weight": eb})
-    (b / "config.json").write_text(json.dumps({"vocab_size": rows}), encoding="utf-8")
+    a, ea = word_model(tmp_path / "a", rows=16, dim=8, dtype=np.float32)
+    b, eb = word_model(
+        tmp_path / "b", rows=len(B_WORDS) + 3, dim=12, seed=7, dtype=np.float32, words=B_WORDS
+    )
     return a, ea, b, eb
 
 
@@ -130,33 +124,16 @@ def test_k_change_recomputes_with_the_new_k(qtbot, models, inline):
     assert c.overlap.distribution.k == 4 and len(view.histogram.bars.opts["height"]) == 5
 
 
-def idle(qtbot, window: MainWindow) -> None:
-    qtbot.waitUntil(lambda: not window.pending, timeout=60000)
-
-
 @pytest.fixture
-def window(qtbot, tmp_path, models):
-    made = []
+def window(make_window, models):
+    """window(with_model=True): a main window that maps with PCA, with model A open."""
 
     def make(with_model: bool = True) -> MainWindow:
-        settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-        win = MainWindow(AppState(), settings=settings, persist=False)
-        qtbot.addWidget(win)
-        win.resize(1280, 800)
-        win.show()
+        win = make_window(models[0] if with_model else None)
         win.compare.controller.method = "pca"
-        if with_model:
-            with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
-                win.open_path(str(models[0]))
-            idle(qtbot, win)
-        made.append(win)
         return win
 
-    yield make
-    for win in made:
-        win.presenter.leave()
-        if win.error_box is not None:
-            win.error_box.close()
+    return make
 
 
 def test_window_compares_from_the_file_menu_cancels_and_presents(qtbot, models, window):

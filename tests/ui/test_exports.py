@@ -10,22 +10,11 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QTableView
-from ui.helpers import open_window
 
-from explorer.ui.exports.feature import SCALES
 from explorer.ui.map.pane import MapPane
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, tiny_model):
-    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    win = open_window(qtbot, tiny_model[0], timeout=60000, settings=settings, persist=False)
-    yield win
-    if win.error_box is not None:
-        win.error_box.close()
 
 
 def test_every_table_and_plot_outside_the_map_has_an_export_menu(window):
@@ -39,7 +28,6 @@ def test_every_table_and_plot_outside_the_map_has_an_export_menu(window):
     for p in plots:
         custom = p.contextMenuPolicy() == Qt.ContextMenuPolicy.CustomContextMenu
         assert custom != (p in in_map)
-    assert SCALES == (1, 2, 4)
 
 
 def test_neighbors_table_csv_has_the_full_scores(qtbot, window, tmp_path, tiny_model):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ui.helpers import WORDS, make_model
 
 from explorer.app import jobs
 from explorer.app.controllers.learning import LearningController
-from explorer.app.gapmeter import GapMeter, OtherLoad
 from explorer.app.state import AppState
 from explorer.ui.learning.learn_tab import LearnTab
+from tests.support.models import word_model
+from tests.support.tokenizers import WORDS
 
 QUIET_MS = 400  # how long "nothing happens" is watched for
 
@@ -116,7 +116,7 @@ def test_stop_ends_a_paused_run_and_leaves_no_worker(qtbot, tab):
 
 
 def test_real_and_random_twin_are_measured_side_by_side(qtbot, tmp_path):
-    path, _ = make_model(tmp_path / "wide", rows=64, dim=16)
+    path, _ = word_model(tmp_path / "wide", rows=64, dim=16)
     state = AppState()
     tab = LearnTab(LearningController(state))
     qtbot.addWidget(tab)
@@ -135,27 +135,31 @@ def test_real_and_random_twin_are_measured_side_by_side(qtbot, tmp_path):
     assert np.isfinite(real.trustworthiness) and np.isfinite(twin.trustworthiness)
 
 
-def test_the_window_stays_responsive_while_a_table_trains(qtbot, tab):
-    """The longest gap between ticks of a 5 ms timer on the GUI thread while epochs train and
-    the map animates (bench/learn_gui.py measures the same on the real corpus)."""
-    c = tab.controller
-    with qtbot.waitSignal(c.trainingDone, timeout=120000):  # numba's kernels load once
-        start(tab, epochs=1)
-    tab.controller.corpus_file = tiny_corpus(tab.controller.corpus_file, paragraphs=4000)
-    frames = tab.map.frames_drawn
-    meter, others = GapMeter(5), OtherLoad()
-    meter.start()
-    with qtbot.waitSignal(c.trainingDone, timeout=120000):
-        tab.start(4, 16, min_count=2, map_tokens=11, k=3, chunk_pairs=20_000)
+def test_the_map_moves_from_one_epoch_to_the_next_and_lands_on_it(qtbot, tab):
+    with qtbot.waitSignal(tab.controller.trainingDone, timeout=120000):
+        start(tab, epochs=2)
+    tab.map.finish_animation()
+    one, two = tab.controller.snapshots[1:3]
+    assert not np.allclose(one.map_coords, two.map_coords)  # a move to see
+
+    def shown() -> list[np.ndarray]:
+        return [np.column_stack(item.getData()) for item in tab.map.scatters]
+
+    def placed(snap) -> list[np.ndarray]:
+        xy = np.asarray(snap.map_coords, dtype=np.float32)
+        return [xy[idx] for idx in tab.map.kinds]
+
+    tab.map.show_epoch(one, set(), animate=False)
+    assert not tab.map.animating
+    for got, want in zip(shown(), placed(one), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    tab.map.show_epoch(two, set())
+    assert tab.map.animating  # it starts where the last epoch left the points…
+    for got, want in zip(shown(), placed(one), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
     qtbot.waitUntil(lambda: not tab.map.animating, timeout=10000)
-    gap = meter.stop()
-    print(f"longest GUI-thread gap while a table trains: {gap:.1f} ms")
-    assert [s.epoch for s in c.snapshots] == [0, 1, 2, 3, 4]
-    assert tab.map.frames_drawn - frames > 5  # one draw per epoch, and animation frames
-    busy = others.share()
-    if gap >= 150 and busy > 0.25:  # same rule as test_latency: other programs held the cores
-        pytest.xfail(f"gap {gap:.0f} ms, but other processes used {busy:.0%} of the CPUs")
-    assert gap < 150
+    for got, want in zip(shown(), placed(two), strict=True):  # …and ends on this epoch's
+        np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
 def test_frames_are_saved_from_the_tab(qtbot, tab, tmp_path):
@@ -198,3 +202,20 @@ def test_saving_frames_into_an_unwritable_place_says_so(qtbot, tab, tmp_path):
     exporter = tab.save_frames(str(blocker / "frames"))
     assert exporter is not None
     qtbot.waitUntil(lambda: "cannot create the folder" in tab.summary.text(), timeout=10000)
+
+
+def test_the_watch_table_highlights_the_pieces_new_this_epoch(qtbot):
+    from explorer.ui.learning.watch_table import NEW, WatchTable
+
+    table = WatchTable()
+    qtbot.addWidget(table)
+    table.show_neighbors({"cat": [("dog", 0.9), ("mat", 0.8)]})
+    assert f"background:{NEW}" not in table.label.text()  # the first epoch: nothing is new
+    table.show_neighbors({"cat": [("dog", 0.9), ("<kitten>", 0.7)]})
+    text = table.label.text()
+    assert text.count(f"background:{NEW}") == 1
+    assert f"<span style='background:{NEW}'><b>&lt;kitten&gt;</b></span>" in text
+    assert table.rows == {"cat": ["dog", "<kitten>"]}
+    table.clear_table()
+    table.show_neighbors({"cat": [("sun", 0.5)]})
+    assert f"background:{NEW}" not in table.label.text()  # cleared: a new start

@@ -6,23 +6,16 @@ import threading
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QEvent, QMimeData, QObject, QPoint, QPointF, Qt, QUrl
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
-from ui.helpers import make_model, open_window
 
 from explorer.app import settings as recent
 from explorer.app.state import AppState
 from explorer.ui.window.main_window import MainWindow
-
-
-def idle(qtbot, window: MainWindow, timeout: int = 30000) -> None:
-    qtbot.waitUntil(lambda: not window.pending, timeout=timeout)
-
-
-@pytest.fixture
-def window(qtbot, tiny_model):
-    return open_window(qtbot, tiny_model[0])
+from tests.support.models import word_model
+from tests.support.paints import LayoutRequests
+from tests.support.ui import idle
 
 
 def type_text(qtbot, window: MainWindow, text: str) -> list:
@@ -40,24 +33,13 @@ def click_chip(qtbot, window: MainWindow, index: int, modifier=Qt.KeyboardModifi
     idle(qtbot, window)
 
 
-class _LayoutRequests(QObject):
-    def __init__(self, widget):
-        super().__init__()
-        self.count = 0
-        widget.installEventFilter(self)
-
-    def eventFilter(self, watched, event) -> bool:
-        self.count += event.type() == QEvent.Type.LayoutRequest
-        return False
-
-
 def test_a_click_re_lays_out_the_panes_it_changes_not_the_whole_window(qtbot, window):
     """A new title, caption or neighbour list re-laid out the main window on every click (every
     pane's size hints asked again, 2-4 ms): the viewer and the neighbours pane are fenced."""
     type_text(qtbot, window, "the cat sat on the mat")
     click_chip(qtbot, window, 0)
     qtbot.wait(100)
-    requests = _LayoutRequests(window)
+    requests = LayoutRequests(window)
     for index in (1, 2, 3, 4):
         click_chip(qtbot, window, index)
         qtbot.waitUntil(lambda: window.neighbors.latest is not None, timeout=30000)
@@ -141,7 +123,7 @@ def _drop(window: MainWindow, path: str) -> tuple[bool, bool]:
 # PySide6 marks the QPoint constructor deprecated but offers no QPointF one for drag-enter.
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_drag_and_drop_opens_a_model(qtbot, window, tmp_path):
-    other, matrix = make_model(tmp_path / "other", rows=20, dim=12, seed=3)
+    other, matrix = word_model(tmp_path / "other", rows=20, dim=12, seed=3)
     with qtbot.waitSignal(window.state.modelChanged, timeout=30000):
         accepted = _drop(window, str(other))
     assert accepted == (True, True)
@@ -162,9 +144,10 @@ def test_drag_and_drop_opens_a_model(qtbot, window, tmp_path):
     assert not enter.isAccepted()
 
 
-def test_recent_files_are_remembered_and_reopen(qtbot, window, tmp_path, tiny_model):
+def test_recent_files_are_remembered_and_reopen(qtbot, make_window, tmp_path, tiny_model):
     first, _ = tiny_model
-    other, _ = make_model(tmp_path / "second", rows=18, dim=4, seed=1)
+    window = make_window(first, persist=True)
+    other, _ = word_model(tmp_path / "second", rows=18, dim=4, seed=1)
     with qtbot.waitSignal(window.state.modelChanged, timeout=30000):
         window.open_path(str(other))
     idle(qtbot, window)
@@ -188,7 +171,9 @@ def test_recent_files_are_remembered_and_reopen(qtbot, window, tmp_path, tiny_mo
     ]
 
 
-def test_opening_a_model_writes_the_settings_file_off_the_gui_thread(qtbot, tmp_path, tiny_model):
+def test_opening_a_model_writes_the_settings_file_off_the_gui_thread(
+    qtbot, make_window, tmp_path, tiny_model
+):
     """QSettings.sync() waits for the disk twice (fdatasync): on the GUI thread it froze the
     window for 420 ms while the index build read the model file from disk. A setValue on the
     window's own QSettings would sync there on the next turn, so it gets none either."""
@@ -206,7 +191,9 @@ def test_opening_a_model_writes_the_settings_file_off_the_gui_thread(qtbot, tmp_
             super().sync()
 
     ini = str(tmp_path / "settings.ini")
-    win = open_window(qtbot, tiny_model[0], settings=Recording(ini, QSettings.Format.IniFormat))
+    win = make_window(
+        tiny_model[0], settings=Recording(ini, QSettings.Format.IniFormat), persist=True
+    )
     assert calls == []
     recent.wait_for_writes()
     written = recent.recent_models(QSettings(ini, QSettings.Format.IniFormat))
@@ -215,15 +202,15 @@ def test_opening_a_model_writes_the_settings_file_off_the_gui_thread(qtbot, tmp_
 
 
 def test_opening_and_switching_models_starts_no_thread_on_the_gui_thread(
-    qtbot, tmp_path, monkeypatch
+    qtbot, make_window, tmp_path, monkeypatch
 ):
     """Thread.start waits until the new thread has run: on the GUI thread, as a model opened
     with both cores busy, that took 26 ms. The recent list's write and the old tokenizer
     child's reaping go to threads started with the app (explorer/app/errands.py)."""
     from PySide6.QtCore import QSettings
 
-    first, _ = make_model(tmp_path / "first")
-    other, _ = make_model(tmp_path / "other", seed=1)
+    first, _ = word_model(tmp_path / "first")
+    other, _ = word_model(tmp_path / "other", seed=1)
     on_gui_thread = []
     start = threading.Thread.start
 
@@ -234,7 +221,7 @@ def test_opening_and_switching_models_starts_no_thread_on_the_gui_thread(
 
     monkeypatch.setattr(threading.Thread, "start", recorded)
     ini = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    win = open_window(qtbot, first, settings=ini)
+    win = make_window(first, settings=ini, persist=True)
     old_service = win.state.tokenizer_service
     with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
         win.open_path(str(other))
@@ -310,7 +297,8 @@ def test_find_asks_the_tokenizer_on_a_worker(qtbot, window, monkeypatch):
     idle(qtbot, window)
 
 
-def test_shortcuts_focus_panes_and_settings_survive(qtbot, window):
+def test_shortcuts_focus_panes_and_settings_survive(qtbot, make_window, tiny_model):
+    window = make_window(tiny_model[0], persist=True)
     window.activateWindow()
     window.focus_text()
     assert QApplication.focusWidget() is window.token_pane.editor
@@ -342,7 +330,7 @@ def test_neighbors_follow_the_selection_and_a_click_selects_one(qtbot, window, t
 
 
 def test_a_model_without_tokenizer_is_browsed_by_id(qtbot, window, tmp_path):
-    folder, matrix = make_model(tmp_path / "no-tokenizer", rows=12, dim=6, seed=5)
+    folder, matrix = word_model(tmp_path / "no-tokenizer", rows=12, dim=6, seed=5)
     (folder / "tokenizer.json").unlink()
     with qtbot.waitSignal(window.state.modelChanged, timeout=30000):
         window.open_path(str(folder))
@@ -374,12 +362,12 @@ def test_find_takes_the_cli_query_language_and_clears_on_another_selection(qtbot
     idle(qtbot, window)
 
 
-def test_model_panel_shows_every_wrapped_line_in_a_small_window(qtbot):
+def test_model_panel_shows_every_wrapped_line_in_a_small_window(qtbot, make_window):
     """The docks are sized before a model's text is known; at 1024 × 700 the demo's 'Output head'
     and 'Tokenizer' wrap to two lines, and the second one was cut off."""
     from explorer.core.resources import demo_model_dir
 
-    win = open_window(qtbot, demo_model_dir(), size=(1024, 700), timeout=120000)
+    win = make_window(demo_model_dir(), size=(1024, 700), timeout=120000)
     qtbot.wait(50)
     panel = win.model.panel
     for name, label in panel.values.items():

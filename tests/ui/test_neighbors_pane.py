@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QRect, Qt
-from ui.helpers import cell_colours, near
 
 from explorer.core.model.open import open_model
 from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
 from explorer.ui.neighbors.pane import NeighborsPane, _Rows, bar_and_text_rects, bar_fractions
+from tests.support.ui import cell_colours, near
 
 
 def _search(tmp_path, tiny_model, metric="cosine", k=5):

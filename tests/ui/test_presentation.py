@@ -2,50 +2,10 @@
 
 from __future__ import annotations
 
-import pyqtgraph as pg
-import pytest
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QApplication, QDockWidget, QWidget
-from ui.helpers import open_window
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QDockWidget
 
-from explorer.ui.window.main_window import MainWindow
-
-
-def idle(qtbot, window: MainWindow, timeout: int = 30000) -> None:
-    qtbot.waitUntil(lambda: not window.pending, timeout=timeout)
-
-
-@pytest.fixture
-def window(qtbot, tiny_model, tmp_path):
-    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    win = open_window(qtbot, tiny_model[0], settings=settings, persist=False)
-    yield win
-    win.presenter.leave()
-
-
-def shown_widgets(root: QWidget) -> list[QWidget]:
-    return [w for w in root.findChildren(QWidget) if w.isVisible()]
-
-
-def small_fonts(window: MainWindow) -> list[str]:
-    """Visible widgets, table cells and plot axes whose type is under 18 pt."""
-    bad = []
-    for w in shown_widgets(window.centre.currentWidget()):
-        if w.font().pointSizeF() < 18:
-            bad.append(f"{type(w).__name__} {w.font().pointSizeF()}")
-        model = getattr(w, "model", lambda: None)() if hasattr(w, "viewport") else None
-        if model is not None and hasattr(model, "rowCount") and model.rowCount():
-            for col in range(model.columnCount()):
-                font = model.index(0, col).data(Qt.ItemDataRole.FontRole)
-                if font is not None and font.pointSizeF() < 18:
-                    bad.append(f"{type(w).__name__} cell {col}: {font.pointSizeF()}")
-    for view in window.centre.currentWidget().findChildren(pg.GraphicsView):
-        for item in view.scene().items():
-            if isinstance(item, pg.AxisItem) and item.isVisible():
-                font = item.style.get("tickFont")
-                if font is None or font.pointSizeF() < 18:
-                    bad.append("axis ticks")
-    return bad
+from tests.support.ui import idle, small_fonts
 
 
 def test_f5_presents_the_view_alone_in_large_type_and_esc_restores(qtbot, window):

@@ -7,37 +7,8 @@ import json
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings
 
-from explorer.app.state import AppState
-from explorer.ui.window.main_window import MainWindow
-
-
-def idle(qtbot, window: MainWindow) -> None:
-    qtbot.waitUntil(lambda: not window.pending, timeout=60000)
-
-
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    made = []
-
-    def make(model_path=None) -> MainWindow:
-        settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-        win = MainWindow(AppState(), settings=settings, persist=False)
-        qtbot.addWidget(win)
-        win.resize(1280, 800)
-        win.show()
-        if model_path is not None:
-            with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
-                win.open_path(str(model_path))
-            idle(qtbot, win)
-        made.append(win)
-        return win
-
-    yield make
-    for win in made:
-        if win.error_box is not None:
-            win.error_box.close()
+from tests.support.ui import idle
 
 
 def test_the_map_layout_and_zoom_come_back(qtbot, make_window, tiny_model, tmp_path):

@@ -5,42 +5,13 @@ from __future__ import annotations
 import re
 import shutil
 
-import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 
 from explorer.app.controllers.session import recent_sessions
 from explorer.app.settings import wait_for_writes
-from explorer.app.state import AppState
 from explorer.core.session import load_session
 from explorer.ui.window.main_window import MainWindow
-
-
-def idle(qtbot, window: MainWindow, timeout: int = 30000) -> None:
-    qtbot.waitUntil(lambda: not window.pending, timeout=timeout)
-
-
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    made = []
-
-    def make(model_path=None) -> MainWindow:
-        settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-        win = MainWindow(AppState(), settings=settings, persist=False)
-        qtbot.addWidget(win)
-        win.resize(1280, 800)
-        win.show()
-        if model_path is not None:
-            with qtbot.waitSignal(win.state.modelChanged, timeout=30000):
-                win.open_path(str(model_path))
-            idle(qtbot, win)
-        made.append(win)
-        return win
-
-    yield make
-    for win in made:
-        win.presenter.leave()
-        if win.error_box is not None:
-            win.error_box.close()
+from tests.support.ui import idle
 
 
 def set_view(qtbot, win: MainWindow) -> None:

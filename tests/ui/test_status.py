@@ -82,9 +82,9 @@ def test_progress_never_paints_the_window_at_once(qtbot):
     window with it (a plot, in the middle of the turn that reported progress). The app's bars
     wait for the next paint, and show the new value then."""
     from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
-    from ui.paints import Paints
 
     from explorer.ui.widgets.job_progress import JobProgressBar
+    from tests.support.paints import Paints
 
     window = QWidget()
     qtbot.addWidget(window)

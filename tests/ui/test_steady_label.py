@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from PySide6.QtWidgets import QHBoxLayout, QWidget
-from ui.paints import LayoutRequests
 
 from explorer.ui.widgets.steady_label import SteadyLabel
+from tests.support.paints import LayoutRequests
 
 
 def fits(label: SteadyLabel) -> bool:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from core.test_stores import make_hf_cache, make_ollama
 
 from explorer.app.state import AppState
 from explorer.ui.model.stores_menu import NONE_FOUND, StoresMenu
 from explorer.ui.window.main_window import MainWindow
+from tests.support.stores import make_hf_cache, make_ollama
 
 
 @pytest.fixture

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ui.helpers import open_window
 
 from explorer.core.learning.twin_model import TwinEmbedding
-
-
-@pytest.fixture
-def window(qtbot, tiny_model):
-    return open_window(qtbot, tiny_model[0])
 
 
 def best_cosine(rows: np.ndarray, q: int, used: np.ndarray) -> int:

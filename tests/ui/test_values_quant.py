@@ -5,20 +5,20 @@ from __future__ import annotations
 import gguf
 import numpy as np
 import pytest
-from core.gguf_fixtures import random_values, stored, write_gguf
 from PySide6.QtCore import Qt
 
 from explorer.core.model.open import open_model
 from explorer.core.rows.read import load_rows
 from explorer.ui.rows import quant_columns as qc
 from explorer.ui.rows.values_table import VALUE, ValuesTable
+from tests.support.models import random_matrix, stored, write_gguf
 
 _USER = 256  # Qt.UserRole: exact machine values
 
 
 @pytest.mark.parametrize("type_name", ["Q8_0", "Q4_1"])
 def test_quantised_row_shows_scale_and_quants(qtbot, tmp_path, type_name):
-    values = random_values(9, 64, seed=3)
+    values = random_matrix(9, 64, seed=3)
     raw = stored(values, type_name)
     path = write_gguf(
         tmp_path / "m.gguf", {"token_embd.weight": (raw, type_name)}, {"llama.vocab_size": 9}

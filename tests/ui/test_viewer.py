@@ -10,11 +10,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QPalette
-from tokenizers import Tokenizer, models, pre_tokenizers
-from ui.helpers import cell_colours, near
-from ui.paints import LayoutRequests, Paints
 
-from explorer.core.model.formats.safetensors import write_safetensors
 from explorer.core.model.open import open_model
 from explorer.core.rows.numbers import near_square, row_stats
 from explorer.core.rows.read import load_rows
@@ -31,19 +27,18 @@ from explorer.ui.rows.values_table import (
     ValuesModel,
 )
 from explorer.ui.rows.viewer import EmbeddingViewer
+from tests.support.models import write_model as write_files
+from tests.support.paints import LayoutRequests, Paints
+from tests.support.tokenizers import word_tokenizer
+from tests.support.ui import cell_colours, near
 
 WORDS = ["[UNK]", "the", "cat", "sat", "on", "mat", "dog", "banana", "kitten"]
 
 
 def write_model(folder: Path, matrix: np.ndarray) -> Path:
-    """A model folder: the embedding as safetensors plus a real WordLevel tokenizer.json.
-
-    Rows past len(WORDS) are never produced by the tokenizer (unused padding rows)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    write_safetensors(folder / "model.safetensors", {"model.embed_tokens.weight": matrix})
-    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="[UNK]"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.save(str(folder / "tokenizer.json"))
+    """The embedding alone plus a word tokenizer that never produces the rows past len(WORDS)
+    (unused padding rows)."""
+    write_files(folder, matrix=matrix, tokenizer=word_tokenizer(WORDS), layers=False)
     return folder
 
 

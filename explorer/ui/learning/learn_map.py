@@ -94,7 +94,6 @@ class LearnMap(pg.PlotWidget):
         self._timer = QTimer(self)
         self._timer.setInterval(FRAME_MS)
         self._timer.timeout.connect(self._frame)
-        self.frames_drawn = 0
 
     @property
     def animating(self) -> bool:
@@ -148,7 +147,6 @@ class LearnMap(pg.PlotWidget):
             both = np.concatenate([self.start_xy, self.target_xy]) if t == 0.0 else self.xy
             x0, y0, x1, y1 = (float(v) for v in _bounds(both))
             self.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
-        self.frames_drawn += 1
 
     def finish_animation(self) -> None:
         if self._timer.isActive():

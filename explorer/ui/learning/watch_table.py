@@ -28,18 +28,16 @@ class WatchTable(QScrollArea):
         self.setWidgetResizable(True)
         self._previous: dict[str, set[str]] = {}
         self.rows: dict[str, list[str]] = {}  # what is shown: token → pieces
-        self.new_pieces = 0  # pieces highlighted in the latest epoch
 
     def show_neighbors(self, neighbors: dict[str, list[tuple[str, float]]]) -> None:
         """One line per watched token; pieces that just arrived are highlighted."""
-        lines, self.rows, self.new_pieces = [], {}, 0
+        lines, self.rows = [], {}
         for token, found in neighbors.items():
             pieces = [p for p, _ in found[:SHOWN]]
             before = self._previous.get(token)
             cells = []
             for p in pieces:
                 if before is not None and p not in before:
-                    self.new_pieces += 1
                     cells.append(f"<span style='background:{NEW}'><b>{_piece(p)}</b></span>")
                 else:
                     cells.append(_piece(p))
@@ -73,5 +71,5 @@ class WatchTable(QScrollArea):
         self._previous = {}
 
     def clear_table(self) -> None:
-        self._previous, self.rows, self.new_pieces = {}, {}, 0
+        self._previous, self.rows = {}, {}
         self.label.setText("")

@@ -90,7 +90,6 @@ class ModelPanel(QWidget):
                 label.setToolTip(text + ("\n" + tip if tip and tip != text else ""))
             else:
                 label.setText(text)
-        self._model_text = self.values["Path"].text()
         self._fit_height()
 
     def _fit_height(self) -> None:

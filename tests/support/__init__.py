@@ -1,0 +1,1 @@
+"""What the tests share: model and tokenizer writers, reference answers, Qt fixtures and helpers."""
