@@ -90,7 +90,7 @@ if run project --around dog -n 200 --out "$T/map2.png" >"$T/out" 2>"$T/err"; the
 else fail "project (second run): $(tail -n 3 "$T/err")"; fi
 n=$(find "$T/home/.cache/embedding-explorer/numba" -name '*.nbi' 2>/dev/null | wc -l)
 # the map's own layout kernel (explorer/core/map/umap_kernel.py) must have been cached there
-if [ -n "$(find "$T/home/.cache/embedding-explorer/numba" -name 'layout_kernel.sgd_epochs-*.nbi' 2>/dev/null)" ]; then
+if [ -n "$(find "$T/home/.cache/embedding-explorer/numba" -name 'umap_kernel.sgd_epochs-*.nbi' 2>/dev/null)" ]; then
   pass "numba cache in ~/.cache/embedding-explorer/numba ($n functions, the layout kernel among them)"
 else fail "numba cache: no layout kernel among $n functions in ~/.cache/embedding-explorer/numba"; fi
 if [ -d "$T/home/.cache/numba" ]; then echo "  info some functions fell back to ~/.cache/numba"; fi

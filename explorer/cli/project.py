@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
             args_.write_text_file(out, text)
         return 0
     width, height = args.size
-    svg = figure.neighbourhood_svg(
+    svg = figure.neighborhood_svg(
         nb, coords, title=args.title, subtitle=subtitle, width=width, height=height
     )
     if suffix == ".svg":

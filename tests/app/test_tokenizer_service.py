@@ -32,9 +32,6 @@ def bpe_model(tmp_path) -> Path:
     return tmp_path / "bpe"
 
 
-# The restart leaves the dead child's pipes to the garbage collector (ResourceWarning); the
-# job-protocol rework (explorer/app/child.py, Child.restart) closes them: drop this mark then.
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_service_encodes_like_the_tokenizer_and_restarts_after_a_crash(bpe_model):
     opened = open_with_tokenizer(bpe_model, None)
     reference = open_model(bpe_model).tokenizer

@@ -50,8 +50,8 @@ def neighbourhood(query_ids: tuple[int, ...], title: str = "3 tokens around “C
 
 def test_the_neighbourhood_figure_names_its_query_and_keeps_the_title_s_case():
     coords = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.5]])
-    shown = texts(figure.neighbourhood_svg(neighbourhood((10,)), coords))
+    shown = texts(figure.neighborhood_svg(neighbourhood((10,)), coords))
     assert "3 tokens around “Cat”" in shown and "cosine to “Cat”" in shown and "query" in shown
-    several = texts(figure.neighbourhood_svg(neighbourhood((10, 11), "two"), coords, title="T"))
+    several = texts(figure.neighborhood_svg(neighbourhood((10, 11), "two"), coords, title="T"))
     assert "T" in several and "cosine to the nearest query token" in several
-    assert texts(figure.neighbourhood_svg(neighbourhood((), "sample"), coords))[0] == "Sample"
+    assert texts(figure.neighborhood_svg(neighbourhood((), "sample"), coords))[0] == "Sample"

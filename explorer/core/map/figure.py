@@ -239,7 +239,7 @@ def map_svg(
     return svg.document(width, height, out)
 
 
-def neighbourhood_svg(
+def neighborhood_svg(
     nb: Neighborhood,
     coords: np.ndarray,
     *,

@@ -19,9 +19,8 @@ from explorer.app.state import AppState
 from explorer.core.errors import ExplorerError
 from explorer.core.table_export import csv_text
 from explorer.ui.host import Host
+from explorer.ui.widgets.grab import SCALES
 from explorer.ui.widgets.roles import EXPORT_ROLE, OWN_EXPORTS
-
-SCALES = (1, 2, 4)
 
 
 def table_csv(view: QTableView) -> str:

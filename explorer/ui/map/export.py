@@ -21,7 +21,7 @@ def write_map(view, data: MapData, path: Path, scale: int = 1) -> None:
     if kind == ".png":
         grab_png(view, path, scale)
     elif kind == ".svg":
-        path.write_text(figure.neighbourhood_svg(nb, data.coords), encoding="utf-8")
+        path.write_text(figure.neighborhood_svg(nb, data.coords), encoding="utf-8")
     elif kind == ".csv":
         path.write_text(figure.coordinates_csv(nb.ids, nb.labels, data.coords), encoding="utf-8")
     elif kind == ".json":

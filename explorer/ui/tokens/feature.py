@@ -22,7 +22,6 @@ class Tokens:
     dock: QDockWidget
     search: TokenSearch
     vocabulary: VocabularyController
-    special_action: QAction
 
     def focus_search(self) -> None:
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -43,7 +42,7 @@ def install(host: Host, state: AppState) -> Tokens:
     special.setCheckable(True)
     special.toggled.connect(state.set_special)
     state.specialChanged.connect(special.setChecked)
-    feature = Tokens(pane, dock, search, vocabulary, special)
+    feature = Tokens(pane, dock, search, vocabulary)
     host.add_action("view", "find", "&Find token", feature.focus_search, "Ctrl+F")
     host.add_action("view", "find", "Edit &text", feature.focus_text, "Ctrl+L")
     host.add_action("view", "options", special)
