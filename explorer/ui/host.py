@@ -51,6 +51,7 @@ class Host(QObject):
         state: AppState,
         settings: QSettings,
         persist: bool,
+        open_model: Callable[[str], None] | None = None,
     ):
         super().__init__(window)
         self.window = window
@@ -58,12 +59,12 @@ class Host(QObject):
         self.state = state
         self.settings = settings
         self.persist = persist  # False (headless screenshots): nothing is read from or saved
-        self.open_model: Callable[[str], None] = state.open
+        self.open_model = open_model or state.open  # the window's, which says so in the status
         self._anchors: dict[tuple[str, str], QAction] = {}
         self._menus: dict[str, QMenu] = {}
         self._view_states: dict[str, ViewState] = {}
         self._pending: list[Callable[[], bool]] = [lambda: state.jobs.busy]
-        self._error_box: QMessageBox | None = None
+        self.error_box: QMessageBox | None = None
         for name, (title, groups) in MENUS.items():
             menu = window.menuBar().addMenu(title)
             self._menus[name] = menu
@@ -171,11 +172,11 @@ class Host(QObject):
 
     def show_error(self, message: str) -> None:
         self.say(message, 15000)
-        if self._error_box is None:
-            self._error_box = QMessageBox(QMessageBox.Icon.Warning, TITLE, "", parent=self.window)
-            self._error_box.setWindowModality(Qt.WindowModality.WindowModal)
-        self._error_box.setText(message)
-        self._error_box.open()
+        if self.error_box is None:
+            self.error_box = QMessageBox(QMessageBox.Icon.Warning, TITLE, "", parent=self.window)
+            self.error_box.setWindowModality(Qt.WindowModality.WindowModal)
+        self.error_box.setText(message)
+        self.error_box.open()
 
     def note_title(self, note: str) -> None:
         """Words shown after the model's name in the title line ("" for none)."""

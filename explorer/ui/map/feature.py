@@ -110,7 +110,12 @@ def apply(feature: Map, host: Host, settings) -> None:
     if settings.get("layout"):
         _restore(feature, host, settings["layout"], rect)
     elif rect and m.data is not None:
-        m.view.viewbox.setRange(xRange=(rect[0], rect[2]), yRange=(rect[1], rect[3]), padding=0)
+        _zoom(m, rect)
+
+
+def _zoom(pane: MapPane, rect) -> None:
+    """Show the saved view rectangle [x0, y0, x1, y1]."""
+    pane.view.viewbox.setRange(xRange=(rect[0], rect[2]), yRange=(rect[1], rect[3]), padding=0)
 
 
 def _restore(feature: Map, host: Host, layout: dict, rect) -> None:
@@ -129,7 +134,7 @@ def _restore(feature: Map, host: Host, layout: dict, rect) -> None:
     def shown(_data) -> None:
         feature.controller.mapReady.disconnect(shown)
         if rect:
-            m.view.viewbox.setRange(xRange=(rect[0], rect[2]), yRange=(rect[1], rect[3]), padding=0)
+            _zoom(m, rect)
 
     feature.controller.mapReady.connect(shown)
     feature.controller.restore(ids, coords, layout.get("title", ""), tuple(layout.get("query", ())))

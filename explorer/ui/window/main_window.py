@@ -81,8 +81,9 @@ class MainWindow(QMainWindow):
         self.centre = SteadyTabWidget()
         self.centre.setDocumentMode(True)
         self.setCentralWidget(self.centre)
-        self.host = host = Host(self, self.centre, self.state, self.settings, persist)
-        host.open_model = self.open_path
+        self.host = host = Host(
+            self, self.centre, self.state, self.settings, persist, open_model=self.open_path
+        )
         host.add_pending(lambda: self.state.loading is not None)
         self.state.modelChanged.connect(self._model_changed)  # before the features' own slots
         self._make_file_actions()
@@ -143,7 +144,7 @@ class MainWindow(QMainWindow):
 
     @property
     def error_box(self) -> QMessageBox | None:
-        return self.host._error_box
+        return self.host.error_box
 
     # -- building ------------------------------------------------------------------------------
     def _make_file_actions(self) -> None:
