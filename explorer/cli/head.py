@@ -46,7 +46,10 @@ def run(args: argparse.Namespace) -> int:
         from explorer.core.errors import AnalysisError
 
         raise AnalysisError(f"-k must be from 1 to 10000, not {args.k}")
-    result = head.head_cosine(model).as_dict()
+    cosine = head.head_cosine(model)
+    if cosine.cache_note:
+        print(f"note: {cosine.cache_note}", file=sys.stderr)
+    result = cosine.as_dict()
     if token_id is not None:
         result.update(head.token_view(model, token_id, args.k).as_dict())
     if args.json:

@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         searcher.build_fast_index()
     elif not args.exact:
         searcher.load_cached_fast_index()  # never build one for a single query
+    if searcher.cache_note:
+        print(f"note: {searcher.cache_note}", file=sys.stderr)
     result = searcher.search(
         query,
         k=args.k,

@@ -49,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress("reading the matrix", step=0.01)
     result = compute_stats(model, progress, use_cache=not args.no_cache)
     progress.end(clear=True)
+    if result.cache_note:
+        print(f"note: {result.cache_note}", file=sys.stderr)
     if out is not None:
         suffix = out.suffix.lower()
         if suffix == ".csv":

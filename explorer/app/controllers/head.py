@@ -14,6 +14,7 @@ from explorer.app.jobs import SCAN_NICE, JobContext, LaneSpec
 from explorer.app.state import AppState
 from explorer.core.analysis.head import HeadCosine, TokenHeadView, head_cosine, token_view
 from explorer.core.analysis.stats import HISTOGRAM_BINS
+from explorer.core.cache import sentence
 from explorer.core.model.embedding import EmbeddingModel
 
 HEAD_LANE = LaneSpec("head", nice=SCAN_NICE)  # cosine of E and the output head over the vocabulary
@@ -111,6 +112,8 @@ class HeadController(AnalysisController):
         if shown.model is self.state.model:
             self.latest = shown
             self.resultReady.emit(shown)
+            if shown.result.cache_note:
+                self.state.statusMessage.emit(sentence(shown.result.cache_note))
 
     def _token_done(self, shown: TokenShown) -> None:
         if shown.model is self.state.model:

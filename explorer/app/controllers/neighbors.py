@@ -17,6 +17,7 @@ from explorer.app.controllers.base import FeatureController
 from explorer.app.index_process import build_in_child
 from explorer.app.jobs import SCAN_NICE, JobContext, LaneSpec
 from explorer.app.state import AppState
+from explorer.core.cache import sentence
 from explorer.core.learning.twin_model import TwinEmbedding
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.search.neighbors import NeighborResult, NeighborSearcher, query_for_ids
@@ -214,8 +215,12 @@ class NeighborsController(FeatureController):
 
     def _index_done(self, ready: bool) -> None:
         self.fastReadyChanged.emit(bool(ready))
+        why = self.searcher.cache_note if self.searcher is not None else ""
+        note = f"{sentence(why)}. " if why else ""
         if ready:
-            self.state.statusMessage.emit("Fast neighbour search is ready")
+            self.state.statusMessage.emit(f"{note}Fast neighbour search is ready")
+        elif note:
+            self.state.statusMessage.emit(note)
 
     def _found(self, found: Neighbors) -> None:
         self.searching.emit(False)

@@ -17,6 +17,7 @@ from explorer.app.state import AppState
 from explorer.core.analysis.dimensions import dimension_column
 from explorer.core.analysis.kinds import KINDS
 from explorer.core.analysis.stats import HISTOGRAM_BINS, StatsResult, compute_stats
+from explorer.core.cache import sentence
 from explorer.core.model.embedding import EmbeddingModel
 
 STATS_LANE = LaneSpec("stats", nice=SCAN_NICE)  # the vocabulary statistics pass
@@ -140,6 +141,8 @@ class StatsController(AnalysisController):
             return
         self.latest = shown
         self.resultReady.emit(shown)
+        if shown.result.cache_note:
+            self.state.statusMessage.emit(sentence(shown.result.cache_note))
         r = shown.result
         first = r.outliers[0] if r.outliers else int(np.nanargmax(r.dim_std)) if r.dim else None
         if first is not None and self.dimension is None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from explorer.core import cache
 from explorer.core.analysis import cached
 from explorer.core.analysis.blocks import (
     cosine_from,
@@ -19,7 +20,7 @@ from explorer.core.analysis.blocks import (
     top_k,
 )
 from explorer.core.analysis.stats import summary
-from explorer.core.cache import default_cache_dir
+from explorer.core.cache import ArraySpec, default_cache_dir
 from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import AnalysisError
 from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
@@ -52,6 +53,7 @@ class HeadCosine:
     lowest: list[TokenScore]
     highest: list[TokenScore]
     cached: bool = False
+    cache_note: str = ""  # why a cached comparison was found but not used
 
     def as_dict(self) -> dict:
         """{"tied", "cosine": {mean, median, min, max, histogram} or null when tied, "extremes"}."""
@@ -104,6 +106,11 @@ def cosine_pass(model, ctx: JobContext = NULL_CONTEXT) -> np.ndarray:
     return out
 
 
+def _plausible(cos: np.ndarray) -> bool:
+    finite = cos[np.isfinite(cos)]
+    return bool(np.all(np.abs(finite) <= 1 + 1e-6)) and not np.isinf(cos).any()
+
+
 def head_cosine(
     model,
     ctx: JobContext = NULL_CONTEXT,
@@ -117,11 +124,20 @@ def head_cosine(
         return HeadCosine(True, model.output_tensor, None, [], [])
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     params = {"version": 1, "output": model.output_tensor}
-    arrays = cached.load(model, CACHE_KIND, params, root) if use_cache else None
-    from_cache = arrays is not None and "cosine" in arrays
-    if from_cache:
-        cos = arrays["cosine"]  # type: ignore[index]
+    specs = {"cosine": ArraySpec("<f8", (model.rows,))}  # NaN where a row is zero
+    arrays, note = (
+        cached.load(model, CACHE_KIND, params, root, specs, "head comparison")
+        if use_cache
+        else (None, "")
+    )
+    if arrays is not None and not _plausible(arrays["cosine"]):
+        arrays, note = None, cache.rejected("head comparison", "cosines outside [-1, 1]")
+    from_cache = arrays is not None
+    if arrays is not None:
+        cos = arrays["cosine"]
     else:
+        if note:
+            ctx.progress(0.0, note)
         cos = cosine_pass(model, ctx)
         if use_cache:
             cached.save(model, CACHE_KIND, params, root, {"cosine": cos})
@@ -134,6 +150,7 @@ def head_cosine(
         [token_score(model, i, cos[i]) for i in low],
         [token_score(model, i, cos[i]) for i in high],
         cached=from_cache,
+        cache_note=note,
     )
 
 

@@ -16,16 +16,31 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
+from explorer.core import cache
 from explorer.core.analysis import cached, undertrained
 from explorer.core.analysis.blocks import chan_merge, iter_blocks
 from explorer.core.analysis.dimensions import outlier_dimensions
 from explorer.core.analysis.kinds import TokenKinds, token_kinds
-from explorer.core.cache import default_cache_dir
+from explorer.core.cache import ArraySpec, default_cache_dir
 from explorer.core.context import NULL_CONTEXT, JobContext
 
 HISTOGRAM_BINS = 50
 CACHE_KIND = "stats"
 CACHE_VERSION = 1
+
+
+def _specs(rows: int, dim: int) -> dict[str, ArraySpec]:
+    vec = ArraySpec("<f8", (dim,), finite=True)
+    return {
+        "sq": ArraySpec("<f8", (rows,)),  # NaN/inf where a row holds NaN/inf
+        "refdot": ArraySpec("<f8", (rows,)),
+        "ref": vec,
+        "count": ArraySpec("<i8", ()),
+        "mean": vec,
+        "m2": vec,
+    }
+
+
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 KERNEL_BLOCK_BYTES = 128 << 20  # stored bytes per kernel call: a cancel is seen within ~0.1 s
 
@@ -86,6 +101,7 @@ class StatsResult:
     unused_cosine: np.ndarray | None  # float64 [rows]: cosine to the mean known-unused row
     known_unused: np.ndarray  # int64 ids of known-unused rows
     cached: bool = False
+    cache_note: str = ""  # why a cached pass was found but not used
 
     def norm_summary(self) -> dict:
         return summary(self.norms)
@@ -185,19 +201,18 @@ def _cache_params(unused_ids: np.ndarray) -> dict:
     return {"version": CACHE_VERSION, "unused": digest[:16]}
 
 
-def _load_pass(model, params: dict, cache_dir: Path) -> PassResult | None:
-    arrays = cached.load(model, CACHE_KIND, params, cache_dir)
-    need = {"sq", "refdot", "ref", "count", "mean", "m2"}
-    if arrays is None or not need <= set(arrays):
-        return None
-    return PassResult(
-        arrays["sq"],
-        arrays["refdot"],
-        arrays["ref"],
-        int(arrays["count"]),
-        arrays["mean"],
-        arrays["m2"],
+def _load_pass(model, params: dict, cache_dir: Path) -> tuple[PassResult | None, str]:
+    specs = _specs(model.rows, model.dim)
+    arrays, note = cached.load(model, CACHE_KIND, params, cache_dir, specs, "statistics")
+    if arrays is None:
+        return None, note
+    count = int(arrays["count"])
+    if not 0 <= count <= model.rows:
+        return None, cache.rejected("statistics", f"count {count:,} is not a row count")
+    p = PassResult(
+        arrays["sq"], arrays["refdot"], arrays["ref"], count, arrays["mean"], arrays["m2"]
     )
+    return p, ""
 
 
 def compute_stats(
@@ -210,16 +225,23 @@ def compute_stats(
     unused_ids = undertrained.known_unused_ids(model)
     params = _cache_params(unused_ids)
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    p = _load_pass(model, params, root) if use_cache else None
+    p, note = _load_pass(model, params, root) if use_cache else (None, "")
     from_cache = p is not None
     if p is None:
+        if note:
+            ctx.progress(0.0, note)
         p = streaming_pass(model, ctx, unused_ids)
-        if use_cache:
+        finite = all(np.isfinite(v).all() for v in (p.ref, p.mean, p.m2))
+        if use_cache and finite:  # a pass that overflowed is not worth keeping
             arrays = {"sq": p.sq, "refdot": p.refdot, "ref": p.ref, "mean": p.mean, "m2": p.m2}
-            cached.save(model, CACHE_KIND, params, root, {**arrays, "count": np.array(p.count)})
+            cached.save(
+                model, CACHE_KIND, params, root, {**arrays, "count": np.array(p.count, np.int64)}
+            )
     else:
         ctx.progress(1.0)
-    return derive(model, p, unused_ids, cached=from_cache)
+    result = derive(model, p, unused_ids, cached=from_cache)
+    result.cache_note = note
+    return result
 
 
 def derive(model, p: PassResult, unused_ids: np.ndarray, cached: bool = False) -> StatsResult:

@@ -26,12 +26,11 @@ from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.filecheck import check_mapped
 from explorer.core.model.decode import ggml_type
 from explorer.core.search import codes as search_codes
-from explorer.core.search.fast import SignIndex, folder_for, load, save_arrays
+from explorer.core.search.fast import HEAD_WORDS, SignIndex, folder_for, load, save_arrays
 from explorer.core.search.fast import cache_key as _key
 from explorer.core.search.tune import CALIBRATE, tune
 
 MIN_BITS = 1024
-HEAD_BITS = 1024
 MEASURE = 200
 SAMPLE_ROWS = 8192
 SAMPLE_CHUNK = 256  # rows read at a time for the mean direction (4 MB at dim 4096)
@@ -167,7 +166,7 @@ def _pass(model, index_dir: Path, u, signs, qrows, qids, ctx: JobContext) -> tup
         truth.add(start, np.matmul(x, qrows.T, out=dots_buf[:n]).T, sq[block])
         ctx.progress(stop / rows)
     codes.flush()
-    hw = min(words, HEAD_BITS // 64)
+    hw = min(words, HEAD_WORDS)
     np.save(index_dir / "head.npy", np.ascontiguousarray(codes[:, :hw]))
     del codes
     return a, wn, sq, truth
@@ -239,13 +238,12 @@ def build(model, root: Path, ctx: JobContext = NULL_CONTEXT, bits: int = MIN_BIT
         index.stats = stats
         save_arrays(tmp, index)
         stats.size_bytes = sum(f.stat().st_size for f in tmp.iterdir())
-        save_arrays(tmp, index)
         del index
-        cache.publish(tmp, final, key)
+        cache.publish(tmp, final, key, {"stats": stats.to_json()})
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    loaded = load(model, root)
+    loaded, why = load(model, root)
     if loaded is None:
-        raise OSError(f"cannot read back the neighbour index written to {final}")
+        raise OSError(f"cannot read back the neighbour index written to {final}: {why}")
     return loaded

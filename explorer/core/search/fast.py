@@ -11,7 +11,6 @@ and shown with every answer.  The index lives in the user cache folder, keyed to
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,11 +23,13 @@ from explorer.core.search import codes as search_codes
 INDEX_VERSION = 4  # 4: 1024-bit heads (stage one keeps half the rows for cosine at 0.99)
 KIND = "neighbors-index"
 TARGET_RECALL = 0.99
+HEAD_WORDS = 1024 // 64  # words of each code that stage one reads
+MAX_BITS = 1 << 16
 
 
 @dataclass
 class IndexStats:
-    """What the build measured; stored beside the arrays as index.json."""
+    """What the build measured; stored in the cache entry's meta."""
 
     recall_at_10: dict[str, float]  # metric -> recall@10 against exact, measured at build
     queries: int  # random rows the recall was measured on (per metric)
@@ -121,38 +122,74 @@ def folder_for(model, root: Path) -> Path:
 
 
 def save_arrays(folder: Path, index: SignIndex) -> None:
-    np.savez(
-        folder / "arrays.npz", u=index.u, signs=index.signs, a=index.a, wn=index.wn, sq=index.sq
-    )
-    (folder / "index.json").write_text(json.dumps(index.stats.to_json()), encoding="utf-8")
+    """The small arrays beside codes.npy and head.npy (the stats go into the entry's meta)."""
+    for name in ("u", "signs", "a", "wn", "sq"):
+        np.save(folder / f"{name}.npy", getattr(index, name), allow_pickle=False)
 
 
-def load(model, root: Path) -> SignIndex | None:
-    """The cached index of this exact file, or None if absent, stale or unreadable."""
-    key = cache_key(model)
-    folder = cache.key_dir(root, key)
-    meta = cache.read_meta(folder)
-    if meta is None or meta.get("key") != key:
-        return None
+def _specs(model, bits: int) -> dict[str, cache.ArraySpec]:
+    rows, signs = int(model.rows), search_codes.rotation_signs(model.dim, bits, seed=1)
+    words = signs.size // 64
+    return {
+        "u": cache.ArraySpec("<f4", (model.dim,), finite=True),
+        "signs": cache.ArraySpec("<f4", signs.shape, finite=True),
+        "a": cache.ArraySpec("<f4", (rows,)),
+        "wn": cache.ArraySpec("<f4", (rows,)),
+        "sq": cache.ArraySpec("<f8", (rows,)),  # non-finite where a row holds NaN/inf
+        "codes": cache.ArraySpec("<u8", (rows, words), mapped=True),
+        "head": cache.ArraySpec("<u8", (rows, min(words, HEAD_WORDS)), mapped=True),
+    }
+
+
+def _stats(extra: dict, rows: int) -> IndexStats:
+    """The stored build figures, if every one is of the right kind and in range."""
     try:
-        arrays = np.load(folder / "arrays.npz")
-        stats = IndexStats.from_json(json.loads((folder / "index.json").read_text("utf-8")))
-        index = SignIndex(
-            arrays["u"],
-            arrays["signs"],
-            cache.open_array(folder / "codes.npy"),
-            cache.open_array(folder / "head.npy"),
-            arrays["a"],
-            arrays["wn"],
-            arrays["sq"],
-            stats,
+        stats = IndexStats.from_json(extra.get("stats", {}))
+    except TypeError as e:
+        raise ValueError(f"index figures: {e}") from None
+    for metric, setting in stats.settings.items():
+        ok = (
+            isinstance(setting, list)
+            and len(setting) == 2
+            and all(isinstance(c, int) and not isinstance(c, bool) for c in setting)
+            and 1 <= setting[1] <= setting[0]
+            and setting[1] <= rows
         )
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if (
-        index.rows != model.rows
-        or index.head.shape[0] != model.rows
-        or index.u.shape != (model.dim,)
+        if not ok:
+            raise ValueError(f"absurd candidate counts for {metric}: {setting!r}")
+        recall = stats.recall_at_10.get(metric)
+        if not isinstance(recall, int | float) or not 0 <= recall <= 1:
+            raise ValueError(f"recall for {metric} is {recall!r}")
+    if not isinstance(stats.usable, dict) or any(
+        stats.usable.get(m) and m not in stats.settings for m in stats.usable
     ):
-        return None
-    return index
+        raise ValueError("usable metrics without settings")
+    return stats
+
+
+def load(model, root: Path) -> tuple[SignIndex | None, str]:
+    """(the cached index of this exact file, "") or (None, why it was not used); `why` is
+    empty when there is no index. Checked: the meta, every array's checksum, dtype and shape,
+    the rotation (regenerated) and the settings; the caller also measures its recall."""
+    key = cache_key(model)
+    first, why = cache.load(root, key, {})  # the meta alone: how many bits the codes have
+    if first is None:
+        return None, cache.rejected("fast index", why) if why else ""
+    stored = first.extra.get("stats")
+    bits = stored.get("bits") if isinstance(stored, dict) else None
+    if not isinstance(bits, int) or not 64 <= bits <= MAX_BITS:
+        return None, cache.rejected("fast index", f"code length {bits!r}")
+    loaded, why = cache.load(root, key, _specs(model, bits))
+    if loaded is None:
+        return None, cache.rejected("fast index", why) if why else ""
+    arr = loaded.arrays
+    try:
+        stats = _stats(loaded.extra, model.rows)
+    except ValueError as e:
+        return None, cache.rejected("fast index", str(e))
+    if not np.array_equal(arr["signs"], search_codes.rotation_signs(model.dim, bits, seed=1)):
+        return None, cache.rejected("fast index", "its rotation is not the one it names")
+    index = SignIndex(
+        arr["u"], arr["signs"], arr["codes"], arr["head"], arr["a"], arr["wn"], arr["sq"], stats
+    )
+    return index, ""

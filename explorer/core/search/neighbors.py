@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import ml_dtypes
 import numpy as np
 
+from explorer.core import cache
 from explorer.core.cache import default_cache_dir
 from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import ExplorerError
@@ -40,6 +41,10 @@ FAST_METRICS = ("cosine", "dot")
 MAX_K = 100_000
 # Up to this many stored values an exact scan takes a few milliseconds: no index needed.
 CHEAP_EXACT_VALUES = 64_000_000
+# A cached index is checked at load: exact search against the index on this many rows.
+RECHECK_ROWS = 8
+RECHECK_RECALL = 0.9
+K_CHECK = 10
 _KERNEL_DTYPES = (np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -96,6 +101,7 @@ class NeighborSearcher:
         self._penalty: np.ndarray | None = None  # 0 for usable rows, -inf for skipped ones
         self._norms32: np.ndarray | None = None
         self._ones: np.ndarray | None = None
+        self.cache_note = ""  # why a cached fast index was found but not used
 
     # -- row norms, learned during the first exact pass or from the cache ------------------------
     def _set_norms(self, sq: np.ndarray) -> None:
@@ -129,16 +135,62 @@ class NeighborSearcher:
         use = self._fast is not None and self._fast.serves(metric) and not self.exact_is_cheap
         return "fast" if use else "exact"
 
-    def load_cached_fast_index(self) -> bool:
-        """Load a cached index of this file if there is one (never builds); True if loaded."""
+    def load_cached_fast_index(self, ctx: JobContext = NULL_CONTEXT) -> bool:
+        """Load a cached index of this file if there is one (never builds); True if loaded.
+        An index that fails a check is not used and `cache_note` says why."""
         from explorer.core.search import fast as search_fast
 
         if self._fast is None:
-            index = search_fast.load(self.model, self.cache_dir)
+            index, note = search_fast.load(self.model, self.cache_dir)
             if index is not None:
-                self._set_norms(np.asarray(index.sq))
-                self._fast = index
+                note = self._recheck(index, ctx)
+            self.cache_note = note or self.cache_note  # kept through the rebuild that follows
         return self.fast_ready
+
+    def _recheck(self, index: search_fast.SignIndex, ctx: JobContext) -> str:
+        """Use `index` only if its row norms are the matrix's and it finds the exact top-10 of
+        a few rows (one exact scan); else the reason it is not used."""
+        from explorer.core.search import exact as search_exact
+
+        rows = self.model.rows
+        ids = np.unique(np.linspace(0, rows - 1, RECHECK_ROWS * 4).astype(np.int64))
+        vectors = np.asarray(self.model.vectors(ids), dtype=np.float64)
+        ok = np.isfinite(vectors).all(1) & (np.abs(vectors).sum(1) > 0)
+        queries = [query_for_ids(self.model, [int(i)]) for i in ids[ok][:RECHECK_ROWS]]
+        matrix = self.model.matrix
+        decode = None if matrix.dtype in _KERNEL_DTYPES else self.model.decode_block
+        stacked = (
+            np.stack([q.vector for q in queries])
+            if queries
+            else np.zeros((1, self.model.dim), np.float32)
+        )
+        dots, sq = search_exact.scan(matrix, stacked, True, ctx, decode=decode)
+        assert sq is not None
+        stored = np.asarray(index.sq)
+        finite = np.isfinite(sq)
+        same = np.array_equal(finite, np.isfinite(stored)) and np.allclose(
+            stored[finite], sq[finite], rtol=1e-4, atol=1e-30
+        )
+        if not same:
+            return cache.rejected("fast index", "its row norms are not the matrix's")
+        self._set_norms(sq)
+        self._fast = index
+        for metric in FAST_METRICS:
+            if not index.serves(metric) or not queries:
+                continue
+            hits = total = 0
+            for i, q in enumerate(queries):
+                truth = self._finish(q, slice(None), dots[i], K_CHECK, metric, False)
+                got = self._search_fast(q, K_CHECK, metric, False)
+                if len(truth.scores):
+                    kth = float(truth.scores[-1])
+                    hits += int(np.sum(got.scores >= kth - 1e-5 * abs(kth)))
+                    total += len(truth.scores)
+            if total and hits < RECHECK_RECALL * total:
+                self._fast = None
+                why = f"recall@10 for {metric} is {hits / total:.2f} on {len(queries)} rows"
+                return cache.rejected("fast index", why)
+        return ""
 
     def build_fast_index(self, ctx: JobContext = NULL_CONTEXT, rebuild: bool = False) -> None:
         """Build (or load the cached) index, reporting progress 0..1. Only on request:
