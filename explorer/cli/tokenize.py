@@ -14,6 +14,8 @@ from pathlib import Path
 from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model, print_json
 from explorer.core.errors import TokenError
+from explorer.core.filecheck import read_limited, read_stream
+from explorer.core.limits import MAX_LINES_BYTES
 
 
 def register(sub) -> None:
@@ -34,7 +36,11 @@ def register(sub) -> None:
 def _lines(name: str) -> Iterator[str]:
     """The texts of FILE, one per line (line ends removed), read as UTF-8."""
     try:
-        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+        data = (
+            read_stream(sys.stdin.buffer, MAX_LINES_BYTES, "standard input")
+            if name == "-"
+            else read_limited(Path(name), MAX_LINES_BYTES)
+        )
     except OSError as e:
         raise TokenError(f"{name}: cannot read ({e.strerror or e})") from None
     for number, raw in enumerate(data.splitlines(), start=1):

@@ -32,6 +32,27 @@ _KINDS = {
 }
 
 
+def _kind(mode: int) -> str:
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def check_regular(path: str | Path) -> Path:
+    """`path` if it names a regular file (symlinks followed); else one clear ModelFormatError.
+
+    Only stats the path: nothing is opened, so a FIFO cannot block.
+    """
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        if os.path.islink(path):
+            raise ModelFormatError(f"{path.name}: is a dangling symbolic link") from None
+        raise ModelFormatError(f"{path.name}: cannot read ({e.strerror or e})") from None
+    if not stat.S_ISREG(mode):
+        raise ModelFormatError(f"{path.name}: cannot read: it is {_kind(mode)}, not a regular file")
+    return path
+
+
 def open_regular(path: str | Path) -> BinaryIO:
     """Open `path` read-only; refuse anything that is not a regular file without blocking.
 
@@ -45,8 +66,9 @@ def open_regular(path: str | Path) -> BinaryIO:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-            raise ModelFormatError(f"{path.name}: cannot read: it is {kind}, not a regular file")
+            raise ModelFormatError(
+                f"{path.name}: cannot read: it is {_kind(mode)}, not a regular file"
+            )
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -62,15 +84,43 @@ def read_limited(path: str | Path, limit: int) -> bytes:
         if size > limit:
             raise ModelFormatError(
                 f"{path.name}: is {size / 2**20:.1f} MB; the limit for this kind of file is "
-                f"{limit / 2**20:.0f} MB"
+                f"{_megabytes(limit)}"
             )
         try:
             data = f.read(limit + 1)
         except OSError as e:
             raise ModelFormatError(f"{path.name}: cannot read ({e.strerror or e})") from None
     if len(data) > limit:  # grew while we read it
-        raise ModelFormatError(f"{path.name}: grew past {limit / 2**20:.0f} MB while being read")
+        raise ModelFormatError(f"{path.name}: grew past {_megabytes(limit)} while being read")
     return data
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 2**20:.0f} MB" if n >= 2**20 else f"{n:,} bytes"
+
+
+def check_size(path: str | Path, limit: int, what: str = "this kind of file") -> Path:
+    """`path` if it is a regular file of at most `limit` bytes (for files a library opens)."""
+    path = check_regular(path)
+    size = os.stat(path).st_size
+    if size > limit:
+        raise ModelFormatError(
+            f"{path.name}: is {size / 2**20:.1f} MB; the limit for {what} is {_megabytes(limit)}"
+        )
+    return path
+
+
+def read_stream(stream: BinaryIO, limit: int, name: str) -> bytes:
+    """At most `limit` bytes of a stream (stdin, a pipe), read in bounded chunks; a stream
+    that goes on past the limit is refused after reading `limit` + 1 bytes."""
+    chunks, total = [], 0
+    while total <= limit:
+        chunk = stream.read(min(1 << 20, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+    raise ModelFormatError(f"{name}: goes on past {_megabytes(limit)}, the limit for it")
 
 
 def _changed(name: str, detail: str) -> ModelChangedError:

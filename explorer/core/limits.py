@@ -17,6 +17,13 @@ MAX_JSON_BYTES = 64 << 20
 MAX_TOKENIZER_BYTES = 512 << 20
 # An id is at most 19 ASCII digits (int64); '#²' or '#١٢' are not ids.
 MAX_ID_DIGITS = 19
+# Files read whole: each has a cap far above real ones, so a wrong file (a 1 GB log, /dev/zero,
+# a sparse file) is refused at once instead of filling memory.
+MAX_SESSION_BYTES = 256 << 20  # a session with a 262k-point map layout is ~15 MB
+MAX_CORPUS_BYTES = 64 << 20  # `learn --corpus`: the bundled corpus is a few hundred KB
+MAX_LINES_BYTES = 32 << 20  # `tokenize --file` (a file or stdin)
+MAX_SENTENCEPIECE_BYTES = 32 << 20  # tokenizer.model: real ones are 0.5-5 MB
+MAX_MANIFEST_BYTES = 1 << 20  # an Ollama manifest, a Hugging Face refs/main
 MAX_SEED = 2**32 - 1
 MAX_EPOCHS = 10_000
 

@@ -46,7 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from explorer.core.cache import tensor_file
-from explorer.core.errors import SessionError
+from explorer.core.errors import ModelFormatError, SessionError
+from explorer.core.filecheck import read_limited
+from explorer.core.limits import MAX_SESSION_BYTES
 
 FORMAT = "embedding-explorer-session"
 VERSION = 1
@@ -305,9 +307,11 @@ def load_session(path: str | Path) -> LoadedSession:
     """Read and validate a session file and check that its model is still the same file."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise SessionError(f"{path}: cannot read the session ({e.strerror or e})") from None
+        data = json.loads(read_limited(path, MAX_SESSION_BYTES).decode("utf-8"))
+    except ModelFormatError as e:
+        raise SessionError(str(e)) from None
+    except RecursionError:
+        raise SessionError(f"{path.name}: not a valid session file (nested too deeply)") from None
     except (UnicodeDecodeError, ValueError) as e:
         raise SessionError(f"{path.name}: not a valid session file ({e})") from None
     session = session_from_dict(data)

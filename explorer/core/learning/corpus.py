@@ -3,6 +3,7 @@ tokens the corpus uses often enough to learn (word2vec's min_count)."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer.core.errors import ExplorerError
+from explorer.core.filecheck import read_limited
+from explorer.core.limits import MAX_CORPUS_BYTES
 from explorer.core.resources import resources_dir
 
 if TYPE_CHECKING:  # the window's process never loads the Rust tokenizer just by importing this
@@ -96,10 +99,10 @@ def load_corpus(
 ) -> TokenCorpus:
     """The corpus at `path` (default: the bundled one), encoded with `tokenizer`."""
     path = Path(path) if path is not None else corpus_path()
+    if not os.path.lexists(path):
+        raise ExplorerError(f"{path}: corpus file not found")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ExplorerError(f"{path}: corpus file not found") from None
+        text = read_limited(path, MAX_CORPUS_BYTES).decode("utf-8")
     except UnicodeDecodeError:
         raise ExplorerError(f"{path.name}: the corpus must be UTF-8 text") from None
     return encode_corpus(text, tokenizer, min_count=min_count, rows=rows)

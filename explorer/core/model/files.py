@@ -3,11 +3,13 @@ name and shape from the headers (nothing of the matrix is read here)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.core.errors import ModelFormatError, PickleRefusedError
+from explorer.core.filecheck import check_regular, open_regular
 from explorer.core.model.formats.jsonfile import load_json
 from explorer.core.model.formats.safetensors import FLOAT_DTYPES, SafetensorsFile, TensorInfo
 from explorer.core.model.tensors import find_embedding
@@ -39,7 +41,7 @@ def gguf_in(path: Path) -> Path | None:
     if path.is_file() and path.suffix.lower() == ".gguf":
         return path
     if path.is_file() and not path.suffix:  # an Ollama blob: sha256-…, no suffix
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             if f.read(4) == b"GGUF":
                 return path
     if (
@@ -114,8 +116,9 @@ def _resolve_index(index: Path) -> Sources:
     if pickles:  # e.g. pytorch_model.bin.index.json
         raise PickleRefusedError(_pickle_message(pickles[0]))
     for f in files:
-        if not f.is_file():
+        if not os.path.lexists(f):
             raise ModelFormatError(f"{index.name}: shard {f.name} is missing")
+        check_regular(f)
     return Sources("safetensors-sharded", files, where, index.parent)
 
 

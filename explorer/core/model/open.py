@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from explorer.core.filecheck import check_regular
 from explorer.core.model.embedding import EmbeddingModel, assemble
 from explorer.core.model.files import expand, gguf_in, locate
 from explorer.core.model.formats.safetensors import FLOAT_DTYPES
@@ -25,6 +26,7 @@ def open_model(
     path = expand(path)
     gguf_file = gguf_in(path)
     if gguf_file is not None:
+        check_regular(gguf_file)  # a FIFO named *.gguf would block the open
         from explorer.core.model.open_gguf import open_gguf  # imports gguf only for GGUF files
 
         return open_gguf(gguf_file, path, tensor=tensor, tokenizer=tokenizer)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from explorer.core.errors import ModelFormatError
+from explorer.core.filecheck import check_regular, open_regular
 from explorer.core.model.formats import gguf
+from explorer.core.model.formats.jsonfile import load_json
 from explorer.core.model.formats.safetensors import SafetensorsFile
 from explorer.core.model.tensors import find_embedding
 
@@ -15,6 +16,7 @@ def _gguf_facts(path: Path) -> tuple[dict, str, int]:
     parts = gguf.split_parts(path)
     tensors: dict[str, gguf.GGUFTensor] = {}
     for part in parts:
+        check_regular(part)  # a FIFO would block the open below
         tensors.update(gguf.GGUFFile.open(part, arrays=False).tensors)
     emb = tensors.get("token_embd.weight")
     if emb is None or len(emb.shape) != 2:
@@ -29,7 +31,7 @@ def _safetensors_facts(folder: Path, files: list[Path]) -> tuple[dict, str, int]
     shapes: dict[str, tuple[int, ...]] = {}
     dtypes: dict[str, str] = {}
     for f in files:
-        h = SafetensorsFile(f)
+        h = SafetensorsFile(check_regular(f))
         try:
             for name, info in h.tensors.items():
                 shapes[name], dtypes[name] = tuple(info.shape), info.dtype
@@ -39,9 +41,9 @@ def _safetensors_facts(folder: Path, files: list[Path]) -> tuple[dict, str, int]
     cfg = folder / "config.json"
     if cfg.is_file():
         try:
-            loaded = json.loads(cfg.read_text(encoding="utf-8"))
+            loaded = load_json(cfg, "not valid JSON")
             config = loaded if isinstance(loaded, dict) else {}
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        except ModelFormatError:
             config = {}
     name = find_embedding(folder, shapes, config, None)
     fmt = "safetensors" if len(files) == 1 else "safetensors-sharded"
@@ -52,6 +54,8 @@ def _safetensors_facts(folder: Path, files: list[Path]) -> tuple[dict, str, int]
 
 def header_facts(path: Path) -> dict:
     """format, tensor, rows, dim, dtype and size (bytes) of a model file or folder."""
+    if not path.is_dir():
+        check_regular(path)
     if path.is_file() and (path.suffix.lower() == ".gguf" or _is_gguf(path)):
         facts, dtype, size = _gguf_facts(path)
     elif path.is_dir():
@@ -71,7 +75,7 @@ def header_facts(path: Path) -> dict:
 def _is_gguf(path: Path) -> bool:
     """Ollama blobs have no suffix: look at the magic."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             return f.read(4) == b"GGUF"
-    except OSError:
+    except (OSError, ModelFormatError):
         return False

@@ -6,13 +6,15 @@ costs milliseconds per model. `resolve` turns `org/name` or `llama3.2:1b` into a
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.core.errors import ExplorerError
+from explorer.core.errors import ExplorerError, ModelFormatError
+from explorer.core.filecheck import read_limited
+from explorer.core.limits import MAX_MANIFEST_BYTES
+from explorer.core.model.formats.jsonfile import load_json
 
 WEIGHT_SUFFIXES = (".safetensors", ".gguf")
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
@@ -62,13 +64,23 @@ def _hf_snapshot(repo_dir: Path) -> Path | None:
     ref = repo_dir / "refs" / "main"
     try:
         if ref.is_file():
-            chosen = snaps / ref.read_text(encoding="utf-8").strip()
-            if chosen.is_dir():
+            name = read_limited(ref, MAX_MANIFEST_BYTES).decode("utf-8", "replace").strip()
+            chosen = snaps / name
+            if name and "/" not in name and chosen.is_dir():
                 return chosen
-        found = sorted(snaps.iterdir(), key=lambda p: p.stat().st_mtime) if snaps.is_dir() else []
+    except (OSError, ModelFormatError):
+        pass  # an unreadable ref: the newest snapshot, as without one
+    try:
+        entries = list(snaps.iterdir()) if snaps.is_dir() else []
     except OSError:
         return None
-    return found[-1] if found else None
+    dated = []
+    for p in entries:
+        try:
+            dated.append((p.stat().st_mtime, p.name, p))
+        except OSError:  # a dangling link: not a snapshot to open
+            continue
+    return max(dated)[2] if dated else None
 
 
 def _hf_repos() -> Iterator[tuple[str, Path]]:
@@ -114,8 +126,8 @@ def _ollama_models() -> Iterator[tuple[str, Path]]:
 
 def _ollama_blob(root: Path, manifest: Path) -> Path | None:
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = load_json(manifest, "not a manifest", MAX_MANIFEST_BYTES)
+    except ModelFormatError:
         return None
     layers = data.get("layers") if isinstance(data, dict) else None
     for layer in layers if isinstance(layers, list) else []:

@@ -14,6 +14,8 @@ from tokenizers import Regex, Tokenizer, decoders, models, normalizers
 from tokenizers import pre_tokenizers as pre
 
 from explorer.core.errors import ModelFormatError
+from explorer.core.filecheck import read_limited
+from explorer.core.limits import MAX_SENTENCEPIECE_BYTES
 
 UNIGRAM, BPE = 1, 2
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -51,6 +53,8 @@ def _fields(data: bytes) -> Iterator[tuple[int, int, Any]]:
     while pos < len(data):
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
+        if number == 0:  # protobuf has no field 0: zeros or another kind of file
+            raise ValueError(f"field number 0 at byte {pos - 1}")
         value: Any
         if wire == 0:
             value, pos = _varint(data, pos)
@@ -70,7 +74,7 @@ def _fields(data: bytes) -> Iterator[tuple[int, int, Any]]:
 
 def read_model(path: Path) -> SentencePieceModel:
     try:
-        return _parse(path.read_bytes())
+        return _parse(read_limited(path, MAX_SENTENCEPIECE_BYTES))
     except (ValueError, UnicodeDecodeError, struct.error) as e:
         raise ModelFormatError(f"{path.name}: not a SentencePiece model ({e})") from None
 

@@ -6,7 +6,6 @@ Each builder returns the tokenizer and the words saying where it came from.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +13,10 @@ from pathlib import Path
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, processors
 from tokenizers import pre_tokenizers as pre
 
-from explorer.core.errors import ModelFormatError
+from explorer.core.errors import ModelFormatError, shown
+from explorer.core.filecheck import check_size
+from explorer.core.limits import MAX_TOKENIZER_BYTES
+from explorer.core.model.formats.jsonfile import load_json
 from explorer.core.tokenizer.sentencepiece import sentencepiece_merges
 
 # llama.cpp's pre-tokenizer regexes (llama-vocab.cpp), by `tokenizer.ggml.pre`.
@@ -152,10 +154,24 @@ def _sentencepiece_bpe(
 def _lower_case(folder: Path) -> bool:
     cfg = folder / "tokenizer_config.json"
     try:
-        data = json.loads(cfg.read_text(encoding="utf-8")) if cfg.is_file() else {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = load_json(cfg, "not valid JSON") if cfg.is_file() else {}
+    except ModelFormatError:
         data = {}
     return bool(data.get("do_lower_case", True)) if isinstance(data, dict) else True
+
+
+def check_vocab_ids(path: Path) -> None:
+    """vocab.json maps pieces to ids the tokenizers library stores as 32-bit: refuse others
+    (10**12 would wrap to another id without a word)."""
+    data = load_json(path, "not a valid vocab.json", MAX_TOKENIZER_BYTES)
+    if not isinstance(data, dict):
+        raise ModelFormatError(f"{path.name}: should map each token to its id")
+    for piece, i in data.items():
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 2**32:
+            raise ModelFormatError(
+                f"{path.name}: token {shown(piece, 30)} has id {shown(i, 30)}; ids are whole "
+                "numbers from 0 to 4,294,967,295"
+            )
 
 
 def from_folder(folder: Path) -> Built | None:
@@ -165,12 +181,15 @@ def from_folder(folder: Path) -> Built | None:
     vocab_txt = folder / "vocab.txt"
     try:
         if vocab_json.is_file() and merges_txt.is_file():
+            check_vocab_ids(vocab_json)
+            check_size(merges_txt, MAX_TOKENIZER_BYTES, "merges.txt")
             tok = Tokenizer(models.BPE.from_file(str(vocab_json), str(merges_txt)))
             tok.pre_tokenizer = pre.ByteLevel(add_prefix_space=False)
             tok.decoder = decoders.ByteLevel()
             return Built(tok, "vocab.json + merges.txt (byte-level BPE)")
         if vocab_txt.is_file():
             lower = _lower_case(folder)
+            check_size(vocab_txt, MAX_TOKENIZER_BYTES, "vocab.txt")
             tok = Tokenizer(models.WordPiece.from_file(str(vocab_txt), unk_token="[UNK]"))
             tok.normalizer = normalizers.BertNormalizer(lowercase=lower, strip_accents=None)
             tok.pre_tokenizer = pre.BertPreTokenizer()
