@@ -113,7 +113,8 @@ def check_size(path: str | Path, limit: int, what: str = "this kind of file") ->
 def read_stream(stream: BinaryIO, limit: int, name: str) -> bytes:
     """At most `limit` bytes of a stream (stdin, a pipe), read in bounded chunks; a stream
     that goes on past the limit is refused after reading `limit` + 1 bytes."""
-    chunks, total = [], 0
+    chunks: list[bytes] = []
+    total = 0
     while total <= limit:
         chunk = stream.read(min(1 << 20, limit + 1 - total))
         if not chunk:
