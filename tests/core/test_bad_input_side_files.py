@@ -209,3 +209,19 @@ def test_gguf_fifo_in_a_store_folder_is_a_problem_line(store_env):
     os.mkfifo(folder / "x.gguf")
     (found,) = finishes(stores.list_models)
     assert "FIFO" in (found.problem or "")
+
+
+# -- degenerate GGUF shapes ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(10**8, 0), (10, 0), (0, 8)])
+def test_gguf_embedding_without_data_is_refused_up_front(tmp_path, shape):
+    import numpy as np
+
+    from tests.support.models import write_gguf
+
+    path = write_gguf(
+        tmp_path / "z.gguf", {"token_embd.weight": (np.zeros(shape, np.float32), "F32")}
+    )
+    with pytest.raises(ModelFormatError, match=r"holds no data, so it cannot be an embedding"):
+        finishes(lambda: open_model(path), 30)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from explorer.core.model.embedding import EmbeddingModel, assemble
+from explorer.core.model.files import check_embedding_shape
 from explorer.core.model.formats import gguf
 from explorer.core.model.tensors import GGUF_EMBEDDING, GGUF_OUTPUT, gguf_embedding
 
@@ -35,7 +36,10 @@ def open_gguf(
     meta = files[0].metadata
     info = gguf_embedding(file, tensors, tensor)
     name = tensor or GGUF_EMBEDDING
+    check_embedding_shape(file.name, name, info.shape)  # [10**8, 0] holds no data at all
     output = GGUF_OUTPUT if GGUF_OUTPUT in tensors and GGUF_OUTPUT != name else None
+    if output is not None and 0 in tensors[output].shape:
+        output = None  # an empty head is no head
     tok: tuple[TokenizerInfo | None, list[str]] = (None, [])
     if tokenizer:
         from explorer.core.model.tokenizer import gguf_tokenizer
