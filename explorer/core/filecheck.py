@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import signal
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,6 +23,11 @@ from typing import BinaryIO
 import numpy as np
 
 from explorer.core.errors import ModelChangedError, ModelFormatError
+
+try:
+    import fcntl
+except ImportError:  # Windows: a mapped file cannot be truncated there at all
+    fcntl = None  # type: ignore[assignment]
 
 _KINDS = {
     stat.S_IFIFO: "a FIFO (named pipe)",
@@ -156,6 +162,104 @@ def check_mapped(array: np.ndarray) -> None:
         raise _changed(name, f"cannot check it: {e}") from None
     if size < needed:
         raise _changed(name, f"now {size:,} bytes, the tensor ends at byte {needed:,}")
+
+
+# Linux file leases (fcntl(2)): constants the fcntl module may not name.
+_F_SETSIG = getattr(fcntl, "F_SETSIG", 10)
+_F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)
+_F_GETLEASE = getattr(fcntl, "F_GETLEASE", 1025)
+_SAFE_SCANS = fcntl is not None and hasattr(os, "preadv")
+
+
+class MappedScan:
+    """Blocks of rows of a mapped matrix for a scan that a truncation cannot turn into SIGBUS.
+
+    A check before each block is not enough: the file can shrink while a kernel is inside the
+    block, and a fault in a memory map kills the process. Two strategies, chosen at start:
+
+    - A read lease on the file (Linux; the user owns the file and nobody has it open for
+      writing): the kernel then holds any truncate or open-for-writing by another process
+      until the lease is released, and reports the pending break. `rows` reads the map as
+      usual (full speed) and, before each block, raises ModelChangedError if a writer is
+      waiting; the scan stops, the lease is released and the writer goes on.
+    - Otherwise, each block is read with pread into one reusable buffer: a file that shrank
+      gives a short read, which is an error, never a fault.
+
+    Arrays that are not file maps (decoded, generated) are read as they are.
+    """
+
+    def __init__(self, array: np.ndarray, block_rows: int):
+        self.array = array
+        self.fd = -1
+        self.leased = False
+        self._buf: bytearray | None = None
+        base = mapped_base(array)
+        row_bytes = array.dtype.itemsize * int(np.prod(array.shape[1:], dtype=np.int64))
+        contiguous = (
+            array.ndim >= 1
+            and array[:1].flags.c_contiguous
+            and (array.shape[0] <= 1 or array.strides[0] == row_bytes)
+        )
+        self.name = Path(str(getattr(base, "filename", None) or "model file")).name
+        if base is None or not contiguous or not row_bytes or not _SAFE_SCANS:
+            return
+        self.row_bytes = row_bytes
+        start = array.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        self.offset = int(getattr(base, "offset", 0)) + start
+        try:
+            self.fd = os.open(
+                str(base.filename), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+            )
+        except OSError as e:
+            raise _changed(self.name, f"cannot open it again: {e.strerror or e}") from None
+        try:
+            # SIGURG is ignored by default: the break is polled, never delivered as SIGIO,
+            # whose default action would end the process.
+            fcntl.fcntl(self.fd, _F_SETSIG, signal.SIGURG)
+            fcntl.fcntl(self.fd, _F_SETLEASE, fcntl.F_RDLCK)
+            self.leased = True
+        except (OSError, AttributeError):  # not the owner, a writer has it open, no leases
+            self._buf = bytearray(min(block_rows, array.shape[0]) * row_bytes)
+
+    def __enter__(self) -> MappedScan:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            if self.leased:
+                try:
+                    fcntl.fcntl(self.fd, _F_SETLEASE, fcntl.F_UNLCK)
+                except OSError:
+                    pass
+            os.close(self.fd)
+            self.fd = -1
+
+    def check(self) -> None:
+        """Raise ModelChangedError if another program is waiting to write or truncate."""
+        if self.leased and fcntl.fcntl(self.fd, _F_GETLEASE) != fcntl.F_RDLCK:
+            raise _changed(self.name, "another program is writing or truncating it")
+        check_mapped(self.array)
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        """Stored rows [start, stop): a view of the map (leased) or a copy read with pread."""
+        self.check()
+        if self.fd < 0 or self.leased:
+            return self.array[start:stop]
+        n = (stop - start) * self.row_bytes
+        if self._buf is None or len(self._buf) < n:
+            self._buf = bytearray(n)
+        view = memoryview(self._buf)[:n]
+        got = 0
+        while got < n:
+            k = os.preadv(self.fd, [view[got:]], self.offset + start * self.row_bytes + got)
+            if k <= 0:
+                raise _changed(self.name, "it ended before the rows being read")
+            got += k
+        out = np.frombuffer(view, dtype=self.array.dtype)
+        return out.reshape((stop - start, *self.array.shape[1:]))
 
 
 @dataclass(frozen=True)

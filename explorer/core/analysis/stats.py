@@ -23,6 +23,8 @@ from explorer.core.analysis.dimensions import outlier_dimensions
 from explorer.core.analysis.kinds import TokenKinds, token_kinds
 from explorer.core.cache import ArraySpec, default_cache_dir
 from explorer.core.context import NULL_CONTEXT, JobContext
+from explorer.core.filecheck import MappedScan
+from explorer.core.model.decode import decode_rows
 
 HISTOGRAM_BINS = 50
 CACHE_KIND = "stats"
@@ -131,7 +133,6 @@ def _pass_kernel(model, ref: np.ndarray, ctx: JobContext) -> PassResult:
 
     rows, dim = model.rows, model.dim
     bf16 = model.matrix.dtype == _BF16
-    bits = model.matrix.view(np.uint16) if bf16 else None
     parts = 32 * get_num_threads()  # many parts: a thread slowed by another process holds less up
     count = np.zeros(parts, dtype=np.int64)
     mean = np.zeros((parts, dim), dtype=np.float64)
@@ -140,17 +141,20 @@ def _pass_kernel(model, ref: np.ndarray, ctx: JobContext) -> PassResult:
     refdot = np.empty(rows, dtype=np.float64)
     per_row = 2 * dim if bf16 else 4 * dim  # bytes the kernel reads per row
     step = max(SUB_ROWS, (KERNEL_BLOCK_BYTES if bf16 else DECODED_BYTES) // per_row)
-    for start in range(0, rows, step):
-        ctx.check("statistics")
-        stop = min(rows, start + step)
-        block = (
-            bits[start:stop]
-            if bits is not None
-            else np.ascontiguousarray(model.decode_block(start, stop), dtype=np.float32)
-        )
-        with KERNEL_LOCK:
-            stats_rows(block, ref, sq[start:stop], refdot[start:stop], count, mean, m2)
-        ctx.progress(stop / rows)
+    # a file truncated under the pass is an error, never SIGBUS (filecheck.MappedScan)
+    with MappedScan(model.matrix, step) as source:
+        for start in range(0, rows, step):
+            ctx.check("statistics")
+            stop = min(rows, start + step)
+            if bf16:
+                block = source.rows(start, stop).view(np.uint16)
+            elif source.fd >= 0:
+                block = np.ascontiguousarray(decode_rows(source.rows(start, stop)), np.float32)
+            else:  # not a file map (a random twin's rows are generated)
+                block = np.ascontiguousarray(model.decode_block(start, stop), np.float32)
+            with KERNEL_LOCK:
+                stats_rows(block, ref, sq[start:stop], refdot[start:stop], count, mean, m2)
+            ctx.progress(stop / rows)
     n, mean_all, m2_all = merge_parts(count, mean, m2)
     return PassResult(sq, refdot, ref, n, mean_all, m2_all)
 

@@ -20,7 +20,7 @@ from numba import get_num_threads, njit, prange, types
 from numba.extending import intrinsic
 
 from explorer.core.context import NULL_CONTEXT, JobContext
-from explorer.core.filecheck import check_mapped
+from explorer.core.filecheck import MappedScan, check_mapped
 from explorer.core.model.decode import decode_rows, ggml_type
 
 # Bytes of stored matrix per block: big enough to amortise a parallel launch, small enough that
@@ -177,31 +177,33 @@ def scan(
     sq_arg = sq if sq is not None else np.empty(0, dtype=np.float64)
     step = block_rows(matrix)
     is_bf16 = matrix.dtype == _BF16
-    bits = matrix.view(np.uint16) if is_bf16 else None
-    for start in range(0, rows, step):
-        ctx.check("search")
-        check_mapped(matrix)  # a file that shrank under the scan would kill us with SIGBUS
-        stop = min(rows, start + step)
-        if bits is not None:
-            with KERNEL_LOCK:
-                _scan_bf16(
-                    bits[start:stop],
-                    q32,
-                    dots[:, start:stop],
-                    sq_arg[start:stop] if want_sq else sq_arg,
-                    want_sq,
-                    _parts(stop - start),
+    # a file truncated under the scan is an error, never SIGBUS (filecheck.MappedScan)
+    with MappedScan(matrix, step) as source:
+        # a decoder for rows that are not a file map (a random twin's are generated)
+        generated = decode is not None and source.fd < 0
+        for start in range(0, rows, step):
+            ctx.check("search")
+            stop = min(rows, start + step)
+            if is_bf16:
+                with KERNEL_LOCK:
+                    _scan_bf16(
+                        source.rows(start, stop).view(np.uint16),
+                        q32,
+                        dots[:, start:stop],
+                        sq_arg[start:stop] if want_sq else sq_arg,
+                        want_sq,
+                        _parts(stop - start),
+                    )
+            else:
+                block = (
+                    decode(start, stop)  # type: ignore[misc]
+                    if generated
+                    else _decode(np.asarray(source.rows(start, stop)))
                 )
-        else:
-            block = (
-                decode(start, stop)
-                if decode is not None
-                else _decode(np.asarray(matrix[start:stop]))
-            )
-            # dots that overflow float32 (values near 3e38) are redone by widen_dots
-            with np.errstate(over="ignore", invalid="ignore"):
-                _dense_block(block, q32, dots[:, start:stop], sq, start, stop)
-        ctx.progress(stop / rows)
+                # dots that overflow float32 (values near 3e38) are redone by widen_dots
+                with np.errstate(over="ignore", invalid="ignore"):
+                    _dense_block(block, q32, dots[:, start:stop], sq, start, stop)
+            ctx.progress(stop / rows)
     return dots, sq
 
 
