@@ -169,6 +169,7 @@ _F_SETSIG = getattr(fcntl, "F_SETSIG", 10)
 _F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)
 _F_GETLEASE = getattr(fcntl, "F_GETLEASE", 1025)
 _SAFE_SCANS = fcntl is not None and hasattr(os, "preadv")
+_PREAD_BYTES = 8 << 20  # a block read with pread
 
 
 class MappedScan:
@@ -188,11 +189,12 @@ class MappedScan:
     Arrays that are not file maps (decoded, generated) are read as they are.
     """
 
-    def __init__(self, array: np.ndarray, block_rows: int):
+    def __init__(self, array: np.ndarray):
         self.array = array
         self.fd = -1
         self.leased = False
-        self._buf: bytearray | None = None
+        self.row_bytes = 0
+        self._buf: np.ndarray | None = None
         base = mapped_base(array)
         row_bytes = array.dtype.itemsize * int(np.prod(array.shape[1:], dtype=np.int64))
         contiguous = (
@@ -218,8 +220,8 @@ class MappedScan:
             fcntl.fcntl(self.fd, _F_SETSIG, signal.SIGURG)
             fcntl.fcntl(self.fd, _F_SETLEASE, fcntl.F_RDLCK)
             self.leased = True
-        except (OSError, AttributeError):  # not the owner, a writer has it open, no leases
-            self._buf = bytearray(min(block_rows, array.shape[0]) * row_bytes)
+        except OSError:  # not the owner, a writer has it open, no leases here
+            pass
 
     def __enter__(self) -> MappedScan:
         return self
@@ -237,6 +239,13 @@ class MappedScan:
             os.close(self.fd)
             self.fd = -1
 
+    def step(self, rows: int) -> int:
+        """Rows per block for a scan that would take `rows`: fewer when read with pread, so
+        that the one buffer stays small (and in cache) and is not faulted in anew each scan."""
+        if self.fd < 0 or self.leased:
+            return rows
+        return max(1, min(rows, _PREAD_BYTES // self.row_bytes))
+
     def check(self) -> None:
         """Raise ModelChangedError if another program is waiting to write or truncate."""
         if self.leased and fcntl.fcntl(self.fd, _F_GETLEASE) != fcntl.F_RDLCK:
@@ -250,8 +259,8 @@ class MappedScan:
             return self.array[start:stop]
         n = (stop - start) * self.row_bytes
         if self._buf is None or len(self._buf) < n:
-            self._buf = bytearray(n)
-        view = memoryview(self._buf)[:n]
+            self._buf = np.empty(n, np.uint8)
+        view = memoryview(self._buf)[:n]  # type: ignore[arg-type]
         got = 0
         while got < n:
             k = os.preadv(self.fd, [view[got:]], self.offset + start * self.row_bytes + got)

@@ -142,7 +142,8 @@ def _pass_kernel(model, ref: np.ndarray, ctx: JobContext) -> PassResult:
     per_row = 2 * dim if bf16 else 4 * dim  # bytes the kernel reads per row
     step = max(SUB_ROWS, (KERNEL_BLOCK_BYTES if bf16 else DECODED_BYTES) // per_row)
     # a file truncated under the pass is an error, never SIGBUS (filecheck.MappedScan)
-    with MappedScan(model.matrix, step) as source:
+    with MappedScan(model.matrix) as source:
+        step = source.step(step)
         for start in range(0, rows, step):
             ctx.check("statistics")
             stop = min(rows, start + step)

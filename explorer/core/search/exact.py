@@ -175,10 +175,10 @@ def scan(
     dots = np.empty((nq, rows), dtype=np.float32)
     sq = np.empty(rows, dtype=np.float64) if want_sq else None
     sq_arg = sq if sq is not None else np.empty(0, dtype=np.float64)
-    step = block_rows(matrix)
     is_bf16 = matrix.dtype == _BF16
     # a file truncated under the scan is an error, never SIGBUS (filecheck.MappedScan)
-    with MappedScan(matrix, step) as source:
+    with MappedScan(matrix) as source:
+        step = source.step(block_rows(matrix))
         # a decoder for rows that are not a file map (a random twin's are generated)
         generated = decode is not None and source.fd < 0
         for start in range(0, rows, step):
