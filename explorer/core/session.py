@@ -39,6 +39,7 @@ keeps everything else and says so in `LoadedSession.message`.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.core.cache import tensor_file
-from explorer.core.errors import ModelFormatError, SessionError
+from explorer.core.errors import ModelFormatError, SessionError, shown
 from explorer.core.filecheck import read_limited
 from explorer.core.limits import MAX_SESSION_BYTES
 
@@ -121,6 +122,14 @@ class LoadedSession:
     model_status: str  # "ok", "missing", "changed" or "none"
     message: str | None  # for the user when the model is missing or changed
     model_path: Path | None  # where the model was found (absolute or relative path)
+    dropped: list[str] = field(default_factory=list)  # bad fields left out, and why
+
+
+_METRICS = ("cosine", "dot", "l2")
+_MAX_K = 100_000
+_MAX_INT = 2**31 - 1  # the window's number boxes hold 32-bit ints
+_MAX_ID = 2**63 - 1
+_MAX_COORD = 1e30
 
 
 def _want(value: Any, kind: type | tuple, what: str) -> Any:
@@ -140,21 +149,100 @@ def _ids(value: Any, what: str) -> list[int]:
         _want(v, int, f"each id in {what}")
         if v < 0:
             raise SessionError(f"session: {what} holds a negative token id ({v})")
+        if v > _MAX_ID:
+            raise SessionError(f"session: {what} holds a token id out of range ({shown(v)})")
     return list(items)
 
 
-def _settings(value: Any, defaults: dict, what: str) -> dict:
+def _finite(value: Any, what: str, low: float = -_MAX_COORD, high: float = _MAX_COORD) -> float:
+    v = float(_want(value, (int, float), what))
+    if not (math.isfinite(v) and low <= v <= high):
+        raise SessionError(f"session: {what} should be a number from {low:g} to {high:g}")
+    return v
+
+
+def _range(value: Any, low: int, high: int, what: str) -> int:
+    v = _want(value, int, what)
+    if not low <= v <= high:
+        raise SessionError(f"session: {what} should be from {low:,} to {high:,}, not {shown(v)}")
+    return v
+
+
+def _metric(value: Any, what: str) -> str:
+    if value not in _METRICS:
+        raise SessionError(f"session: {what} should be one of {', '.join(_METRICS)}")
+    return value
+
+
+def _view(value: Any, what: str) -> list[float] | None:
+    """The zoomed rectangle [x0, y0, x1, y1] of finite numbers, or None."""
     if value is None:
-        return dict(defaults)
-    given = _want(value, dict, what)
-    out = dict(defaults)
-    for key, default in defaults.items():
-        if key in given and given[key] is not None and default is not None:
-            kind = (int, float) if isinstance(default, float) else type(default)
-            _want(given[key], kind, f"{what}.{key}")
-        if key in given:
-            out[key] = given[key]
-    return out
+        return None
+    rect = [_finite(v, f"each value in {what}") for v in _want(value, list, what)]
+    if len(rect) != 4 or not (rect[0] < rect[2] and rect[1] < rect[3]):
+        raise SessionError(f"session: {what} should be [x0, y0, x1, y1] with x0 < x1, y0 < y1")
+    return rect
+
+
+# Checks beyond the type of the default, per settings key.
+_CHECKS: dict[str, Any] = {
+    "metric": _metric,
+    "k": lambda v, what: _range(v, 1, _MAX_K, what),
+    "n": lambda v, what: _range(v, 1, _MAX_INT, what),
+    "n_neighbors": lambda v, what: _range(v, 1, _MAX_INT, what),
+    "seed": lambda v, what: _range(v, 0, 2**32 - 1, what),
+    "min_dist": lambda v, what: _finite(v, what, 0.0, 1e6),
+    "view": _view,
+}
+
+
+class _Fields:
+    """Field-by-field validation: strict (the first bad field raises) or lenient (a bad field
+    takes its default and is listed in `dropped`)."""
+
+    def __init__(self, dropped: list[str] | None):
+        self.dropped = dropped
+
+    def take(self, parse: Any, default: Any) -> Any:
+        try:
+            return parse()
+        except SessionError as e:
+            if self.dropped is None:
+                raise
+            self.dropped.append(str(e).removeprefix("session: "))
+            return default() if callable(default) else default
+
+    def settings(self, value: Any, defaults: dict, what: str) -> dict:
+        out = dict(defaults)
+        if value is None:
+            return out
+        given = self.take(lambda: _want(value, dict, what), dict)
+        for key, default in defaults.items():
+            if key in given and given[key] is not None:
+                out[key] = self.take(
+                    lambda k=key, d=default: _setting(given[k], d, f"{what}.{k}"), default
+                )
+            elif key in given:
+                out[key] = None
+        return out
+
+    def map(self, value: Any, what: str) -> dict:
+        out = self.settings(value, _MAP, what)
+        out["layout"] = self.take(lambda: _layout(out.get("layout"), f"{what}.layout"), None)
+        return out
+
+
+def _setting(value: Any, default: Any, what: str) -> Any:
+    name = what.rsplit(".", 1)[-1]
+    if default is not None:
+        kind = (int, float) if isinstance(default, float) else type(default)
+        _want(value, kind, what)
+    check = _CHECKS.get(name)
+    return check(value, what) if check is not None else value
+
+
+def _settings(value: Any, defaults: dict, what: str) -> dict:
+    return _Fields(None).settings(value, defaults, what)
 
 
 def _layout(value: Any, what: str) -> dict | None:
@@ -166,9 +254,7 @@ def _layout(value: Any, what: str) -> dict | None:
     xy = []
     for key in ("x", "y"):
         values = _want(d.get(key, []), list, f"{what}.{key}")
-        for v in values:
-            _want(v, (int, float), f"each value in {what}.{key}")
-        xy.append([float(v) for v in values])
+        xy.append([_finite(v, f"each value in {what}.{key}") for v in values])
     if not len(ids) == len(xy[0]) == len(xy[1]):
         raise SessionError(
             f"session: {what} has {len(ids)} ids but {len(xy[0])} x and {len(xy[1])} y values"
@@ -182,9 +268,7 @@ def _layout(value: Any, what: str) -> dict | None:
 
 
 def _map(value: Any, what: str) -> dict:
-    out = _settings(value, _MAP, what)
-    out["layout"] = _layout(out.get("layout"), f"{what}.layout")
-    return out
+    return _Fields(None).map(value, what)
 
 
 def _model_ref(value: Any) -> ModelRef | None:
@@ -213,32 +297,48 @@ def _compare_ref(value: Any) -> dict | None:
     return {"path": path, "tensor": tensor}
 
 
-def session_from_dict(data: Any) -> Session:
-    """Validate a parsed session document; a SessionError names the first bad field."""
+def _slide(f: _Fields, s: Any, n: int) -> dict:
+    slide = dict(_want(s, dict, f"slides[{n}]"))
+    slide["selection"] = f.take(
+        lambda: _ids(slide.get("selection", []), f"slides[{n}].selection"), list
+    )
+    slide["neighbors"] = f.settings(slide.get("neighbors"), _NEIGHBORS, f"slides[{n}].neighbors")
+    slide["map"] = f.map(slide.get("map"), f"slides[{n}].map")
+    for key in ("title", "tab", "text"):
+        if key in slide:
+            slide[key] = f.take(lambda k=key: _want(slide[k], str, f"slides[{n}].{k}"), "")
+    return slide
+
+
+def session_from_dict(data: Any, dropped: list[str] | None = None) -> Session:
+    """Validate a parsed session document. Without `dropped`, a SessionError names the first
+    bad field; with a list, each bad field takes its default and what was wrong is appended
+    (the format and version are always required)."""
     d = _want(data, dict, "the file")
     if d.get("format") != FORMAT:
-        raise SessionError(f"not an Embedding Explorer session (format is {d.get('format')!r})")
+        raise SessionError(
+            f"not an Embedding Explorer session (format is {shown(d.get('format'))})"
+        )
     version = _want(d.get("version"), int, "version")
     if version > VERSION:
         raise SessionError(
             f"session version {version} is newer than this app reads ({VERSION}); update the app"
         )
+    f = _Fields(dropped)
     slides = []
-    for n, s in enumerate(_want(d.get("slides", []), list, "slides")):
-        slide = dict(_want(s, dict, f"slides[{n}]"))
-        slide["selection"] = _ids(slide.get("selection", []), f"slides[{n}].selection")
-        slide["neighbors"] = _settings(slide.get("neighbors"), _NEIGHBORS, f"slides[{n}].neighbors")
-        slide["map"] = _map(slide.get("map"), f"slides[{n}].map")
-        slides.append(slide)
+    for n, s in enumerate(f.take(lambda: _want(d.get("slides", []), list, "slides"), list)):
+        slide = f.take(lambda s=s, n=n: _slide(f, s, n), None)
+        if slide is not None:
+            slides.append(slide)
     return Session(
-        model=_model_ref(d.get("model")),
-        text=_want(d.get("text", ""), str, "text"),
-        selection=_ids(d.get("selection", []), "selection"),
-        tab=_want(d.get("tab", "embedding"), str, "tab"),
-        neighbors=_settings(d.get("neighbors"), _NEIGHBORS, "neighbors"),
-        map=_map(d.get("map"), "map"),
+        model=f.take(lambda: _model_ref(d.get("model")), None),
+        text=f.take(lambda: _want(d.get("text", ""), str, "text"), ""),
+        selection=f.take(lambda: _ids(d.get("selection", []), "selection"), list),
+        tab=f.take(lambda: _want(d.get("tab", "embedding"), str, "tab"), "embedding"),
+        neighbors=f.settings(d.get("neighbors"), _NEIGHBORS, "neighbors"),
+        map=f.map(d.get("map"), "map"),
         slides=slides,
-        compare=_compare_ref(d.get("compare")),
+        compare=f.take(lambda: _compare_ref(d.get("compare")), None),
     )
 
 
@@ -314,8 +414,9 @@ def load_session(path: str | Path) -> LoadedSession:
         raise SessionError(f"{path.name}: not a valid session file (nested too deeply)") from None
     except (UnicodeDecodeError, ValueError) as e:
         raise SessionError(f"{path.name}: not a valid session file ({e})") from None
-    session = session_from_dict(data)
+    dropped: list[str] = []
+    session = session_from_dict(data, dropped)
     if session.model is None:
-        return LoadedSession(session, "none", None, None)
+        return LoadedSession(session, "none", None, None, dropped)
     status, message, found = _check_model(session.model, path.resolve())
-    return LoadedSession(session, status, message, found)
+    return LoadedSession(session, status, message, found, dropped)

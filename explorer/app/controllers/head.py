@@ -13,7 +13,7 @@ from explorer.app.controllers.analysis_base import AnalysisController
 from explorer.app.jobs import SCAN_NICE, JobContext, LaneSpec
 from explorer.app.state import AppState
 from explorer.core.analysis.head import HeadCosine, TokenHeadView, head_cosine, token_view
-from explorer.core.analysis.stats import HISTOGRAM_BINS
+from explorer.core.analysis.stats import HISTOGRAM_BINS, histogram_arrays
 from explorer.core.cache import sentence
 from explorer.core.model.embedding import EmbeddingModel
 
@@ -45,7 +45,7 @@ def run_head(model: EmbeddingModel, ctx: JobContext) -> HeadShown:
     if result.cosine is not None:
         finite = result.cosine[np.isfinite(result.cosine)]
         if finite.size:
-            c, e = np.histogram(finite, bins=HISTOGRAM_BINS)
+            c, e = histogram_arrays(finite, HISTOGRAM_BINS)
             counts, edges = c.astype(np.float64), e
             median = float(np.median(finite))
     return HeadShown(result, model, edges, counts, median)

@@ -16,7 +16,12 @@ from explorer.app.jobs import SCAN_NICE, JobContext, LaneSpec
 from explorer.app.state import AppState
 from explorer.core.analysis.dimensions import dimension_column
 from explorer.core.analysis.kinds import KINDS
-from explorer.core.analysis.stats import HISTOGRAM_BINS, StatsResult, compute_stats
+from explorer.core.analysis.stats import (
+    HISTOGRAM_BINS,
+    StatsResult,
+    compute_stats,
+    histogram_arrays,
+)
 from explorer.core.cache import sentence
 from explorer.core.model.embedding import EmbeddingModel
 
@@ -70,7 +75,7 @@ def run_stats(model: EmbeddingModel, ctx: JobContext) -> StatsShown:
     """Worker thread: the statistics pass (or its cache) and the view's rows."""
     result = compute_stats(model, ctx.part(text="Vocabulary statistics"))
     norms = result.norms[np.isfinite(result.norms)]
-    counts, edges = np.histogram(norms, bins=HISTOGRAM_BINS) if norms.size else ([], [])
+    counts, edges = histogram_arrays(norms, HISTOGRAM_BINS)
     sus = result.suspicious
     rows = [(s.id, model.label(s.id), REASON_TEXT.get(s.reason, s.reason), s.score) for s in sus]
     return StatsShown(

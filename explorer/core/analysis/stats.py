@@ -64,8 +64,22 @@ def histogram(values: np.ndarray, bins: int = HISTOGRAM_BINS) -> dict:
     v = v[np.isfinite(v)]
     if v.size == 0:
         return {"edges": [], "counts": []}
-    counts, edges = np.histogram(v, bins=bins)
+    counts, edges = histogram_arrays(v, bins)
     return {"edges": edges.tolist(), "counts": counts.tolist()}
+
+
+def histogram_arrays(values: np.ndarray, bins: int = HISTOGRAM_BINS) -> tuple:
+    """np.histogram of finite values, also when they are all one value far from zero: numpy
+    widens a zero range by ±0.5, which vanishes next to 3e38 and fails."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0)
+    lo, hi = float(v.min()), float(v.max())
+    if not hi - lo > max(abs(lo), abs(hi)) * 1e-12:
+        pad = max(0.5, abs(lo) * 1e-6)
+        lo, hi = lo - pad, hi + pad
+    return np.histogram(v, bins=bins, range=(lo, hi))
 
 
 def summary(values: np.ndarray, bins: int = HISTOGRAM_BINS) -> dict:

@@ -50,6 +50,7 @@ class LearnParams:
             "map_tokens": (3, 5000, self.map_tokens),
             "k": (1, 100, self.k),
             "min_count": (1, 10**6, self.min_count),
+            "seed": (0, 2**32 - 1, self.seed),
         }
         for name, (lo, hi, value) in checks.items():
             if not lo <= value <= hi:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from explorer.core.errors import ModelFormatError
 from explorer.core.model.embedding import EmbeddingModel, assemble
 from explorer.core.model.files import check_embedding_shape
 from explorer.core.model.formats import gguf
@@ -29,10 +30,17 @@ def _config(meta: dict) -> dict:
     return out
 
 
+def nested_too_deeply(file: Path) -> str:
+    return f"{file.name}: not a valid GGUF file (metadata arrays nested too deeply)"
+
+
 def open_gguf(
     file: Path, shown: Path, tensor: str | None = None, tokenizer: bool = True
 ) -> EmbeddingModel:
-    files, tensors = gguf.open_parts(file)
+    try:
+        files, tensors = gguf.open_parts(file)
+    except RecursionError:  # arrays of arrays of …: the parser recurses once per level
+        raise ModelFormatError(nested_too_deeply(file)) from None
     meta = files[0].metadata
     info = gguf_embedding(file, tensors, tensor)
     name = tensor or GGUF_EMBEDDING

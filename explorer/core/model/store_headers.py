@@ -9,6 +9,7 @@ from explorer.core.filecheck import check_regular, open_regular
 from explorer.core.model.formats import gguf
 from explorer.core.model.formats.jsonfile import load_json
 from explorer.core.model.formats.safetensors import SafetensorsFile
+from explorer.core.model.open_gguf import nested_too_deeply
 from explorer.core.model.tensors import find_embedding
 
 
@@ -17,7 +18,10 @@ def _gguf_facts(path: Path) -> tuple[dict, str, int]:
     tensors: dict[str, gguf.GGUFTensor] = {}
     for part in parts:
         check_regular(part)  # a FIFO would block the open below
-        tensors.update(gguf.GGUFFile.open(part, arrays=False).tensors)
+        try:
+            tensors.update(gguf.GGUFFile.open(part, arrays=False).tensors)
+        except RecursionError:  # arrays of arrays of …: the parser recurses once per level
+            raise ModelFormatError(nested_too_deeply(part)) from None
     emb = tensors.get("token_embd.weight")
     if emb is None or len(emb.shape) != 2:
         raise ModelFormatError(f"{path.name}: no token_embd.weight")

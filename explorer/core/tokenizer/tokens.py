@@ -238,7 +238,11 @@ class TokenizerInfo:
         """Token ids of each text, without special tokens (a corpus, paragraph by paragraph)."""
         import numpy as np
 
-        encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        try:
+            encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        except Exception as e:  # tokenizers raises plain Exception (e.g. WordPiece without [UNK])
+            first = (str(e).splitlines() or [type(e).__name__])[0]
+            raise TokenError(f"the tokenizer cannot encode this text: {first}") from None
         return [np.asarray(e.ids, dtype=np.int64) for e in encodings]
 
     def encode(self, text: str, special: bool = False) -> list[Token]:

@@ -88,6 +88,9 @@ class Sessions(QObject):
             self._model_open = True
         if loaded.message:
             self.host.show_error(loaded.message)
+        elif loaded.dropped:
+            more = f" (and {len(loaded.dropped) - 1} more)" if len(loaded.dropped) > 1 else ""
+            self.host.say(f"Opened the session without a bad field: {loaded.dropped[0]}{more}")
         else:
             self.host.say("Opened the session")
 
