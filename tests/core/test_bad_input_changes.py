@@ -53,9 +53,17 @@ def test_file_truncated_under_a_running_scan(tmp_path, dtype):
         search_exact.BLOCK_BYTES = 64 * 1024  # many blocks, so that one comes after the cut
         model = open_model("m")
         query = query_for_ids(model, [1])
+        import threading, time
+        cutter = []
         def cut(fraction, text):  # after the first block: a download restarted, say
-            if os.path.getsize("m/model.safetensors") != 4096:
-                os.truncate("m/model.safetensors", 4096)
+            # from another thread, as a writer would: the scan's read lease holds a
+            # truncation until the scan lets go, so this thread must not wait for it
+            if not cutter:
+                cutter.append(threading.Thread(
+                    target=os.truncate, args=("m/model.safetensors", 4096)
+                ))
+                cutter[0].start()
+                time.sleep(0.5)  # the truncation has begun (or, with no lease, is done)
 
         try:
             NeighborSearcher(model, cache_dir="cache").search(
@@ -63,9 +71,12 @@ def test_file_truncated_under_a_running_scan(tmp_path, dtype):
             )
         except ModelChangedError as e:
             print("changed:", e)
+        cutter[0].join()
+        print(os.path.getsize("m/model.safetensors"))
         """,
         tmp_path,
     )
+    assert proc.stdout.splitlines()[-1] == "4096"
     assert "changed: model.safetensors: model file changed on disk" in proc.stdout
     assert "reopen it" in proc.stdout
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from explorer.core import cache
+from explorer.core.errors import ExplorerError
 from explorer.core.ranking import top_unordered
 from explorer.core.search import codes as search_codes
 
@@ -171,7 +172,10 @@ def load(model, root: Path) -> tuple[SignIndex | None, str]:
     """(the cached index of this exact file, "") or (None, why it was not used); `why` is
     empty when there is no index. Checked: the meta, every array's checksum, dtype and shape,
     the rotation (regenerated) and the settings; the caller also measures its recall."""
-    key = cache_key(model)
+    try:
+        key = cache_key(model)
+    except (OSError, ExplorerError):  # the model file cannot be read again: no cache
+        return None, ""
     first, why = cache.load(root, key, {})  # the meta alone: how many bits the codes have
     if first is None:
         return None, cache.rejected("fast index", why) if why else ""
