@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from explorer.core.errors import ModelChangedError
-from explorer.core.filecheck import mapped_base
+from explorer.core.errors import ModelChangedError, ModelFormatError
+from explorer.core.filecheck import mapped_base, open_regular
 
 MAX_READ = 64 << 20  # bytes read per call at most: more rows than that are copied from the map
 # Matrices from this size on get a random-access map: below it, the read-ahead that a re-rank's
@@ -58,12 +58,12 @@ def random_access_map(matrix: np.ndarray, min_bytes: int | None = None) -> np.nd
         return matrix
     filename, first, mm = where
     try:
-        with open(filename, "rb", buffering=0) as f:
+        with open_regular(filename) as f:  # a FIFO put in its place must not block
             if os.fstat(f.fileno()).st_size != mm.size():  # replaced or cut since it was mapped
                 return matrix
             scattered = np.memmap(f, dtype=matrix.dtype, mode="r", offset=first, shape=matrix.shape)
         scattered._mmap.madvise(mmap.MADV_RANDOM)  # type: ignore[attr-defined]
-    except (OSError, ValueError):
+    except (OSError, ValueError, ModelFormatError):
         return matrix
     return scattered
 
@@ -82,7 +82,7 @@ def read_rows(matrix: np.ndarray, ids: Sequence[int]) -> np.ndarray | None:
     filename, first, mm = where
     out = np.empty((len(ids), *matrix.shape[1:]), dtype=matrix.dtype)
     into = out.view(np.uint8).reshape(len(ids), row)
-    with open(filename, "rb", buffering=0) as f:
+    with open_regular(filename) as f:  # a FIFO put in its place must not block
         fd = f.fileno()
         changed = os.fstat(fd).st_size != mm.size()  # replaced or cut since it was mapped
         for k, i in enumerate(ids):
