@@ -171,7 +171,8 @@ def corrupt(kind: str, how: str, array: str) -> Callable[[Path], None]:
         elif damage == "truncated":
             p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
         elif damage == "nan":
-            a = np.load(p).astype(np.float64 if np.load(p).dtype.kind != "f" else None)
+            a = np.load(p)
+            a = a.astype(np.float64) if a.dtype.kind != "f" else a.copy()
             a.reshape(-1)[0] = np.nan
             np.save(p, a)
         elif damage == "2-D":

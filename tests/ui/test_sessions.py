@@ -162,3 +162,31 @@ def test_gui_session_option_opens_a_session_and_refuses_a_missing_file(tmp_path,
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "nope.json" in lines[0] and "no such session" in lines[0]
+
+
+def test_a_session_with_bad_fields_opens_the_rest_and_says_so(
+    qtbot, make_window, tiny_model, tmp_path
+):
+    """Field by field: a metric that is none, k = 10**30 and NaN map coordinates are left out
+    with one status line; the text, selection and tab are restored."""
+    import json
+
+    path, _ = tiny_model
+    a = make_window(path)
+    set_view(qtbot, a)
+    file = tmp_path / "bad-fields.eesession.json"
+    a.sessions.save_to(file)
+    data = json.loads(file.read_text(encoding="utf-8"))
+    data["neighbors"].update(metric="manhattan", k=10**30)
+    data["map"]["layout"] = {"ids": [1, 2], "x": [0.0, float("nan")], "y": [0.0, 1.0]}
+    file.write_text(json.dumps(data), encoding="utf-8")
+
+    b = make_window()
+    loaded = open_session(qtbot, b, file)
+    assert len(loaded.dropped) == 3
+    assert b.state.text == "abc ab" and b.state.selection == [3, 5]
+    assert b.centre.currentIndex() == 1
+    assert b.neighbors_pane.metric_name == "cosine" and b.neighbors_pane.k == 10
+    message = b.statusBar().currentMessage()
+    assert message.startswith("Opened the session without a bad field: neighbors.metric")
+    assert "(and 2 more)" in message
