@@ -43,6 +43,24 @@ MAX_RSS_MB = 1500
 GB = 1 << 30
 
 
+# Runs the command as its own child and writes that child's peak RSS (KiB) to argv[1]: measured
+# from here, every case would report this script's own size (Linux keeps the larger of the
+# forked parent's and the command's peak across exec).
+LAUNCH = """
+import os, signal, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+sys.exit(os.WEXITSTATUS(status))
+"""
+
+
 @dataclass
 class Case:
     name: str
@@ -62,13 +80,15 @@ def run(case: Case, work: Path) -> tuple[bool, str]:
     argv = [a.replace("{work}", str(work)) for a in case.argv]
     stdin = open(case.stdin, "rb") if case.stdin else subprocess.DEVNULL
     t0 = time.perf_counter()
+    peak_file = work / "peak-rss"
     child = subprocess.Popen(
-        [sys.executable, "-m", "explorer", *argv],
+        [sys.executable, "-c", LAUNCH, str(peak_file), sys.executable, "-m", "explorer", *argv],
         stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
         cwd=work,
+        start_new_session=True,  # the time limit ends the launcher and the command together
     )
     streams: dict[str, bytes] = {}
 
@@ -84,10 +104,9 @@ def run(case: Case, work: Path) -> tuple[bool, str]:
     side = threading.Thread(target=case.during, args=(work,)) if case.during else None
     if side:
         side.start()
-    timer = threading.Timer(LIMIT_S, child.kill)
+    timer = threading.Timer(LIMIT_S, os.killpg, args=(child.pid, signal.SIGKILL))
     timer.start()
-    _, status, usage = os.wait4(child.pid, 0)  # the child's own peak memory, unlike Popen.wait
-    child.returncode = code = os.waitstatus_to_exitcode(status)
+    code = child.wait()
     timer.cancel()
     for r in readers:
         r.join()
@@ -98,7 +117,7 @@ def run(case: Case, work: Path) -> tuple[bool, str]:
     seconds = time.perf_counter() - t0
     out = streams.get("out", b"").decode("utf-8", "replace")
     err = streams.get("err", b"").decode("utf-8", "replace")
-    rss = usage.ru_maxrss / 1024
+    rss = int(peak_file.read_text()) / 1024 if peak_file.exists() else float("nan")
     problems = []
     if code < 0:
         problems.append(f"killed by {signal.Signals(-code).name}")
@@ -216,7 +235,7 @@ def build_cases(base: Path) -> list[Case]:
     small = base / "small"
     write_model(small, rows=2000, dim=32, dtype="BF16", tokenizer="wordpiece")
     big = base / "big"
-    write_model(big, rows=400_000, dim=128, dtype="BF16")
+    write_model(big, rows=1_200_000, dim=128, dtype="BF16")  # 300 MB: three scan blocks
     for name, values in (
         ("zeros", np.zeros((300, 16), np.float32)),
         ("same", np.ones((300, 16), np.float32)),
@@ -335,9 +354,17 @@ def build_cases(base: Path) -> list[Case]:
             )
         )
 
-    def truncate_later(work: Path) -> None:
-        time.sleep(4)  # the child is inside its scans by now (process start ~2 s)
+    def truncate_mid_scan(work: Path) -> None:
+        """Truncate once the scan holds its read lease (listed in /proc/locks), i.e. while it
+        reads; else (no lease granted here) after a while."""
         target = work / "big" / "model.safetensors"
+        inode = f":{target.stat().st_ino} "
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with open("/proc/locks") as f:
+                if any("LEASE" in line and inode in line for line in f):
+                    break
+            time.sleep(0.001)
         os.truncate(target, target.stat().st_size // 3)
 
     def copy_big(work: Path) -> None:
@@ -418,7 +445,7 @@ def build_cases(base: Path) -> list[Case]:
             ["stats", "-m", "{work}/big", "--no-cache"],
             copy_big,
             expect="0|2",
-            during=truncate_later,
+            during=truncate_mid_scan,
         ),
     ]
 
