@@ -18,7 +18,7 @@ from explorer.core.model import stores
 from explorer.core.model.open import open_model
 from explorer.core.session import load_session
 from explorer.core.tokenizer import sentencepiece
-from explorer.core.tokenizer.sources import from_folder
+from explorer.core.tokenizer.folder import from_folder
 from tests.core.test_bad_input_files import finishes
 from tests.support.models import write_model
 from tests.support.stores import make_hf_cache, make_ollama
@@ -80,11 +80,11 @@ def test_fifo_shard_is_named(tmp_path):
 # -- tokenizer side files --------------------------------------------------------------------------
 
 
-def test_huge_tokenizer_config_is_ignored_at_once(tmp_path):
+def test_huge_tokenizer_config_is_refused_at_once(tmp_path):
     (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"]))
     sparse(tmp_path / "tokenizer_config.json")
-    built = finishes(lambda: from_folder(tmp_path))
-    assert built is not None and "lower-cased" in built.source
+    with pytest.raises(ModelFormatError, match="tokenizer_config.json: is 1024.0 MB; the limit"):
+        finishes(lambda: from_folder(tmp_path))
 
 
 def test_fifo_vocab_is_skipped_without_blocking(tmp_path):
@@ -94,16 +94,16 @@ def test_fifo_vocab_is_skipped_without_blocking(tmp_path):
     assert finishes(lambda: from_folder(tmp_path)) is None
 
 
-@pytest.mark.parametrize("bad", [10**12, 2**32, -1, 1.5, "7", True])
-def test_vocab_json_ids_outside_32_bits_are_refused(tmp_path, bad):
+@pytest.mark.parametrize("bad", [10**12, 2**32, 2**31, -1, 1.5, "7", True])
+def test_vocab_json_ids_outside_the_range_are_refused(tmp_path, bad):
     (tmp_path / "vocab.json").write_text(json.dumps({"a": 0, "b": 1, "ab": bad}))
     (tmp_path / "merges.txt").write_text("#version: 0.2\na b\n")
-    with pytest.raises(ModelFormatError, match=r"vocab.json: token 'ab' has id .*4,294,967,295"):
+    with pytest.raises(ModelFormatError, match=r"vocab.json: id .* is not between 0 and 2,147,"):
         from_folder(tmp_path)
 
 
 def test_vocab_json_with_ids_in_range_still_builds(tmp_path):
-    (tmp_path / "vocab.json").write_text(json.dumps({"a": 0, "b": 1, "ab": 2**32 - 1}))
+    (tmp_path / "vocab.json").write_text(json.dumps({"a": 0, "b": 1, "ab": 2**31 - 1}))
     (tmp_path / "merges.txt").write_text("#version: 0.2\na b\n")
     assert from_folder(tmp_path) is not None
 
