@@ -241,10 +241,6 @@ def _setting(value: Any, default: Any, what: str) -> Any:
     return check(value, what) if check is not None else value
 
 
-def _settings(value: Any, defaults: dict, what: str) -> dict:
-    return _Fields(None).settings(value, defaults, what)
-
-
 def _layout(value: Any, what: str) -> dict | None:
     """A saved map layout: {"ids": [...], "x": [...], "y": [...], "title"?, "query"?}."""
     if value is None:
@@ -265,10 +261,6 @@ def _layout(value: Any, what: str) -> dict | None:
     if "query" in d:
         out["query"] = _ids(d["query"], f"{what}.query")
     return out
-
-
-def _map(value: Any, what: str) -> dict:
-    return _Fields(None).map(value, what)
 
 
 def _model_ref(value: Any) -> ModelRef | None:
