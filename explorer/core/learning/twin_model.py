@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,8 +54,10 @@ def _marker(model: EmbeddingModel, seed: int, cache_dir: Path) -> Path:
     path = folder / f"{name}.json"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            path.write_text(text + "\n", encoding="utf-8")
+        if not path.is_file():  # written whole, then renamed: never a half marker
+            tmp = folder / f".{name}.{os.getpid()}.tmp"
+            tmp.write_text(text + "\n", encoding="utf-8")
+            os.replace(tmp, path)
     except OSError as e:
         why = f"cannot write the random twin's marker ({e.strerror})"
         raise ExplorerError(f"{folder}: {why}") from None
