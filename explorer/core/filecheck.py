@@ -169,7 +169,7 @@ _F_SETSIG = getattr(fcntl, "F_SETSIG", 10)
 _F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)
 _F_GETLEASE = getattr(fcntl, "F_GETLEASE", 1025)
 _SAFE_SCANS = fcntl is not None and hasattr(os, "preadv")
-_PREAD_BYTES = 8 << 20  # a block read with pread
+_PREAD_BYTES = 32 << 20  # a block read with pread: few kernel launches, one buffer
 
 
 class MappedScan:
