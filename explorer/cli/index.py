@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from explorer.cli.common import Progress, add_model_options, load_model, print_json
 
@@ -28,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress("building the neighbour index", lines=True)
     searcher.build_fast_index(progress, rebuild=args.rebuild)
     progress.end()
+    if searcher.cache_note:
+        print(f"note: {searcher.cache_note}", file=sys.stderr)
     index = searcher.index
     assert index is not None
     stats = index.stats
