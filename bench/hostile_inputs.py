@@ -449,6 +449,27 @@ def build_cases(base: Path) -> list[Case]:
         ),
     ]
 
+    good = {"format": "embedding-explorer-session", "version": 1, "text": "the cat"}
+    bad_fields = dict(good, neighbors={"metric": "manhattan", "k": 10**30})
+    bad_fields["map"] = {"layout": {"ids": [1, 2], "x": [0.0, float("nan")], "y": [0.0, 1.0]}}
+    (base / "bad-fields.json").write_text(json.dumps(bad_fields))
+    deep = '{"format": "embedding-explorer-session", "map": ' + "[" * 10**5
+    (base / "deep.json").write_text(deep)
+    sparse(base / "huge-session.json")
+    fifo(base / "fifo-session.json")
+    shot = ["gui", "--screenshot", "{work}/shot.png", "--session"]
+    cases += [
+        Case("session: FIFO", [*shot, str(base / "fifo-session.json")], expect="2"),
+        Case("session: 1 GB sparse", [*shot, str(base / "huge-session.json")], expect="0|2"),
+        Case("session: nested 100,000 deep", [*shot, str(base / "deep.json")], expect="0|2"),
+        Case(
+            "session: bad metric, k=1e30, NaN map",
+            [*shot, str(base / "bad-fields.json")],
+            expect="0",
+            env={"QT_QPA_PLATFORM": "offscreen"},
+        ),
+    ]
+
     def hf_dangling(work: Path) -> None:
         make_hf_cache(work / "hf")
         repo = work / "hf" / "models--acme--tiny-lm"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from explorer.core.errors import ExplorerError
+from explorer.core.filecheck import check_regular
 from explorer.core.resources import demo_model_dir
 
 FIRST_RUN_TEXT = "The cat sat on the mat"
@@ -78,8 +79,10 @@ def launch(args: argparse.Namespace) -> int:
     if args.screenshot and not folder.is_dir():
         raise ExplorerError(f"{args.screenshot}: cannot write the PNG: there is no folder {folder}")
     session = getattr(args, "session", None)
-    if session and not Path(session).expanduser().is_file():
+    if session and not os.path.lexists(Path(session).expanduser()):
         raise ExplorerError(f"{session}: no such session file")
+    if session:
+        check_regular(Path(session).expanduser())  # a FIFO or device: refused, never opened
     if _needs_offscreen(args):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
