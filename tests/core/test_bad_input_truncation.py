@@ -19,6 +19,7 @@ ROWS = 200_000  # 51 MB of BF16: one block, scanned for tens of milliseconds
 
 CHILD = r"""
 import sys
+from pathlib import Path
 import numpy as np
 from explorer.core import filecheck
 from explorer.core.context import JobContext
@@ -44,6 +45,9 @@ try:
     for _ in range(100000):
         if which == "exact":
             exact.scan(model.matrix, q, True, ctx)
+        elif which == "build":  # the fast index's pass (neighbors --fast, index)
+            from explorer.core.search import build
+            build.build(model, Path("cache"), ctx)
         else:
             stats._pass_kernel(model, np.zeros(model.dim), ctx)
 except ExplorerError as e:
@@ -55,17 +59,23 @@ print("never stopped", flush=True)
 
 @pytest.mark.parametrize(
     "which, strategy, dtype",
-    [("exact", "lease", "BF16"), ("exact", "pread", "F16"), ("stats", "pread", "BF16")],
+    [
+        ("exact", "lease", "BF16"),
+        ("exact", "pread", "F16"),
+        ("stats", "pread", "BF16"),
+        ("build", "lease", "F16"),
+    ],
 )
 def test_truncation_mid_scan_is_an_error_not_sigbus(tmp_path, which, strategy, dtype):
     write_model(tmp_path, rows=ROWS, dim=128, dtype=dtype)
     path = tmp_path / "model.safetensors"
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(path), which, strategy],
+        # (cwd: the build's cache folder is relative; PYTHONPATH finds the package)
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        cwd=ROOT,
+        cwd=tmp_path,
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
     )
     try:

@@ -23,8 +23,8 @@ import numpy as np
 
 from explorer.core import cache
 from explorer.core.context import NULL_CONTEXT, JobContext
-from explorer.core.filecheck import check_mapped
-from explorer.core.model.decode import ggml_type
+from explorer.core.filecheck import MappedScan, check_mapped
+from explorer.core.model.decode import decode_rows, ggml_type
 from explorer.core.search import codes as search_codes
 from explorer.core.search.fast import HEAD_WORDS, SignIndex, folder_for, load, save_arrays
 from explorer.core.search.fast import cache_key as _key
@@ -40,27 +40,37 @@ KEEP = 32  # per query: the top K plus room for rows tied with the K-th (duplica
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-def decoder(model) -> Callable[[int, int, np.ndarray], np.ndarray]:
+def decoder(
+    model, source: MappedScan | None = None
+) -> Callable[[int, int, np.ndarray], np.ndarray]:
     """Float32 rows [start, stop), written into `out` (float32 [>= stop - start, dim], reused
     for every block): a shift for BF16, a cast for the other float formats; quantised GGUF and
-    F64 rows come from the model's own decoder (new arrays)."""
+    F64 rows come from the model's own decoder (new arrays). Stored rows are read through
+    `source` when given (a truncation mid-build is then an error, never SIGBUS)."""
+
+    def stored(s: int, e: int) -> np.ndarray:
+        if source is not None:
+            return source.rows(s, e)
+        check_mapped(model.matrix)  # a file shrunk under the scan: an error, not SIGBUS
+        return model.matrix[s:e]
+
     if model.matrix.dtype == _BF16:
-        bits = model.matrix.view(np.uint16)
 
         def bf16_rows(s: int, e: int, out: np.ndarray) -> np.ndarray:
-            check_mapped(model.matrix)  # a file shrunk under the scan: an error, not SIGBUS
-            np.left_shift(bits[s:e], np.uint32(16), out=out[: e - s].view(np.uint32))
+            bits = stored(s, e).view(np.uint16)
+            np.left_shift(bits, np.uint32(16), out=out[: e - s].view(np.uint32))
             return out[: e - s]
 
         return bf16_rows
     if ggml_type(model.matrix) is None and model.matrix.dtype != np.float64:
 
         def cast_rows(s: int, e: int, out: np.ndarray) -> np.ndarray:  # F16, F32, F8: exact
-            check_mapped(model.matrix)
-            np.copyto(out[: e - s], model.matrix[s:e], casting="unsafe")
+            np.copyto(out[: e - s], stored(s, e), casting="unsafe")
             return out[: e - s]
 
         return cast_rows
+    if source is not None and source.fd >= 0:  # a mapped quantised or F64 file
+        return lambda s, e, out: np.asarray(decode_rows(source.rows(s, e)), dtype=np.float32)
     return lambda s, e, out: np.asarray(model.decode_block(s, e), dtype=np.float32)
 
 
@@ -143,8 +153,9 @@ def _pass(model, index_dir: Path, u, signs, qrows, qids, ctx: JobContext) -> tup
     wn = np.zeros(rows, np.float32)
     sq = np.zeros(rows, np.float64)
     truth = _Truth(qids)
-    decode = decoder(model)
-    step = min(block_rows(model.dim, len(qrows)), max(1, rows))
+    source = MappedScan(model.matrix)
+    decode = decoder(model, source)
+    step = source.step(min(block_rows(model.dim, len(qrows)), max(1, rows)))
     # One set of block buffers for the whole pass: a fresh 64 MB array per block had the
     # kernel hand out and take back ~8 GB of pages over a build, and on a VM that stalls
     # the other processes' threads, the window's among them (docs/responsiveness.md, "the rare
@@ -152,19 +163,22 @@ def _pass(model, index_dir: Path, u, signs, qrows, qids, ctx: JobContext) -> tup
     rows_buf = np.empty((step, model.dim), np.float32)
     codes_buf = np.empty((step, words), np.uint64)
     dots_buf = np.empty((step, len(qrows)), np.float32)
-    for start in range(0, rows, step):
-        ctx.check("index build")
-        stop = min(rows, start + step)
-        n = stop - start
-        x = decode(start, stop, rows_buf)
-        block = slice(start, stop)
-        search_codes.encode_rows(x, u, signs, codes_buf[:n], a[block], wn[block], sq[block])
-        codes[block] = codes_buf[:n]
-        finite = np.isfinite(sq[block])
-        if not finite.all():  # NaN/inf rows must not spoil the exact dots of the others
-            x = np.where(finite[:, None], x, 0).astype(np.float32)
-        truth.add(start, np.matmul(x, qrows.T, out=dots_buf[:n]).T, sq[block])
-        ctx.progress(stop / rows)
+    try:
+        for start in range(0, rows, step):
+            ctx.check("index build")
+            stop = min(rows, start + step)
+            n = stop - start
+            x = decode(start, stop, rows_buf)
+            block = slice(start, stop)
+            search_codes.encode_rows(x, u, signs, codes_buf[:n], a[block], wn[block], sq[block])
+            codes[block] = codes_buf[:n]
+            finite = np.isfinite(sq[block])
+            if not finite.all():  # NaN/inf rows must not spoil the exact dots of the others
+                x = np.where(finite[:, None], x, 0).astype(np.float32)
+            truth.add(start, np.matmul(x, qrows.T, out=dots_buf[:n]).T, sq[block])
+            ctx.progress(stop / rows)
+    finally:
+        source.close()
     codes.flush()
     hw = min(words, HEAD_WORDS)
     np.save(index_dir / "head.npy", np.ascontiguousarray(codes[:, :hw]))
