@@ -97,13 +97,14 @@ class StatsView(QWidget):
         plots.addWidget(top)
         plots.addWidget(dim_box)
 
-        self.suspicious = TokenTable(["ID", "Token", "Reason", "Score"])
+        # the reason takes the spare width: the token is short and must show whole
+        self.suspicious = TokenTable(["ID", "Token", "Reason", "Score"], stretch=2)
         self.suspicious.setToolTip(SUSPICIOUS_TIP)
         self.kinds = TokenTable(["Kind", "Tokens", "%"], stretch=0)
         self.lists = QTabWidget()
         self.lists.addTab(self.suspicious, "Suspicious tokens")
         self.lists.addTab(self.kinds, "Kinds")
-        self.lists.setMinimumWidth(250)
+        self._fit_lists()
 
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(plots)
@@ -125,6 +126,16 @@ class StatsView(QWidget):
         self.dimension.tokenClicked.connect(self.tokenActivated.emit)
         self.suspicious.tokenActivated.connect(self.tokenActivated.emit)
         self.clear("Open a model to see the statistics of its vocabulary")
+
+    def changeEvent(self, event) -> None:  # Qt naming: presentation mode's large type
+        super().changeEvent(event)
+        if event.type() == event.Type.FontChange:
+            self._fit_lists()
+
+    def _fit_lists(self) -> None:
+        """Room for an id, a short token and the start of its reason, in the current type."""
+        sample = "30,522  [unused99]  tiny norm"
+        self.lists.setMinimumWidth(max(250, self.fontMetrics().horizontalAdvance(sample) + 40))
 
     # -- controller → view -----------------------------------------------------------------------
     def clear(self, hint: str) -> None:

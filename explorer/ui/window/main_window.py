@@ -336,9 +336,13 @@ class MainWindow(QMainWindow):
                 self.default_layout()
 
     def closeEvent(self, event) -> None:
-        if self.persist:
-            self.settings.setValue("window/geometry", self.saveGeometry())
-            self.settings.setValue("window/state", self.saveState())
+        if self.persist:  # the normal layout, not presentation mode's
+            geometry, layout = self.presenter.normal_layout() or (
+                self.saveGeometry(),
+                self.saveState(),
+            )
+            self.settings.setValue("window/geometry", geometry)
+            self.settings.setValue("window/state", layout)
             self.settings.sync()
         self.jobs.shutdown(self.quit_wait_ms)
         self.state.close_tokenizer()
