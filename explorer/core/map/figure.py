@@ -71,6 +71,29 @@ class PlacedLabel:
     y: float  # top edge of the text box
     w: float
     h: float
+    leader: bool = False  # moved away from a crowded point: draw a line from it to the box
+
+
+# a callout's distances from its point, in label heights, and its directions (x, y), nearest first
+CALLOUT_RADII = (1.6, 2.6, 3.8, 5.2)
+CALLOUT_DIRECTIONS = ((1, 0), (-1, 0), (0, -1), (0, 1), (1, -1), (-1, -1), (1, 1), (-1, 1))
+
+
+def _beside(x: float, y: float, w: float, h: float, r: float) -> list[tuple[float, float]]:
+    """Top-left corners of a w × h box `r` from (x, y): right, left, above, below."""
+    return [(x + r, y - h / 2), (x - r - w, y - h / 2), (x - w / 2, y - r - h), (x - w / 2, y + r)]
+
+
+def _callouts(x: float, y: float, w: float, h: float) -> list[tuple[float, float]]:
+    """Top-left corners of a w × h box farther out around (x, y), in rings."""
+    corners = []
+    for radius in CALLOUT_RADII:
+        r = radius * h
+        for dx, dy in CALLOUT_DIRECTIONS:
+            cx = x + dx * r - (w if dx < 0 else w / 2 if dx == 0 else 0)
+            cy = y + dy * r - (h if dy < 0 else h / 2 if dy == 0 else 0)
+            corners.append((cx, cy))
+    return corners
 
 
 def placing_labels(
@@ -86,12 +109,16 @@ def placing_labels(
     gap: float = 2.0,
     offset: float | None = None,
     tries_per_step: int = 4000,
+    callouts: int = 0,
 ) -> Generator[None, None, list[PlacedLabel]]:
     """Greedy placement: in priority order, put each label beside its point (right, left, above,
     below) where its box overlaps no label placed before and stays inside `bounds`
     (x0, y0, x1, y1, in the same pixel units as px/py), `offset` pixels from the point.
-    Labels that do not fit are left out. It goes in steps of `tries_per_step` labels tried (a
-    window spreads them over turns of its event loop); the placement is the return value."""
+    The first `callouts` labels of `order` (the query and its nearest neighbours, which often
+    sit on top of each other) that find no room beside their point go farther out, in rings,
+    as callouts (`leader` set). Other labels that do not fit are left out. It goes in steps of
+    `tries_per_step` labels tried (a window spreads them over turns of its event loop); the
+    placement is the return value."""
     x0, y0, x1, y1 = bounds
     cell = 4.0 * height  # a grid of buckets: each test looks only at nearby labels
     grid: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
@@ -108,12 +135,9 @@ def placing_labels(
             continue
         w, h = width_of(texts[i]), height
         r = 0.35 * h if offset is None else offset
-        for cx, cy in (
-            (x + r, y - h / 2),
-            (x - r - w, y - h / 2),
-            (x - w / 2, y - r - h),
-            (x - w / 2, y + r),
-        ):
+        near = _beside(x, y, w, h, r)
+        corners = near + _callouts(x, y, w, h) if tries < callouts else near
+        for n, (cx, cy) in enumerate(corners):
             if cx < x0 or cy < y0 or cx + w > x1 or cy + h > y1:
                 continue
             a0, a1, b0, b1 = cx - gap, cx + w + gap, cy - gap, cy + h + gap
@@ -131,7 +155,7 @@ def placing_labels(
             box = (cx, cy, cx + w, cy + h)
             for key in keys:
                 grid.setdefault(key, []).append(box)
-            placed.append(PlacedLabel(i, float(cx), float(cy), float(w), float(h)))
+            placed.append(PlacedLabel(i, float(cx), float(cy), float(w), float(h), n >= len(near)))
             break
     return placed
 
@@ -164,6 +188,33 @@ def label_order(n: int, similarity: np.ndarray | None, highlight: Sequence[int])
         rest = np.arange(n)
     seen = set(first)
     return first + [int(i) for i in rest if int(i) not in seen]
+
+
+def rank_knots(
+    values: np.ndarray, exclude: set[int] | Sequence[int] = (), stops: int = 17
+) -> np.ndarray:
+    """The values at `stops` evenly spaced quantiles (the points in `exclude`, the query, left
+    out): a colour scale through these knots gives each colour step as many points, so that
+    similarities bunched between 0.2 and 0.4 get most of the colours, not one dark shade."""
+    v = np.asarray(values, dtype=np.float64).copy()
+    if len(exclude) and len(exclude) < len(v):
+        v[list(exclude)] = np.nan
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return np.linspace(0.0, 1.0, stops)
+    knots = np.quantile(v, np.linspace(0.0, 1.0, stops))
+    if knots[-1] <= knots[0]:
+        return np.linspace(knots[0] - 0.5, knots[0] + 0.5, stops)
+    # strictly increasing (ties where many points share a value), for interpolation
+    return np.maximum.accumulate(knots + np.arange(stops) * 1e-12 * (knots[-1] - knots[0]))
+
+
+def rank_position(values: np.ndarray, knots: np.ndarray) -> np.ndarray:
+    """Where each value sits on a scale through `knots`, 0..1 (NaN stays NaN)."""
+    v = np.asarray(values, dtype=np.float64)
+    t = np.interp(v, knots, np.linspace(0.0, 1.0, len(knots)))
+    t[~np.isfinite(v)] = np.nan
+    return t
 
 
 def similarity_range(

@@ -72,7 +72,8 @@ class MapView(QWidget):
             width=14,
             colorMapMenu=False,
         )
-        self.colour_bar.axis.setTextPen("#333333")
+        self._bar_text = "#333333"
+        self.colour_bar.axis.setTextPen(self._bar_text)
         self.graphics.addItem(self.colour_bar, row=0, col=1)
         self.legend = pg.LegendItem(
             offset=(10, 10),
@@ -202,6 +203,13 @@ class MapView(QWidget):
         self._labels.set_pixel_size(px)
         self._label_timer.start(0)
 
+    def set_dark(self, dark: bool) -> None:
+        """Labels and the colour bar's text for a dark background (presentation in dark)."""
+        self._labels.set_dark(dark)
+        self._bar_text = "#f0f0f0" if dark else "#333333"
+        self.colour_bar.axis.setTextPen(self._bar_text)
+        self._update_legend()
+
     def set_highlight(self, ids) -> None:
         highlight = {int(i) for i in ids}
         shown_before = {i for i in self.highlight_ids if i in self._index}
@@ -227,22 +235,19 @@ class MapView(QWidget):
         return QPointF(self.graphics.mapFromScene(scene))
 
     # -- colours ---------------------------------------------------------------------------------
-    def _colour_values(self) -> tuple[np.ndarray | None, float, float]:
+    def _colour_values(self) -> tuple[np.ndarray | None, np.ndarray]:
+        """The values the points are coloured by and, for a continuous scale, its knots: the
+        values at even quantiles, so that every colour step holds as many points (the query's
+        own similarity, 1, is left out)."""
         mode = self.colour_mode
         v = self.values.get(mode) if mode != "none" else None
         if v is None or mode in ("cluster", "kind"):
-            return v, 0.0, 1.0
-        if mode == "similarity":
-            exclude = [self._index[i] for i in self.highlight_ids if i in self._index]
-            lo, hi = figure.similarity_range(v, exclude)
-        else:
-            finite = v[np.isfinite(v)]
-            lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-            hi = hi if hi > lo else lo + 1.0
-        return v, lo, hi
+            return v, np.linspace(0.0, 1.0, PALETTE_STEPS + 1)
+        exclude = [self._index[i] for i in self.highlight_ids if i in self._index]
+        return v, figure.rank_knots(v, exclude if mode == "similarity" else (), PALETTE_STEPS + 1)
 
     def _point_brushes(self) -> list[QBrush] | QBrush:
-        v, lo, hi = self._colour_values()
+        v, knots = self._colour_values()
         n = len(self.ids)
         if v is None:
             return pg.mkBrush(*figure.DEFAULT_POINT, 210)
@@ -253,12 +258,12 @@ class MapView(QWidget):
             palette = brushes(np.array(figure.CATEGORICAL))
             return [palette[int(c) % len(palette)] for c in v[:n]]
         palette = continuous_brushes()
-        t = np.clip((np.nan_to_num(v, nan=lo) - lo) / (hi - lo), 0, 1)
+        t = np.nan_to_num(figure.rank_position(v, knots), nan=0.0)
         steps = np.minimum((t * PALETTE_STEPS).astype(int), PALETTE_STEPS - 1)
         return [palette[s] for s in steps]
 
     def _update_legend(self) -> None:
-        v, lo, hi = self._colour_values()
+        v, knots = self._colour_values()
         self.legend.clear()
         self.legend.hide()
         self.colour_bar.hide()
@@ -276,9 +281,15 @@ class MapView(QWidget):
                 self.legend.addItem(sample, drawable(name, self.font()))
             self.legend.show()
             return
+        lo, hi = float(knots[0]), float(knots[-1])
+        # the bar's colours change where the points' do: at the quantile knots, in steps
+        stops = (knots - lo) / (hi - lo)
+        edges = np.repeat(stops, 2)[1:-1]
+        colours = np.repeat(figure.viridis(np.linspace(0, 1, PALETTE_STEPS)), 2, axis=0)
+        self.colour_bar.setColorMap(pg.ColorMap(edges, colours))
         self.colour_bar.setLevels((lo, hi))
         label = "cosine similarity" if self.colour_mode == "similarity" else "L2 norm"
-        self.colour_bar.axis.setLabel(label, color="#333333")
+        self.colour_bar.axis.setLabel(label, color=self._bar_text)
         self.colour_bar.show()
 
     def _update_overlay(self) -> None:

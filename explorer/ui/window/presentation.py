@@ -194,6 +194,8 @@ class Presenter(QObject):
             plot.setBackground(QColor("#000000" if self.dark else "#ffffff"))
             for axis in self._axes(plot):
                 axis.setTextPen(fg)
+            if isinstance(plot.parent(), MapView):
+                plot.parent().set_dark(self.dark)
             scene = plot.scene()
             for item in [] if scene is None else scene.items():
                 if isinstance(item, pg.PlotItem) and item.titleLabel.text:
@@ -244,6 +246,7 @@ class Presenter(QObject):
             plot.setBackground(colour)
         for view in self.window.findChildren(MapView):
             view.set_label_size(LABEL_PX)
+            view.set_dark(False)
         self.window.setWindowState(saved.state)
         for c in saved.hidden:
             c.show()
