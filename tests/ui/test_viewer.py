@@ -789,3 +789,27 @@ def test_adding_a_second_row_leaves_the_tab_bar_alone(viewer, bf16_model, qtbot)
     assert viewer.cosine.table.rowCount() == 2 and viewer.cosine.table.isVisible()
     viewer.set_rows(load_rows(model, [7]))  # a single row on the Cosine tab: the overview
     assert viewer.tabs.currentWidget() is viewer.overview
+
+
+def test_a_cjk_row_is_drawn_in_characters_not_boxes(viewer, bf16_model, qtbot):
+    """The card of a CJK token, grabbed as a picture: with a CJK font installed (packaging/
+    apt-packages.txt; the frozen app carries one) its title differs from the same number of
+    characters no font has, which every font draws as the same empty box."""
+    import dataclasses
+
+    from PySide6.QtGui import QFontDatabase
+
+    if not QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese):
+        pytest.skip("no CJK font on this machine: apt-get install fonts-droid-fallback")
+    model, _ = bf16_model
+    row = load_rows(model, [2])[0]
+
+    def title_picture(label: str):
+        viewer.set_rows([dataclasses.replace(row, label=label)])
+        qtbot.wait(10)
+        return viewer.card.title.grab().toImage()
+
+    cjk = title_picture("##戦犬")
+    boxes = title_picture("##\U000f0000\U000f0001")  # private use: no font draws these
+    assert cjk != boxes  # in size or in pixels
+    assert title_picture("##戦犬") == cjk  # the same text draws the same

@@ -91,7 +91,7 @@ def launch(args: argparse.Namespace) -> int:
 
         from explorer.app.settings import save_text, wait_for_writes
         from explorer.app.state import AppState, open_job
-        from explorer.ui.widgets.style import apply_theme
+        from explorer.ui.widgets.style import add_bundled_fonts, apply_theme
         from explorer.ui.window.main_window import MainWindow
 
         quiet_offscreen_warnings()
@@ -100,6 +100,7 @@ def launch(args: argparse.Namespace) -> int:
     QCoreApplication.setApplicationName("Embedding Explorer")
     app = QApplication.instance() or QApplication(sys.argv[:1])
     apply_theme(app)  # type: ignore[arg-type]
+    add_bundled_fonts()
     settings = QSettings()
     path = None if session and not args.path else initial_path(args, settings)
 
