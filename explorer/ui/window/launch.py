@@ -69,6 +69,19 @@ def quiet_offscreen_warnings() -> None:
         qInstallMessageHandler(_quiet_offscreen)
 
 
+def select_all(state, refs: list[str], screenshot: bool) -> None:
+    """Select the tokens named by --select, in order; for a screenshot a reference that is
+    not a token stops the command (ExplorerError)."""
+    errors: list[str] = []
+    state.statusMessage.connect(errors.append)
+    try:
+        for n, ref in enumerate(refs):
+            if not state.select_ref(ref, add=n > 0) and screenshot:
+                raise ExplorerError(errors[-1] if errors else f"{ref}: not a token")
+    finally:
+        state.statusMessage.disconnect(errors.append)
+
+
 def launch(args: argparse.Namespace) -> int:
     """The window's exit code; a command line it cannot start with raises ExplorerError (the
     CLI prints it as one line, exit code 2)."""
@@ -117,17 +130,16 @@ def launch(args: argparse.Namespace) -> int:
         window.token_pane.set_text(text)
     if args.select:
         if state.model is not None:
-            errors: list[str] = []
-            state.statusMessage.connect(errors.append)
-            if not state.select_ref(args.select) and args.screenshot:
+            try:
+                select_all(state, args.select, screenshot=bool(args.screenshot))
+            except ExplorerError:
                 window.close()
-                raise ExplorerError(errors[-1] if errors else f"{args.select}: not a token")
-            state.statusMessage.disconnect(errors.append)
+                raise
         else:  # the model is still opening
 
             def select_once(_model) -> None:
                 state.modelChanged.disconnect(select_once)
-                state.select_ref(args.select)
+                select_all(state, args.select, screenshot=False)
 
             state.modelChanged.connect(select_once)
     if session:
