@@ -25,9 +25,26 @@ from explorer.ui.analysis.table import TokenTable
 from explorer.ui.widgets.job_progress import JobProgressBar
 
 SUSPICIOUS_TIP = (
-    "Rows that look under-trained ('glitch' tokens, Land & Bartolo 2024): all zeros, a norm far "
-    "from the rest, or close to the mean of rows the model never trained. Click one to open it."
+    "Rows that may be under-trained ('glitch' tokens, Land & Bartolo 2024): all zeros, a norm "
+    "far from the rest, or close to the mean of rows the model never trained — each far beyond "
+    "the others (median ± 4 robust deviations). Many rows alike (rare pieces) form a group: "
+    "counted above, not listed. Click one to open it."
 )
+
+
+def group_text(groups: tuple[int, int, int]) -> str:
+    """The groups of rows that share a trait (counted, not listed), in a few words."""
+    small, large, near = groups
+    said = [
+        f"{count:,} {what}"
+        for count, what in (
+            (small, "with small norms"),
+            (large, "with large norms"),
+            (near, "close to the unused rows"),
+        )
+        if count
+    ]
+    return f"groups of rare pieces, not listed: {', '.join(said)}" if said else ""
 
 
 def summary_text(s: StatsShown) -> str:
@@ -43,7 +60,11 @@ def summary_text(s: StatsShown) -> str:
         parts.append(f"<span style='color:#dc2626'>rogue dimensions: {shown}</span>")
     else:
         parts.append("no rogue dimension")
-    parts.append(f"{len(r.suspicious):,} suspicious tokens")
+    n = len(r.suspicious)
+    parts.append(f"{n:,} suspicious token{'' if n == 1 else 's'}")
+    groups = group_text(r.norm_groups)
+    if groups:
+        parts.append(groups)
     if r.cached:
         parts.append("(from the cache)")
     return " · ".join(parts)
