@@ -104,7 +104,9 @@ class StatsResult:
                 "outliers": list(self.outliers),
             },
             "suspicious": [s.as_dict() for s in self.suspicious],
-            "groups": dict(zip(("small_norm", "large_norm", "near_unused"), self.norm_groups)),
+            "groups": dict(
+                zip(("small_norm", "large_norm", "near_unused"), self.norm_groups, strict=True)
+            ),
             "kinds": self.kinds.counts(),
         }
 
