@@ -219,3 +219,13 @@ def test_the_watch_table_highlights_the_pieces_new_this_epoch(qtbot):
     table.clear_table()
     table.show_neighbors({"cat": [("sun", 0.5)]})
     assert f"background:{NEW}" not in table.label.text()  # cleared: a new start
+
+
+def test_the_empty_map_says_what_will_appear(qtbot):
+    from explorer.ui.learning.learn_map import EMPTY_HINT, LearnMap
+
+    view = LearnMap()
+    qtbot.addWidget(view)
+    assert view.getPlotItem().titleLabel.text == EMPTY_HINT
+    view.clear_map()
+    assert view.getPlotItem().titleLabel.text == EMPTY_HINT

@@ -41,6 +41,7 @@ from explorer.ui.slides import feature as slides
 from explorer.ui.tokens import feature as tokens
 from explorer.ui.widgets.recent_paths import add_path_actions
 from explorer.ui.widgets.steady_tabs import SteadyTabWidget
+from explorer.ui.window.guide import show_guide
 from explorer.ui.window.presentation import Presenter
 from explorer.ui.window.status import make_status_bar
 
@@ -171,6 +172,7 @@ class MainWindow(QMainWindow):
         )
         host.add_action("file", "quit", "&Quit", self.close, "Ctrl+Q")
         self._rebuild_recent()
+        host.add_action("help", "help", "&What am I looking at?", self.show_guide, "F1")
         host.add_action("help", "help", "&About", self._about)
 
     def _make_view_actions(self) -> None:
@@ -287,6 +289,9 @@ class MainWindow(QMainWindow):
 
     def focus_text(self) -> None:
         self.tokens.focus_text()
+
+    def show_guide(self) -> QMessageBox:
+        return show_guide(self, lambda: self.host.show_tab(self.analysis.explain_view))
 
     def _about(self) -> None:
         QMessageBox.about(
