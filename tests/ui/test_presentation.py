@@ -78,6 +78,10 @@ def _layout(window) -> dict[str, object]:
     }
     for n, table in enumerate(t for t in shown if isinstance(t, QTableView)):
         out[f"rows {n}"] = table.verticalHeader().defaultSectionSize()
+        columns = table.horizontalHeader()
+        out[f"columns {n} {type(table).__name__}"] = [
+            columns.sectionSize(i) for i in range(columns.count())
+        ]
     for n, plot in enumerate(p for p in shown if isinstance(p, pg.PlotWidget)):
         out[f"range {n}"] = [tuple(round(x, 9) for x in r) for r in plot.viewRange()]
         for side in ("left", "bottom"):

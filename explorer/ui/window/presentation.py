@@ -18,7 +18,9 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPalette, QPen
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
+    QHeaderView,
     QLabel,
+    QLayout,
     QMainWindow,
     QTableView,
     QTabWidget,
@@ -34,6 +36,7 @@ POINT_SIZE = 20  # pt: at least 18 everywhere, readable from the back of a room
 LABEL_PIXELS = 27  # map labels: 20 pt at 96 dpi
 LINE_WIDTH = 3.0  # px: plot lines
 POINT_SCALE = 1.8  # scatter points get this much larger
+RESTORE_MS = 1500  # after leaving, resizes this long are the window system's: docks as before
 
 
 def contrast_palette(dark: bool) -> QPalette:
@@ -69,6 +72,17 @@ def row_height() -> int:
     return max(QFontMetrics(text).height(), QFontMetrics(viewer_style.mono_font()).height()) + 8
 
 
+def _invalidate(layout: QLayout) -> None:
+    """A layout and the layouts nested in it forget their cached sizes (invalidate() alone
+    leaves the nested ones: a row of buttons kept its width measured in the large type)."""
+    layout.invalidate()
+    for i in range(layout.count()):
+        item = layout.itemAt(i)
+        inner = item.layout() if item is not None else None
+        if isinstance(inner, QLayout):
+            _invalidate(inner)
+
+
 @dataclass
 class _Axis:
     """An axis as it was before presenting."""
@@ -91,11 +105,12 @@ class _Saved:
     layout: QByteArray
     hidden: list[QWidget] = field(default_factory=list)
     limits: list[tuple[QWidget, QSize, QSize]] = field(default_factory=list)
-    rows: dict[int, tuple[QTableView, int]] = field(default_factory=dict)
+    rows: dict[int, tuple[QTableView, int, list[int]]] = field(default_factory=dict)
     pens: list[tuple[object, QPen]] = field(default_factory=list)
     sizes: list[tuple[pg.ScatterPlotItem, object]] = field(default_factory=list)
     axes: list[tuple[pg.AxisItem, _Axis]] = field(default_factory=list)
     titles: dict[int, tuple[pg.PlotItem, dict]] = field(default_factory=dict)
+    inks: dict[int, tuple[pg.AxisItem, QPen, dict]] = field(default_factory=dict)  # text pens
     backgrounds: list[tuple[pg.GraphicsView, QColor]] = field(default_factory=list)
     wrapped: list[QLabel] = field(default_factory=list)
     touched: set[int] = field(default_factory=set)  # ids of plot items already enlarged
@@ -118,6 +133,7 @@ class Presenter(QObject):
         self.dark = False
         self._on_restyle = on_restyle
         self._saved: _Saved | None = None
+        self._restoring: _Saved | None = None  # what to give back, just after leaving
 
     @property
     def active(self) -> bool:
@@ -152,6 +168,8 @@ class Presenter(QObject):
         saved.limits = [
             (x, x.minimumSize(), x.maximumSize()) for x in (w, *w.findChildren(QWidget))
         ]
+        for table in w.findChildren(QTableView):  # before the large type widens columns
+            self._remember(saved, table)
         chrome: list[QWidget] = [*w.findChildren(QDockWidget), *w.findChildren(QToolBar)]
         chrome += [w.menuBar(), w.statusBar(), self.centre.tabBar()]
         saved.hidden = [c for c in chrome if c.isVisible()]
@@ -193,6 +211,9 @@ class Presenter(QObject):
         for plot in self.window.findChildren(pg.GraphicsView):
             plot.setBackground(QColor("#000000" if self.dark else "#ffffff"))
             for axis in self._axes(plot):
+                if self._saved is not None and id(axis) not in self._saved.inks:
+                    ink = (axis, QPen(axis.textPen()), dict(axis.labelStyle))
+                    self._saved.inks[id(axis)] = ink
                 axis.setTextPen(fg)
             if isinstance(plot.parent(), MapView):
                 plot.parent().set_dark(self.dark)
@@ -232,14 +253,13 @@ class Presenter(QObject):
             axis.textWidth, axis.textHeight = was.text  # they only grow by themselves
             axis.fixedWidth, axis.fixedHeight = was.fixed
             axis._updateWidth() if axis.orientation in ("left", "right") else axis._updateHeight()
+        for axis, ink, style in saved.inks.values():
+            axis.setTextPen(ink)
+            axis.labelStyle = style
+            axis._updateLabel()
         for plot, opts in saved.titles.values():
             kept = {k: opts[k] for k in ("color", "size") if k in opts}
             plot.setTitle(plot.titleLabel.text, **kept)
-        for table, height in saved.rows.values():
-            table.verticalHeader().setDefaultSectionSize(height)
-        for widget, low, high in saved.limits:
-            widget.setMinimumSize(low)
-            widget.setMaximumSize(high)
         for label in saved.wrapped:
             label.setWordWrap(False)
         for plot, colour in saved.backgrounds:
@@ -250,25 +270,59 @@ class Presenter(QObject):
         self.window.setWindowState(saved.state)
         for c in saved.hidden:
             c.show()
-        if saved.state == Qt.WindowState.WindowNoState:
-            self.window.resize(saved.size)
         if self._on_restyle is not None:
             self._on_restyle()
-        self._relayout(saved.layout)
-        # again once the views are re-filled and the window is back at its size (a window
-        # manager answers later)
-        QTimer.singleShot(0, lambda: self._saved is None and self._relayout(saved.layout))
+        self._relayout(saved)
+        # again once the views are re-filled, and on each resize until the window is back at
+        # its size: a window system answers the change of state later, in steps (and a view
+        # may fit itself to a width on the way)
+        self._restoring = saved
+        self.window.installEventFilter(self)
+        QTimer.singleShot(0, lambda: self._saved is None and self._relayout(saved))
+        QTimer.singleShot(RESTORE_MS, self._restored)
         self.activeChanged.emit(False)
 
-    def _relayout(self, layout: QByteArray) -> None:
-        """Size hints asked again everywhere (a LayoutFence keeps its parents from hearing that
-        its child shrank back), then the docks as they were."""
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and self._restoring is not None:
+            saved = self._restoring
+            QTimer.singleShot(0, lambda: self._saved is None and self._relayout(saved))
+        return False
+
+    def _restored(self) -> None:
+        self._restoring = None
+        self.window.removeEventFilter(self)
+
+    def _relayout(self, saved: _Saved) -> None:
+        """Every widget's size limits as they were, size hints asked again everywhere (a
+        LayoutFence keeps its parents from hearing that its child shrank back), then the docks
+        as they were."""
+        for widget, low, high in saved.limits:
+            widget.setMinimumSize(low)
+            widget.setMaximumSize(high)
+        for table, height, widths in saved.rows.values():
+            table.verticalHeader().setDefaultSectionSize(height)
+            header = table.horizontalHeader()
+            for i, width in enumerate(widths[: header.count()]):
+                if header.sectionResizeMode(i) in (
+                    QHeaderView.ResizeMode.Interactive,
+                    QHeaderView.ResizeMode.Fixed,
+                ):
+                    header.resizeSection(i, width)
+            header.resizeSections()  # the columns sized to their contents measure again
         for widget in self.window.findChildren(QWidget):
-            if widget.layout() is not None:
-                widget.layout().invalidate()
+            layout = widget.layout()
+            if isinstance(layout, QLayout):
+                _invalidate(layout)
             widget.updateGeometry()
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-        self.window.restoreState(layout)
+        if saved.state == Qt.WindowState.WindowNoState and self.window.size() != saved.size:
+            self.window.resize(saved.size)
+        self.window.restoreState(saved.layout)
+        for widget in self.window.findChildren(QWidget):  # at the sizes the docks now have
+            layout = widget.layout()
+            if isinstance(layout, QLayout) and widget.isVisible():
+                layout.invalidate()
+                layout.activate()
 
     def _enlarge_new(self) -> None:
         if self._saved is not None:
@@ -276,14 +330,21 @@ class Presenter(QObject):
             self._enlarge_rows(self._saved)
             self._colour_plots()
 
+    @staticmethod
+    def _remember(saved: _Saved, table: QTableView) -> None:
+        """A table's row height and column widths, the first time it is seen."""
+        if id(table) not in saved.rows:
+            columns = table.horizontalHeader()
+            widths = [columns.sectionSize(i) for i in range(columns.count())]
+            saved.rows[id(table)] = (table, table.verticalHeader().defaultSectionSize(), widths)
+
     def _enlarge_rows(self, saved: _Saved) -> None:
         """Rows as tall as the large type (the values table's monospaced digits too), once per
         table; tables that size their own rows on a font change may go taller still."""
         height = row_height()
         for table in self.window.findChildren(QTableView):
             header = table.verticalHeader()
-            if id(table) not in saved.rows:
-                saved.rows[id(table)] = (table, header.defaultSectionSize())
+            self._remember(saved, table)
             if header.defaultSectionSize() < height:
                 header.setDefaultSectionSize(height)
 
