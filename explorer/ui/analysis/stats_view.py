@@ -155,7 +155,7 @@ class StatsView(QWidget):
 
     def _fit_lists(self) -> None:
         """Room for an id, a short token and the start of its reason, in the current type."""
-        sample = "30,522  [unused99]  tiny norm"
+        sample = "30,522  [MASK]  tiny"
         self.lists.setMinimumWidth(max(250, self.fontMetrics().horizontalAdvance(sample) + 40))
 
     # -- controller → view -----------------------------------------------------------------------

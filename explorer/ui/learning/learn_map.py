@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QWidget
 ANIMATION_MS = 500
 FRAME_MS = 50  # 20 frames a second: each frame repaints the map (~10 ms of the GUI thread)
 LABELLED = 30  # the most frequent tokens that carry a label (besides the watched ones)
-EMPTY_HINT = "Press Train: the most frequent tokens appear here and move as the table learns"
+EMPTY_HINT = "Train: the most frequent tokens move here as they learn"
 FUNCTION = "#e0a800"
 CONTENT = "#2a6fb0"
 WATCHED = "#d62728"

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLayout,
     QMainWindow,
+    QSizePolicy,
     QTableView,
     QTabWidget,
     QToolBar,
@@ -179,7 +180,12 @@ class Presenter(QObject):
             (v, v.backgroundBrush().color()) for v in w.findChildren(pg.GraphicsView)
         ]
         # long hints wrap rather than make the window wider than a 1280-pixel projector
-        saved.wrapped = [x for x in self.centre.findChildren(QLabel) if not x.wordWrap()]
+        saved.wrapped = [
+            x
+            for x in self.centre.findChildren(QLabel)
+            if not x.wordWrap()  # a label that may be cut (an ignored width) stays one line
+            and x.sizePolicy().horizontalPolicy() != QSizePolicy.Policy.Ignored
+        ]
         for label in saved.wrapped:
             label.setWordWrap(True)
         self._saved = saved
