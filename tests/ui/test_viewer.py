@@ -813,3 +813,21 @@ def test_a_cjk_row_is_drawn_in_characters_not_boxes(viewer, bf16_model, qtbot):
     boxes = title_picture("##\U000f0000\U000f0001")  # private use: no font draws these
     assert cjk != boxes  # in size or in pixels
     assert title_picture("##戦犬") == cjk  # the same text draws the same
+
+
+def test_row_range_colours_a_row_on_its_own_scale(viewer, bf16_model, qtbot):
+    """A model-wide scale set by a few huge dimensions washes a row out; "row range" gives the
+    heatmap the row's own range, and only when there is a shared scale to leave."""
+    model, _ = bf16_model
+    row = load_rows(model, [2])[0]
+    viewer.set_rows([row])
+    peak = float(np.abs(row.values).max())
+    assert not viewer.row_range.isVisible()  # no shared scale yet
+    viewer.set_levels(peak * 10)  # an outlier dimension elsewhere sets the model's scale
+    assert viewer.row_range.isVisible() and viewer.limit() == pytest.approx(peak * 10)
+    viewer.row_range.setChecked(True)
+    assert viewer.limit() == pytest.approx(peak)
+    assert viewer.heatmap.limit == pytest.approx(peak)
+    assert "this row" in viewer.heatmap_caption.text()
+    viewer.row_range.setChecked(False)
+    assert "model-wide" in viewer.heatmap_caption.text()

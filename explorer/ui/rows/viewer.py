@@ -9,6 +9,8 @@ import numpy as np
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QPalette, QShowEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
     QLabel,
     QSplitter,
     QVBoxLayout,
@@ -162,11 +164,22 @@ class EmbeddingViewer(QWidget):
         self.heatmap_caption.setTextFormat(Qt.TextFormat.PlainText)
         self.heatmap_caption.setWordWrap(True)
         reserve_lines(self.heatmap_caption)  # "row ±…, clipped" wraps on some rows only
+        # a model-wide scale set by a few huge dimensions washes a row out: its own range
+        self.row_range = QCheckBox("row range")
+        self.row_range.setToolTip(
+            "Colour this row on its own range (its largest |value|) rather than the scale "
+            "shared by every row of the model"
+        )
+        self.row_range.setVisible(False)  # only when there is a shared scale to leave
+        self.row_range.toggled.connect(lambda _: self.set_levels(self.shared_limit))
         heat_box = QWidget()
         hv = QVBoxLayout(heat_box)
         hv.setContentsMargins(0, 0, 0, 0)
         hv.setSpacing(2)
-        hv.addWidget(self.heatmap_caption)
+        caption_row = QHBoxLayout()
+        caption_row.addWidget(self.heatmap_caption, 1)
+        caption_row.addWidget(self.row_range, 0, Qt.AlignmentFlag.AlignTop)
+        hv.addLayout(caption_row)
         hv.addWidget(self.heatmap, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.plot)
@@ -242,6 +255,7 @@ class EmbeddingViewer(QWidget):
         """Shared symmetric heatmap levels ±limit for the whole model; None or ≤ 0: per row."""
         ok = limit is not None and math.isfinite(limit) and limit > 0
         self.shared_limit = float(limit) if ok else None  # type: ignore[arg-type]
+        self.row_range.setVisible(self.shared_limit is not None)
         if self.rows:
             self.heatmap.set_limit(self.limit())
             self._caption_heatmap()
@@ -251,8 +265,9 @@ class EmbeddingViewer(QWidget):
         return self.rows[self.current] if 0 <= self.current < len(self.rows) else None
 
     def limit(self) -> float:
-        """Heatmap half-range: the shared one, else the largest |value| of the rows shown."""
-        if self.shared_limit is not None:
+        """Heatmap half-range: the shared one (unless the row's own range is asked for), else
+        the largest |value| of the rows shown."""
+        if self.shared_limit is not None and not self.row_range.isChecked():
             return self.shared_limit
         peaks = [np.nanmax(np.abs(r.values[np.isfinite(r.values)]), initial=0.0) for r in self.rows]
         peak = float(max(peaks, default=0.0))
@@ -299,11 +314,8 @@ class EmbeddingViewer(QWidget):
             self.heatmap_caption.setText("")
             return
         r, c = self.heatmap.shape
-        scale = (
-            "model-wide"
-            if self.shared_limit is not None
-            else ("this row" if len(self.rows) == 1 else "these rows")
-        )
+        shared = self.shared_limit is not None and not self.row_range.isChecked()
+        scale = "model-wide" if shared else ("this row" if len(self.rows) == 1 else "these rows")
         who = f"{row.label} · " if len(self.rows) > 1 else ""
         values = row.values[np.isfinite(row.values)]
         peak = float(np.abs(values).max()) if values.size else 0.0
@@ -319,7 +331,7 @@ class EmbeddingViewer(QWidget):
             + "Blue negative, white 0, red positive. The colour scale is "
             + (
                 "shared by every row of this model, so rows can be compared."
-                if self.shared_limit is not None
+                if shared
                 else "the largest |value| of the rows shown."
             )
         )
