@@ -245,13 +245,19 @@ def map_svg(
     height: int = 1080,
     label_size: float = 17.0,
     max_labels: int = 160,
+    category: np.ndarray | None = None,
+    categories: Sequence[str] = (),
+    highlight_name: str = "query",
 ) -> str:
     """The whole figure as an SVG document of `width` × `height` pixels.
 
-    `highlight` are point indices (not ids) drawn larger, outlined and always labelled first."""
+    `highlight` are point indices (not ids) drawn larger, outlined and always labelled first,
+    named `highlight_name` in the legend. Points are coloured by `similarity` (a colour bar),
+    or by `category` (an index into `categories`, a legend of swatches)."""
     coords = np.asarray(coords, dtype=np.float64).reshape(-1, 2)
     n = len(coords)
-    left, right = 50.0, (230.0 if similarity is not None else 50.0)
+    keyed = similarity is not None or category is not None
+    left, right = 50.0, (230.0 if keyed else 50.0)
     top, bottom = 120.0 if subtitle else 90.0, 40.0
     pw, ph = width - left - right, height - top - bottom
     cx, cy, finite = _to_pixels(coords, left, top, pw, ph)
@@ -259,7 +265,10 @@ def map_svg(
     radius = 5.0 if n <= 1000 else 3.5 if n <= 5000 else 2.2 if n <= 20000 else 1.4
     hl = {int(i) for i in highlight if 0 <= int(i) < n}
     s_lo = s_hi = 0.0
-    if similarity is not None:
+    if category is not None:
+        palette = np.array(CATEGORICAL, dtype=np.uint8)
+        colours = palette[np.asarray(category, dtype=np.int64) % len(palette)]
+    elif similarity is not None:
         s_lo, s_hi = similarity_range(similarity, hl)
         colours = viridis((np.asarray(similarity, dtype=np.float64) - s_lo) / (s_hi - s_lo))
     else:
@@ -284,10 +293,43 @@ def map_svg(
     )
     out += _points_svg(cx, cy, finite, colours, similarity, hl, radius)
     out += _labels_svg(placed, labels, hl, label_size)
-    if similarity is not None:
+    marker = (radius, highlight_name) if hl else None
+    if category is not None:
+        out += _legend_svg((width - right + 40, top + 40), colour_label, categories, marker)
+    elif similarity is not None:
         bar = (width - right + 60, top + 40, 26.0, min(420.0, ph - 80))
-        out += _colour_bar_svg(bar, colour_label, s_lo, s_hi, radius if hl else None)
+        out += _colour_bar_svg(bar, colour_label, s_lo, s_hi, marker)
     return svg.document(width, height, out)
+
+
+def _marker_svg(x: float, y: float, marker: tuple[float, str]) -> list[str]:
+    """The highlighted points' legend entry: their marker and name."""
+    radius, name = marker
+    return [
+        f'<circle cx="{x + 13:.1f}" cy="{y:.1f}" r="{radius * 2.2:.1f}" '
+        f'fill="{svg.colour(HIGHLIGHT)}" stroke="#ffffff" stroke-width="2"/>',
+        svg.text(x + 34, y + 6, name, 17, fill="#333333"),
+    ]
+
+
+def _legend_svg(
+    at: tuple[float, float],
+    title: str,
+    names: Sequence[str],
+    marker: tuple[float, str] | None,
+) -> list[str]:
+    """Swatches for categorical colours, then the highlighted points' marker."""
+    x, y = at
+    out = [svg.text(x, y - 16, title, 18, fill="#333333")] if title else []
+    for k, name in enumerate(names):
+        colour = CATEGORICAL[k % len(CATEGORICAL)]
+        out += [
+            f'<circle cx="{x + 13:.1f}" cy="{y + 30 * k:.1f}" r="7" fill="{svg.colour(colour)}"/>',
+            svg.text(x + 34, y + 30 * k + 6, name, 17, fill="#333333"),
+        ]
+    if marker is not None:
+        out += _marker_svg(x, y + 30 * len(names) + 10, marker)
+    return out
 
 
 def neighborhood_svg(
@@ -396,9 +438,10 @@ def _colour_bar_svg(
     colour_label: str,
     s_lo: float,
     s_hi: float,
-    query_radius: float | None,
+    marker: tuple[float, str] | None,
 ) -> list[str]:
-    """The similarity colour bar, and the query marker's legend when `query_radius` is set."""
+    """The similarity colour bar, and the highlighted points' legend when `marker` (their
+    radius and name) is set."""
     bx, by, bw, bh = bar
     stops = "".join(
         f'<stop offset="{k / 8:.3f}" stop-color="{svg.colour(viridis(np.array([1 - k / 8]))[0])}"/>'
@@ -413,14 +456,8 @@ def _colour_bar_svg(
         svg.text(bx + bw + 8, by + 7, f"{s_hi:.2f}", 17, fill="#333333"),
         svg.text(bx + bw + 8, by + bh + 6, f"{s_lo:.2f}", 17, fill="#333333"),
     ]
-    if query_radius is not None:
-        ly = by + bh + 60
-        out += [
-            f'<circle cx="{bx + 13:.1f}" cy="{ly:.1f}" r="{query_radius * 2.2:.1f}" '
-            f'fill="{svg.colour(HIGHLIGHT)}" '
-            f'stroke="#ffffff" stroke-width="2"/>',
-            svg.text(bx + 34, ly + 6, "query", 17, fill="#333333"),
-        ]
+    if marker is not None:
+        out += _marker_svg(bx, by + bh + 60, marker)
     return out
 
 
