@@ -831,3 +831,19 @@ def test_row_range_colours_a_row_on_its_own_scale(viewer, bf16_model, qtbot):
     assert "this row" in viewer.heatmap_caption.text()
     viewer.row_range.setChecked(False)
     assert "model-wide" in viewer.heatmap_caption.text()
+
+
+def test_two_rows_can_be_plotted_as_their_difference(viewer, bf16_model, qtbot):
+    model, _ = bf16_model
+    a, b = load_rows(model, [2, 5])
+    viewer.set_rows([a])
+    assert not viewer.difference.isVisible()
+    viewer.set_rows([a, b])
+    assert viewer.difference.isVisible() and len(viewer.plot.curves[0].yData) == len(a.values)
+    geometry = viewer.plot.geometry()
+    viewer.difference.setChecked(True)
+    assert len(viewer.plot.rows) == 1
+    np.testing.assert_array_equal(viewer.plot.curves[0].yData, a.values - b.values)
+    assert "−" in viewer.plot.rows[0].label and viewer.plot.geometry() == geometry
+    viewer.difference.setChecked(False)
+    assert len(viewer.plot.rows) == 2

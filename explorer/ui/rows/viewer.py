@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -30,9 +31,7 @@ from explorer.ui.widgets.style import reserve_lines
 
 DEFAULT_HINT = "Click a token to see its embedding"
 SUB_HINT = "Select several tokens to overlay them and compare their cosine similarities."
-READOUT_HINT = (
-    "Hover the plot or the heatmap to read a value; double-click to find it in the table."
-)
+READOUT_HINT = "Hover to read a value; double-click to find it in the table."
 
 
 def stand_in_row(token_id: int = 0, dim: int = 4096) -> RowData:
@@ -64,6 +63,7 @@ class EmbeddingViewer(QWidget):
 
         self.overview = self._overview()
         self._plotted: list[RowData] = []  # the rows (the list itself) the plot shows
+        self._difference: tuple[list[RowData], list[RowData]] | None = None  # rows, [a − b]
 
         self.values = ValuesTable()
         self.cosine = CosinePanel()
@@ -171,15 +171,15 @@ class EmbeddingViewer(QWidget):
             "shared by every row of the model"
         )
         self.row_range.setVisible(False)  # only when there is a shared scale to leave
+        keep = self.row_range.sizePolicy()
+        keep.setRetainSizeWhenHidden(True)
+        self.row_range.setSizePolicy(keep)
         self.row_range.toggled.connect(lambda _: self.set_levels(self.shared_limit))
         heat_box = QWidget()
         hv = QVBoxLayout(heat_box)
         hv.setContentsMargins(0, 0, 0, 0)
         hv.setSpacing(2)
-        caption_row = QHBoxLayout()
-        caption_row.addWidget(self.heatmap_caption, 1)
-        caption_row.addWidget(self.row_range, 0, Qt.AlignmentFlag.AlignTop)
-        hv.addLayout(caption_row)
+        hv.addWidget(self.heatmap_caption)
         hv.addWidget(self.heatmap, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.plot)
@@ -190,12 +190,27 @@ class EmbeddingViewer(QWidget):
         self.readout = QLabel(READOUT_HINT)
         self.readout.setTextFormat(Qt.TextFormat.PlainText)
         self.readout.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        # its width is what is left beside the check boxes: a narrow window cuts it, never
+        # grows for it
+        self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         overview = QWidget()
         ov = QVBoxLayout(overview)
         ov.setContentsMargins(0, 4, 0, 0)
         ov.setSpacing(2)
         ov.addWidget(self.splitter, 1)
-        ov.addWidget(self.readout)
+        # two overlaid rows are a thicket of crossing lines: their difference is one curve
+        self.difference = QCheckBox("plot the difference")
+        self.difference.setToolTip("Plot one curve, the first row minus the second")
+        keep = self.difference.sizePolicy()
+        keep.setRetainSizeWhenHidden(True)  # appearing must not move the plot
+        self.difference.setSizePolicy(keep)
+        self.difference.hide()
+        self.difference.toggled.connect(lambda _: self._fill_shown_page())
+        readout_row = QHBoxLayout()
+        readout_row.addWidget(self.readout, 1)
+        readout_row.addWidget(self.difference)
+        readout_row.addWidget(self.row_range)  # under the heatmap
+        ov.addLayout(readout_row)
 
         return overview
 
@@ -281,6 +296,21 @@ class EmbeddingViewer(QWidget):
             self._show_current()
 
     # -- internals ----------------------------------------------------------------------------
+    def _plot_rows(self) -> list[RowData]:
+        """What the plot shows: the rows, or the difference of two when asked for (made once
+        per pair: the same list while nothing changes)."""
+        two = len(self.rows) == 2
+        self.difference.setVisible(two)
+        if not (two and self.difference.isChecked()):
+            return self.rows
+        if self._difference is None or self._difference[0] is not self.rows:
+            a, b = self.rows
+            values = a.values - b.values
+            label = f"{a.label} − {b.label}"
+            diff = RowData(a.id, label, a.dtype, values, values, row_stats(values), False)
+            self._difference = (self.rows, [diff])
+        return self._difference[1]
+
     def _tab_shown(self, _index: int) -> None:
         self._fill_shown_page()
 
@@ -291,9 +321,9 @@ class EmbeddingViewer(QWidget):
         ~1 ms on the overview, the cosine table's fill ~11 ms of a two-row click). (The heatmap's,
         ~1 ms, is left: filled on the way back, its image was painted twice.)"""
         page = self.tabs.currentWidget()
-        if page is self.overview and self._plotted is not self.rows:
-            self.plot.set_rows(self.rows)
-            self._plotted = self.rows  # set_rows and clear make a new list
+        if page is self.overview and self._plotted is not self._plot_rows():
+            self._plotted = self._plot_rows()
+            self.plot.set_rows(self._plotted)
         elif page is self.values and self.values.row is not self.current_row:
             self.values.set_row(self.current_row)
         elif page is self.cosine:
