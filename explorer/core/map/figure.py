@@ -74,6 +74,8 @@ class PlacedLabel:
     leader: bool = False  # moved away from a crowded point: draw a line from it to the box
 
 
+COLOUR_STOPS = 9  # knots of the figure's rank colour scale
+
 # a callout's distances from its point, in label heights, and its directions (x, y), nearest first
 CALLOUT_RADII = (1.6, 2.6, 3.8, 5.2)
 CALLOUT_DIRECTIONS = ((1, 0), (-1, 0), (0, -1), (0, 1), (1, -1), (-1, -1), (1, 1), (-1, 1))
@@ -217,21 +219,6 @@ def rank_position(values: np.ndarray, knots: np.ndarray) -> np.ndarray:
     return t
 
 
-def similarity_range(
-    similarity: np.ndarray, exclude: set[int] | Sequence[int] = ()
-) -> tuple[float, float]:
-    """Colour range of similarities: the query points themselves (≈ 1) are left out, so that
-    the spread among the other points uses the whole colour map."""
-    sim = np.asarray(similarity, dtype=np.float64).copy()
-    if len(exclude) and len(exclude) < len(sim):
-        sim[list(exclude)] = np.nan
-    sim = sim[np.isfinite(sim)]
-    if sim.size == 0:
-        return 0.0, 1.0
-    lo, hi = float(sim.min()), float(sim.max())
-    return (lo, hi) if hi > lo else (lo - 0.5, hi + 0.5)
-
-
 def map_svg(
     coords: np.ndarray,
     labels: Sequence[str],
@@ -264,13 +251,13 @@ def map_svg(
 
     radius = 5.0 if n <= 1000 else 3.5 if n <= 5000 else 2.2 if n <= 20000 else 1.4
     hl = {int(i) for i in highlight if 0 <= int(i) < n}
-    s_lo = s_hi = 0.0
+    knots = np.linspace(0.0, 1.0, COLOUR_STOPS)
     if category is not None:
         palette = np.array(CATEGORICAL, dtype=np.uint8)
         colours = palette[np.asarray(category, dtype=np.int64) % len(palette)]
-    elif similarity is not None:
-        s_lo, s_hi = similarity_range(similarity, hl)
-        colours = viridis((np.asarray(similarity, dtype=np.float64) - s_lo) / (s_hi - s_lo))
+    elif similarity is not None:  # by rank, as the window's map: 0.2 and 0.4 colours apart
+        knots = rank_knots(similarity, sorted(hl), COLOUR_STOPS)
+        colours = viridis(rank_position(similarity, knots))
     else:
         colours = np.tile(np.array(DEFAULT_POINT, dtype=np.uint8), (n, 1))
 
@@ -298,7 +285,7 @@ def map_svg(
         out += _legend_svg((width - right + 40, top + 40), colour_label, categories, marker)
     elif similarity is not None:
         bar = (width - right + 60, top + 40, 26.0, min(420.0, ph - 80))
-        out += _colour_bar_svg(bar, colour_label, s_lo, s_hi, marker)
+        out += _colour_bar_svg(bar, colour_label, knots, marker)
     return svg.document(width, height, out)
 
 
@@ -436,16 +423,18 @@ def _labels_svg(
 def _colour_bar_svg(
     bar: tuple[float, float, float, float],
     colour_label: str,
-    s_lo: float,
-    s_hi: float,
+    knots: np.ndarray,
     marker: tuple[float, str] | None,
 ) -> list[str]:
-    """The similarity colour bar, and the highlighted points' legend when `marker` (their
-    radius and name) is set."""
+    """The similarity colour bar on a scale of ranks, as the points are coloured: equal steps
+    of colour, each edge labelled with its value (the rank `knots`); and the highlighted
+    points' legend when `marker` (their radius and name) is set."""
     bx, by, bw, bh = bar
+    last = len(knots) - 1
     stops = "".join(
-        f'<stop offset="{k / 8:.3f}" stop-color="{svg.colour(viridis(np.array([1 - k / 8]))[0])}"/>'
-        for k in range(9)
+        f'<stop offset="{k / last:.3f}" '
+        f'stop-color="{svg.colour(viridis(np.array([1 - k / last]))[0])}"/>'
+        for k in range(last + 1)
     )
     out = [
         f'<defs><linearGradient id="cbar" x1="0" y1="0" x2="0" y2="1">{stops}'
@@ -453,9 +442,11 @@ def _colour_bar_svg(
         svg.text(bx, by - 16, colour_label or "similarity", 18, fill="#333333"),
         f'<rect x="{bx:.1f}" y="{by:.1f}" width="{bw}" height="{bh:.1f}" fill="url(#cbar)" '
         f'stroke="#888888" stroke-width="1"/>',
-        svg.text(bx + bw + 8, by + 7, f"{s_hi:.2f}", 17, fill="#333333"),
-        svg.text(bx + bw + 8, by + bh + 6, f"{s_lo:.2f}", 17, fill="#333333"),
     ]
+    for k, value in enumerate(knots.tolist()):  # top: the largest
+        y = by + bh * (1 - k / last)
+        out.append(svg.text(bx + bw + 8, y + 6, f"{value:.3f}", 17, fill="#333333"))
+    out.append(svg.text(bx, by + bh + 30, "steps of equal count", 14, fill="#777777"))
     if marker is not None:
         out += _marker_svg(bx, by + bh + 60, marker)
     return out
