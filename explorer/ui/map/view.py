@@ -281,13 +281,16 @@ class MapView(QWidget):
                 self.legend.addItem(sample, drawable(name, self.font()))
             self.legend.show()
             return
-        lo, hi = float(knots[0]), float(knots[-1])
-        # the bar's colours change where the points' do: at the quantile knots, in steps
-        stops = (knots - lo) / (hi - lo)
+        # a bar of ranks, as the points are coloured: equal steps of colour, their edges
+        # labelled with the values there (the quantile knots)
+        stops = np.linspace(0.0, 1.0, PALETTE_STEPS + 1)
         edges = np.repeat(stops, 2)[1:-1]
         colours = np.repeat(figure.viridis(np.linspace(0, 1, PALETTE_STEPS)), 2, axis=0)
         self.colour_bar.setColorMap(pg.ColorMap(edges, colours))
-        self.colour_bar.setLevels((lo, hi))
+        self.colour_bar.setLevels((0.0, 1.0))
+        marks = range(0, PALETTE_STEPS + 1, 4)
+        ticks = [(k / PALETTE_STEPS, f"{knots[k]:.3g}") for k in marks]
+        self.colour_bar.axis.setTicks([ticks, []])
         label = "cosine similarity" if self.colour_mode == "similarity" else "L2 norm"
         self.colour_bar.axis.setLabel(label, color=self._bar_text)
         self.colour_bar.show()
