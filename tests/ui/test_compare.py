@@ -104,7 +104,7 @@ def test_a_token_missing_from_b_says_so_and_close_stops(qtbot, models, inline):
     state, c, view = inline
     c.set_other(b)
     state.select([vocab(a)["hello"]])  # not in B's words
-    qtbot.waitUntil(lambda: "no token with the same bytes" in view.token.text(), timeout=5000)
+    qtbot.waitUntil(lambda: "no token with the same bytes" in view.token.text(), timeout=30000)
     assert c.token is None
     view.stop.click()
     assert c.other is None and c.pair is None and "Compare With" in view.banner.text()

@@ -75,7 +75,7 @@ def test_epochs_that_arrive_together_are_drawn_once_as_the_newest(qtbot, tab):
     for snap in snapshots:
         tab.show_epoch(snap)
     assert drawn == []  # not inside the turn that delivered them
-    qtbot.waitUntil(lambda: bool(drawn), timeout=5000)
+    qtbot.waitUntil(lambda: bool(drawn), timeout=30000)
     qtbot.wait(50)
     assert drawn == [len(snapshots[-1].loss_curve)] and tab.map.epoch == 3
     assert "Epoch 3 of 3" in tab.summary.text()

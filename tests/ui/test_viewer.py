@@ -90,7 +90,7 @@ def test_a_row_is_painted_off_screen_before_the_first_click_and_nothing_of_it_st
     w.resize(900, 600)
     w.show()
     qtbot.waitExposed(w)
-    qtbot.waitUntil(lambda: len(painted) > 0, timeout=5000)
+    qtbot.waitUntil(lambda: len(painted) > 0, timeout=30000)
     assert max(painted) == 4096  # the stand-in rows, 4096 values
     assert len(w.plot.curves) == 2  # a second curve was made for two rows
     assert w.table.isHidden()  # one row's summary again
