@@ -229,7 +229,8 @@ def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot):
 
     # the debounced relabel runs: every label shown is of a point in view
     qtbot.waitUntil(
-        lambda: v.visible_labels() and {i for i, _ in v.visible_labels()} <= in_view(), timeout=30000
+        lambda: v.visible_labels() and {i for i, _ in v.visible_labels()} <= in_view(),
+        timeout=30000,
     )
     shown = {i for i, _ in v.visible_labels()}
     # zoomed in on a dense centre, far more of the points in view get a label than before

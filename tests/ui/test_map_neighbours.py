@@ -52,3 +52,10 @@ def test_similarities_spread_over_the_whole_colour_scale(crowded):
     near = lambda s: steps[int(np.argmin(np.abs(sim[6:] - s))) + 6]  # noqa: E731
     assert near(0.3) - near(0.2) >= PALETTE_STEPS // 3
     assert steps[1] == PALETTE_STEPS - 1
+
+
+def test_a_map_without_far_outliers_shows_every_point(crowded):
+    view, _ = crowded
+    (x0, x1), (y0, y1) = view.viewbox.viewRange()
+    x, y = view.coords[:, 0], view.coords[:, 1]
+    assert ((x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)).all()

@@ -138,9 +138,14 @@ class MapView(QWidget):
 
     def frame_bulk(self, share: float = 0.98) -> None:
         """Frame the central `share` of the points on each axis: far-off outliers (special
-        tokens) must not squeeze the rest into a corner. Small maps show every point."""
+        tokens) must not squeeze the rest into a corner. Small maps, and axes without such
+        outliers, show every point."""
         share = 1.0 if len(self.coords) < 200 else share
         lo, hi = np.percentile(self.coords, [50 * (1 - share), 50 * (1 + share)], axis=0)
+        # every point when the farthest are not far out: none cut off at the edges
+        whole_lo, whole_hi = self.coords.min(axis=0), self.coords.max(axis=0)
+        near = (whole_hi - whole_lo) <= 1.5 * (hi - lo)
+        lo, hi = np.where(near, whole_lo, lo), np.where(near, whole_hi, hi)
         pad = (hi - lo) * 0.06 + 1e-9
         x_range, y_range = zip(lo - pad, hi + pad, strict=True)
         self.plot.getViewBox().setRange(xRange=x_range, yRange=y_range, padding=0)
