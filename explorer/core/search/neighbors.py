@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import ml_dtypes
 import numpy as np
 
 from explorer.core.cache import default_cache_dir
 from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import ExplorerError
+from explorer.core.model.dtypes import BF16
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.ranking import top_k, top_unordered
 from explorer.core.search.queries import (  # noqa: F401 - re-exported for callers
@@ -40,7 +40,7 @@ FAST_METRICS = ("cosine", "dot")
 MAX_K = 100_000
 # Up to this many stored values an exact scan takes a few milliseconds: no index needed.
 CHEAP_EXACT_VALUES = 64_000_000
-_KERNEL_DTYPES = (np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32), np.dtype(np.float64))
+_KERNEL_DTYPES = (BF16, np.dtype(np.float32), np.dtype(np.float64))
 
 
 @dataclass
