@@ -12,48 +12,53 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
-from pathlib import Path
 
 
 @contextmanager
 def xvfb(size: str = "1280x800x24"):
-    """A private X server: yields the DISPLAY value."""
-    if shutil.which("Xvfb") is None:
-        raise SystemExit("Xvfb is not installed (apt install xvfb x11-utils)")
-    for n in range(90, 140):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            break
+    """A private X server on a free display (Xvfb picks it and says so once ready): yields the
+    DISPLAY value."""
+    if shutil.which("Xvfb") is None or shutil.which("xwininfo") is None:
+        raise SystemExit("Xvfb and xwininfo are needed (apt install xvfb x11-utils)")
     server = subprocess.Popen(
-        ["Xvfb", f":{n}", "-screen", "0", size, "-nolisten", "tcp"],
-        stdout=subprocess.DEVNULL,
+        ["Xvfb", "-displayfd", "1", "-screen", "0", size, "-nolisten", "tcp"],
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
-        for _ in range(100):
-            if Path(f"/tmp/.X11-unix/X{n}").exists():
-                break
-            time.sleep(0.05)
-        yield f":{n}"
+        assert server.stdout is not None
+        number = server.stdout.readline().strip()
+        if not number:
+            raise SystemExit("Xvfb did not start")
+        yield f":{number}"
     finally:
         server.terminate()
         server.wait(10)
 
 
-def _viewable(display: str, title: str) -> bool:
+def viewable_titles(display: str) -> list[str]:
+    """Titles of the viewable (mapped) top-level windows on `display`."""
     env = {**os.environ, "DISPLAY": display}
     tree = subprocess.run(["xwininfo", "-root", "-tree"], env=env, capture_output=True, text=True)
+    titles = []
     for line in tree.stdout.splitlines():
-        if '"' in line and title in line.split('"')[1]:
-            wid = line.split()[0]
+        if line.count('"') >= 2:
+            wid, title = line.split()[0], line.split('"')[1]
             info = subprocess.run(["xwininfo", "-id", wid], env=env, capture_output=True, text=True)
             if "IsViewable" in info.stdout:
-                return True
-    return False
+                titles.append(title)
+    return titles
 
 
-def time_to_window(cmd: list[str], display: str, title: str, timeout: float = 180) -> float:
-    """Seconds from starting `cmd` until a window whose title holds `title` is viewable."""
+def time_to_windows(
+    cmd: list[str], display: str, wanted: dict[str, Callable[[str], bool]], timeout: float = 180
+) -> dict[str, float]:
+    """Seconds from starting `cmd` (with a fresh HOME) until a viewable window's title passes
+    each test in `wanted`; then the process is killed."""
+    seen: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="ee-first-frame-") as home:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "QT_QPA"))}
         env |= {"DISPLAY": display, "HOME": home}
@@ -62,15 +67,21 @@ def time_to_window(cmd: list[str], display: str, title: str, timeout: float = 18
             cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
         try:
-            while not _viewable(display, title):
+            while len(seen) < len(wanted):
+                titles = viewable_titles(display)
+                now = time.perf_counter() - start
+                for name, test in wanted.items():
+                    if name not in seen and any(test(t) for t in titles):
+                        seen[name] = now
                 if proc.poll() is not None:
+                    assert proc.stderr is not None
                     raise SystemExit(
-                        f"{' '.join(cmd)} ended before a window:\n{proc.stderr.read()}"
+                        f"{' '.join(cmd)} ended before its window:\n{proc.stderr.read()}"
                     )
-                if time.perf_counter() - start > timeout:
+                if now > timeout:
                     raise SystemExit(f"{' '.join(cmd)}: no window after {timeout:.0f} s")
                 time.sleep(0.02)
-            return time.perf_counter() - start
+            return seen
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.wait()

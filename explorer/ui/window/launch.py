@@ -89,16 +89,23 @@ def launch(args: argparse.Namespace) -> int:
         from PySide6.QtCore import QCoreApplication, QSettings
         from PySide6.QtWidgets import QApplication
 
+        quiet_offscreen_warnings()
+        QCoreApplication.setOrganizationName("embedding-explorer")
+        QCoreApplication.setApplicationName("Embedding Explorer")
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        splash = None
+        if not args.screenshot:  # the window's imports take seconds on a fresh install
+            from explorer.ui.window.splash import show_splash
+
+            splash = show_splash(app)  # type: ignore[arg-type]
+
         from explorer.app.settings import save_text, wait_for_writes
         from explorer.app.state import AppState, open_job
         from explorer.ui.widgets.style import apply_theme
+        from explorer.ui.window.first_frame import after_first_frame
         from explorer.ui.window.main_window import MainWindow
 
-        quiet_offscreen_warnings()
         tuning.tune_process()
-    QCoreApplication.setOrganizationName("embedding-explorer")
-    QCoreApplication.setApplicationName("Embedding Explorer")
-    app = QApplication.instance() or QApplication(sys.argv[:1])
     apply_theme(app)  # type: ignore[arg-type]
     settings = QSettings()
     path = None if session and not args.path else initial_path(args, settings)
@@ -109,8 +116,7 @@ def launch(args: argparse.Namespace) -> int:
         if path is not None:
             state.set_opened(open_job(path, args.tensor))
     window = MainWindow(state, settings, persist=not args.screenshot, warm_up=not args.screenshot)
-    if state.model is None and path is not None:
-        window.open_path(path, args.tensor)
+    opening = path if state.model is None else None
     text = initial_text(args, settings)
     if text is not None:
         window.token_pane.set_text(text)
@@ -134,6 +140,9 @@ def launch(args: argparse.Namespace) -> int:
     if args.screenshot:
         from explorer.ui.window.screenshot import DEFAULT_SIZE, Shot, take
 
+        if opening is not None:
+            window.open_path(opening, args.tensor)
+
         size = getattr(args, "size", None) or DEFAULT_SIZE
         shot = Shot(args.screenshot, size, getattr(args, "tab", None), getattr(args, "map", None))
         error = take(app, window, shot)
@@ -142,6 +151,10 @@ def launch(args: argparse.Namespace) -> int:
         return 0
     window.quit_wait_ms = QUIT_WAIT_MS
     window.show()
+    if splash is not None:
+        after_first_frame(window, splash.close)
+    if opening is not None:  # the first frame first: the opening worker would hold the GIL
+        after_first_frame(window, lambda: window.open_path(opening, args.tensor))
     code = app.exec()
     save_text(settings, state.text)
     wait_for_writes()  # os._exit follows
