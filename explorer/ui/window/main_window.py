@@ -47,7 +47,9 @@ from explorer.ui.window.status import make_status_bar
 
 LEFT_WIDTH = 400  # px of the left dock column in the default layout
 SHORT_WINDOW = 680  # px: below this height the text and neighbours docks are tabbed together
-MODEL_FILTER = "Models (*.safetensors *.gguf *.json);;All files (*)"
+MODEL_FILTER = (
+    "Models (*.safetensors *.gguf *.json);;Word vectors (*.txt *.vec *.bin *.npy);;All files (*)"
+)
 
 
 def dropped_path(urls: list[QUrl]) -> str | None:
@@ -166,7 +168,8 @@ class MainWindow(QMainWindow):
             "Open model &file…",
             self.open_file_dialog,
             "Ctrl+Shift+O",
-            "Open a .safetensors or .gguf file, or a .safetensors.index.json (Ctrl+Shift+O)",
+            "Open a .safetensors or .gguf file, a .safetensors.index.json, or word vectors "
+            "(.txt, .vec, .bin, .npy) (Ctrl+Shift+O)",
         )
         self.recent_menu = host.add_menu("file", "recent", QMenu("Open &recent", self))
         host.add_action(
