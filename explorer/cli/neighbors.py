@@ -92,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         if model.is_unused(token_id):
             row["unused"] = True
         rows.append(row)
+    if query.hint:
+        sys.stderr.write(f"hint: {query.hint}\n")
     if result.skipped:
         sys.stderr.write(
             f"note: {result.skipped} rows that are all zeros or hold NaN/inf were left out\n"

@@ -224,8 +224,9 @@ class NeighborSearcher:
         sq = self._sq[where]
         valid = self._valid[where].copy()
         ids = np.arange(self.model.rows)[where] if isinstance(where, slice) else where
-        if not include_query and q.exclude:
-            ex = np.fromiter(q.exclude, dtype=np.int64)
+        left_out = q.left_out(include_query)
+        if left_out:
+            ex = np.fromiter(left_out, dtype=np.int64)
             if isinstance(where, slice):
                 valid[ex] = False
             else:
@@ -277,11 +278,7 @@ class NeighborSearcher:
             self._penalty = np.where(self._valid, 0, -np.inf).astype(np.float32)
             self._norms32 = np.sqrt(np.where(self._valid, self._sq, 0)).astype(np.float32)
             self._ones = np.ones(self.model.rows, np.float32)
-        exclude = (
-            np.fromiter(q.exclude, dtype=np.int64)
-            if q.exclude and not include_query
-            else np.zeros(0, dtype=np.int64)
-        )
+        exclude = np.fromiter(q.left_out(include_query), dtype=np.int64)
         c1, c2 = index.stats.settings[metric]
         scale = self._norms32 if metric == "dot" else self._ones
         assert scale is not None

@@ -33,7 +33,7 @@ def score_rows(scores: list[TokenScore]) -> tuple[list[tuple], list[int]]:
 
 def banner_text(shown: HeadShown) -> str:
     r = shown.result
-    if r.tied and shown.model.tied is None and shown.model.output_tensor is None:
+    if r.no_head:
         return (
             "<b>No output head in these files</b> "
             f"({escape(shown.model.head.words)}): nothing here scores next tokens. Shown as if "
