@@ -66,6 +66,7 @@ def report(times: Times, base: str, goal: float) -> None:
         cpu_ratio = "" if name == base else f" ({cpu / ref_cpu:.2f}x)"
         print(
             f"  {name:<44} median {med:6.3f} s  min {min(w for w, _ in ts):6.3f} s"
+            f"  max {max(w for w, _ in ts):6.3f} s"
             f"  CPU {cpu:6.3f} s{cpu_ratio}{ratio}"
         )
 

@@ -33,6 +33,10 @@ def xvfb(size: str = "1280x800x24"):
         number = server.stdout.readline().strip()
         if not number:
             raise SystemExit("Xvfb did not start")
+        for _ in range(100):  # its socket, before any client tries it
+            if os.path.exists(f"/tmp/.X11-unix/X{number}"):
+                break
+            time.sleep(0.02)
         yield f":{number}"
     finally:
         server.terminate()

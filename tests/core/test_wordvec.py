@@ -70,7 +70,7 @@ def test_text_opens_once_parsed_then_mapped_from_the_cache(tmp_path, glove, suff
     path = write_text(tmp_path / f"glove{suffix}", matrix, words, header=header)
     model = open_model(path)
     check(model, matrix, words)
-    assert model.format == "word2vec-text" and model.head.words.startswith("no output head")
+    assert model.format == "word-vectors-text" and model.head.words.startswith("no output head")
     cached = Path(model.matrix.filename)
     assert tmp_path / "cache" in cached.parents
     written = cached.stat().st_mtime_ns

@@ -39,7 +39,7 @@ _HEADER = re.compile(rb"^\s*(\d+)\s+(\d+)\s*$")
 class WordVectors:
     """What a word-vector file holds: the matrix (read-only memory map) and a word per row."""
 
-    fmt: str  # "word2vec-text", "word2vec-binary" or "npy"
+    fmt: str  # "word-vectors-text", "word2vec-binary" or "npy"
     matrix: np.ndarray
     words: list[str]
     files: list[Path]
@@ -62,7 +62,7 @@ def kind_of(path: Path) -> str | None:
         return None
     suffix = path.suffix.lower()
     if suffix in TEXT_SUFFIXES:
-        return "word2vec-text"
+        return "word-vectors-text"
     if suffix == ".npy":
         return "npy"
     if suffix == ".bin":
