@@ -139,12 +139,12 @@ def _cached(
         (tmp / "words.json").write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
         meta = {"source": identity, "rows": len(words), "dim": dim}
         (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-        if final.exists():  # a stale or broken entry of the same name
-            shutil.rmtree(final, ignore_errors=True)
-        try:
-            os.replace(tmp, final)
-        except OSError:  # another process published the same entry meanwhile
-            pass
+        if _load_cached(final, identity) is None:  # else another process published it meanwhile
+            shutil.rmtree(final, ignore_errors=True)  # a broken entry of the same name
+            try:
+                os.replace(tmp, final)
+            except OSError:  # published by another process in between
+                pass
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     found = _load_cached(final, identity)
