@@ -44,3 +44,18 @@ def test_help_and_errors_list_every_format(tmp_path):
     out = run("info", "-m", str(other))
     assert out.returncode == 2 and len(out.stderr.splitlines()) == 1
     assert "not a model file" in out.stderr and ".gguf" in out.stderr and ".npy" in out.stderr
+
+
+def test_the_window_opens_demo_by_name(tmp_path):
+    shot = tmp_path / "w.png"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "explorer", "demo", "--screenshot", str(shot)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -87,6 +87,8 @@ def test_a_changed_text_file_is_parsed_again(tmp_path, glove):
     second = open_model(path)
     assert (first.rows, second.rows) == (50, 60)
     assert Path(first.matrix.filename) != Path(second.matrix.filename)
+    assert not Path(first.matrix.filename).exists()  # the stale copy is dropped
+    np.testing.assert_array_equal(first.vectors([49]), matrix[49:50])  # still mapped
 
 
 def test_word2vec_binary(tmp_path, glove):

@@ -72,8 +72,12 @@ def quiet_offscreen_warnings() -> None:
 def launch(args: argparse.Namespace) -> int:
     """The window's exit code; a command line it cannot start with raises ExplorerError (the
     CLI prints it as one line, exit code 2)."""
-    if args.path and not Path(args.path).expanduser().exists():
-        raise ExplorerError(f"{args.path}: no such file or folder")
+    if args.path:
+        from explorer.core.model.files import expand  # `demo`, repo ids, Ollama names
+
+        args.path = str(expand(args.path))
+        if not Path(args.path).exists():
+            raise ExplorerError(f"{args.path}: no such file or folder")
     folder = Path(args.screenshot or ".").expanduser().resolve().parent
     if args.screenshot and not folder.is_dir():
         raise ExplorerError(f"{args.screenshot}: cannot write the PNG: there is no folder {folder}")

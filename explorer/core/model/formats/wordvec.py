@@ -18,7 +18,8 @@ import re
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -132,6 +133,33 @@ def _cached(
     if found is not None:
         return found
     root.mkdir(parents=True, exist_ok=True)
+    with _parsing(root / f".{digest}.lock"):  # one parse at a time (the window and its child)
+        return _cached_once(path, identity, final, parse)
+
+
+@contextmanager
+def _parsing(lock: Path) -> Iterator[None]:
+    """An exclusive lock on `lock` where the platform has fcntl (elsewhere: none)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: concurrent parses publish one result
+        yield
+        return
+    with open(lock, "a") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def _cached_once(
+    path: Path, identity: dict, final: Path, parse: Callable[[BinaryIO], tuple[list[str], int]]
+) -> tuple[np.ndarray, list[str]]:
+    found = _load_cached(final, identity)  # parsed by another process while this one waited
+    if found is not None:
+        return found
+    root = final.parent
     tmp = Path(tempfile.mkdtemp(prefix=".parsing-", dir=root))
     try:
         with open(tmp / "vectors.f32", "wb") as out:
@@ -145,12 +173,27 @@ def _cached(
                 os.replace(tmp, final)
             except OSError:  # published by another process in between
                 pass
+            _drop_stale(final, identity)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     found = _load_cached(final, identity)
     if found is None:
         raise _fail(path, f"cannot use the parsed copy in {final}")
     return found
+
+
+def _drop_stale(final: Path, identity: dict) -> None:
+    """Remove the entries parsed from earlier versions of the same file."""
+    for other in final.parent.iterdir():
+        if other == final or not other.is_dir() or other.name.startswith("."):
+            continue
+        try:
+            meta = json.loads((other / "meta.json").read_text(encoding="utf-8"))
+            same = meta["source"]["files"][0][0] == identity["files"][0][0]
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            continue
+        if same:
+            shutil.rmtree(other, ignore_errors=True)
 
 
 # -- text -----------------------------------------------------------------------------------------
