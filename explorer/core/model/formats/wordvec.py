@@ -221,11 +221,14 @@ def _parse_text(path: Path, out: BinaryIO) -> tuple[list[str], int]:
                 dim = len(text.split()) - 1
                 if dim < 1:
                     raise _fail(path, f"line {number} has a word but no values")
-            parts = text.rsplit(" ", dim) if " " in text else text.split("\t")
-            if len(parts) != dim + 1 or not parts[0]:
-                raise _fail(path, f"line {number} has {len(parts) - 1} values, not {dim}")
-            words.append(parts[0])
-            pending.append((number, text[len(parts[0]) + 1 :]))
+            word, _, values = text.partition(" ")
+            if values.count(" ") != dim - 1:  # a word with spaces in it, tabs, or a bad line
+                parts = text.rsplit(" ", dim) if " " in text else text.split("\t")
+                if len(parts) != dim + 1 or not parts[0]:
+                    raise _fail(path, f"line {number} has {len(parts) - 1} values, not {dim}")
+                word, values = parts[0], " ".join(parts[1:])
+            words.append(word)
+            pending.append((number, values))
             if len(pending) == CHUNK_LINES:
                 _write_values(path, pending, dim, out)
                 pending = []
