@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.core.errors import ModelFormatError
+from explorer.core.errors import ModelFormatError, TokenError
 from explorer.core.model.open import open_model
 from explorer.core.model.tokenizer import load_tokenizer
 
@@ -61,6 +61,8 @@ def check(model, matrix: np.ndarray, words: list[str]) -> None:
     king = words.index("king") if "king" in words else 5
     assert model.tokenizer.find(words[king]) == king
     assert model.label(king) == words[king]
+    with pytest.raises(TokenError, match="^'xyzzyq' holds a word that is not in the vocabulary$"):
+        model.tokenizer.find("xyzzyq")
     assert not model.matrix.flags.writeable
 
 
