@@ -12,7 +12,8 @@ Names load on first use, so `import explorer` imports neither the model readers 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 
 __version__ = "0.1.0"
 
@@ -50,6 +51,8 @@ _WHERE = {
 }
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from explorer.api.model import Model, open
     from explorer.api.results import (
         Comparison,

@@ -299,7 +299,8 @@ class Model:
 
         with job_context(progress, "head") as ctx:
             t = self.token_id(token) if token is not None else None
-            cos = core_head.head_cosine(self.core, ctx.part(0.0, 0.5 if t is not None else 1.0))
+            self.core.check_head(ctx.part(0.0, 0.2))  # every row, not only the sampled ones
+            cos = core_head.head_cosine(self.core, ctx.part(0.2, 0.3 if t is not None else 0.8))
             view = None
             if t is not None:
                 view = core_head.token_view(self.core, t, k, ctx.part(0.5, 0.5))
@@ -320,7 +321,7 @@ class Model:
                 "overlap": view.overlap,
             }
         return Head(
-            tied=cos.tied,
+            tied=None if self.core.tied is None else cos.tied,
             evidence=self.core.head.words,
             output_tensor=cos.output_tensor,
             cosine=cos.cosine,

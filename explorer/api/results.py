@@ -186,7 +186,7 @@ class Stats:
 class Head:
     """The output head against the input embedding E."""
 
-    tied: bool  # the head is E itself
+    tied: bool | None  # the head is E itself (None: no head to judge, e.g. an encoder)
     evidence: str  # why we say so (the files, the config)
     output_tensor: str | None
     cosine: np.ndarray | None  # float64 [rows]: cos(E[i], U[i]); None when tied
@@ -206,7 +206,7 @@ class Head:
         return frame({"id": np.arange(len(cos)), "cosine": cos})
 
     def __repr__(self) -> str:
-        what = "tied" if self.tied else f"separate ({self.output_tensor})"
+        what = {True: "tied", False: f"separate ({self.output_tensor})"}.get(self.tied, "no head")
         return f"<Head: {what}; {self.evidence}>"
 
 
