@@ -8,6 +8,7 @@ imported inside the methods, so that `import explorer` costs about what `import 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
     from explorer.core.search.queries import Query
 
 TokenRef = int | str  # a token id, a token's text, or "#id"
+# A matrix the search kernels cannot read as stored (quantised GGUF blocks, F16) is decoded
+# once for searching when its float32 copy stays this small: then every search scans float32
+# instead of dequantising the whole matrix again. Larger ones decode block by block per scan.
+DECODED_SEARCH_BYTES = 256 << 20
+KERNEL_DTYPES = ("BF16", "F32", "F64")
 QueryArg = int | str | Sequence[int] | np.ndarray
 
 
@@ -163,13 +169,23 @@ class Model:
         return [self._neighbors(q.description, r) for q, r in zip(built, found, strict=True)]
 
     def searcher(self) -> NeighborSearcher:
-        """The model's searcher (row norms and the fast index are kept between calls)."""
+        """The model's searcher (row norms and the fast index are kept between calls; a small
+        quantised or F16 matrix is decoded once, on the first search, and kept as float32)."""
         if self._searcher is None:
             from explorer.core.search.neighbors import NeighborSearcher
 
-            self._searcher = NeighborSearcher(self.core)
+            self._searcher = NeighborSearcher(self._searched())
             self._searcher.load_cached_fast_index()  # never built unless asked
         return self._searcher
+
+    def _searched(self) -> EmbeddingModel:
+        """The model the searcher scans: this one, or a copy whose matrix is decoded once."""
+        core = self.core
+        if core.dtype in KERNEL_DTYPES or core.rows * core.dim * 4 > DECODED_SEARCH_BYTES:
+            return core
+        decoded = np.asarray(self.E, dtype=np.float32)
+        decoded.flags.writeable = False
+        return replace(core, matrix=decoded, dtype="F32", _handles=[])
 
     def _query(self, q: QueryArg | Query) -> Query:
         from explorer.core.search import queries

@@ -206,7 +206,9 @@ class Head:
         return frame({"id": np.arange(len(cos)), "cosine": cos})
 
     def __repr__(self) -> str:
-        what = {True: "tied", False: f"separate ({self.output_tensor})"}.get(self.tied, "no head")
+        what = "no head" if self.tied is None else "tied"
+        if self.tied is False:
+            what = f"separate ({self.output_tensor})"
         return f"<Head: {what}; {self.evidence}>"
 
 

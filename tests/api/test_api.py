@@ -202,3 +202,24 @@ def test_compare_two_models(tmp_path):
 def test_bad_path_is_one_clear_error(tmp_path):
     with pytest.raises(explorer.ExplorerError, match="no such file"):
         explorer.open(tmp_path / "missing")
+
+
+def test_quantised_search_equals_the_core_on_the_file(tmp_path):
+    """A Q8_0 GGUF is searched on a copy decoded once; the answers are the file's own."""
+    from explorer.core.search.neighbors import NeighborSearcher, query_for_ids
+    from tests.support.models import random_matrix, stored, write_gguf
+
+    raw = stored(random_matrix(300, 64, seed=2), "Q8_0")
+    path = write_gguf(tmp_path / "m.gguf", {"token_embd.weight": (raw, "Q8_0")})
+    core = open_model(path)
+    with explorer.open(path) as m:
+        assert m.dtype == "Q8_0" and m.searcher().model.dtype == "F32"
+        for token_id in (0, 17, 299):
+            ours = m.neighbors(token_id, k=8, metric="cosine")
+            theirs = NeighborSearcher(core).search(query_for_ids(core, [token_id]), k=8)
+            assert ours.ids.tolist() == theirs.ids.tolist()
+            np.testing.assert_array_equal(ours.scores, theirs.scores)
+        l2 = m.neighbors(5, k=4, metric="l2")
+        ref = np.linalg.norm(m.E[:] - m.E[5], axis=1)
+        ref[5] = np.inf
+        assert l2.ids.tolist() == np.argsort(ref, kind="stable")[:4].tolist()
