@@ -24,13 +24,15 @@ if TYPE_CHECKING:
     from explorer.core.search.neighbors import NeighborResult, NeighborSearcher
     from explorer.core.search.queries import Query
 
+    # a core Query too: the command line builds its --text phrases with the core's parser
+    QueryArg = int | str | Sequence[int] | np.ndarray | Query
+
 TokenRef = int | str  # a token id, a token's text, or "#id"
 # A matrix the search kernels cannot read as stored (quantised GGUF blocks, F16) is decoded
 # once for searching when its float32 copy stays this small: then every search scans float32
 # instead of dequantising the whole matrix again. Larger ones decode block by block per scan.
 DECODED_SEARCH_BYTES = 256 << 20
 KERNEL_DTYPES = ("BF16", "F32", "F64")
-QueryArg = int | str | Sequence[int] | np.ndarray
 
 
 def open(
@@ -115,13 +117,15 @@ class Model:
     def label(self, token_id: int) -> str:
         """The readable text of a row's token, as the window shows it (␣ for a space)."""
         tok = self.core.tokenizer
-        if tok is None or "labels" in vars(tok):
+        inner = getattr(tok, "tokenizer", None)  # the `tokenizers` object, when loaded here
+        if tok is None or inner is None or "labels" in vars(tok):
             return self.core.label(token_id)
-        piece = tok.piece(token_id) if 0 <= token_id < tok.vocab_size else None
-        piece_text = getattr(tok, "piece_text", None)  # the window's VocabTokenizer has none
-        if piece is None or piece_text is None:
+        # one id_to_token call, not the whole vocabulary's labels (0.3 s for 30k tokens,
+        # which a one-row command should not pay)
+        piece = inner.id_to_token(token_id) if 0 <= token_id < tok.vocab_size else None
+        if piece is None:  # ids beyond the vocabulary or holes in it: the general path
             return self.core.label(token_id)
-        return piece_text(token_id, piece)  # one row, not the whole vocabulary's labels
+        return tok.piece_text(token_id, piece)  # type: ignore[union-attr]
 
     def row(self, token: TokenRef) -> np.ndarray:
         """E[token] decoded exactly to float32 (float64 for F64 files)."""
@@ -132,7 +136,9 @@ class Model:
         from explorer.core.errors import TokenError
 
         if self.core.tokenizer is None:
-            raise TokenError(f"{self.path}: no tokenizer beside the model, so text cannot be split")
+            raise TokenError(
+                f"{self.path}: no tokenizer.json beside the model, so text cannot be tokenized"
+            )
         return Tokens(self.core.tokenizer.encode(text, special=special))
 
     # -- neighbours ------------------------------------------------------------------------------
@@ -185,9 +191,9 @@ class Model:
             return core
         decoded = np.asarray(self.E, dtype=np.float32)
         decoded.flags.writeable = False
-        return replace(core, matrix=decoded, dtype="F32", _handles=[])
+        return replace(core, matrix=decoded, _handles=[])  # same dtype name: same cache keys
 
-    def _query(self, q: QueryArg | Query) -> Query:
+    def _query(self, q: QueryArg) -> Query:
         from explorer.core.search import queries
 
         if isinstance(q, queries.Query):
@@ -207,7 +213,8 @@ class Model:
         )
 
     def _neighbors(self, query: str, r: NeighborResult) -> Neighbors:
-        return self._scored(query, r.ids, r.scores, r.metric, r.exact, r.path_label, r.skipped)
+        found = self._scored(query, r.ids, r.scores, r.metric, r.exact, r.path_label, r.skipped)
+        return replace(found, note=r.note)
 
     def _scored(
         self,

@@ -81,6 +81,7 @@ class Neighbors:
     how: str = "exact"  # which path answered, e.g. "fast index · recall@10 0.997, …"
     skipped: int = 0  # rows left out: all zeros or holding NaN/inf
     unused: list[bool] = field(default_factory=list)
+    note: str = ""  # why the search took the exact path when the index was asked for
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -35,21 +35,6 @@ def load_model(args: argparse.Namespace, tokenizer: bool = True) -> EmbeddingMod
     return open_model(args.model or demo_model_dir(), tensor=args.tensor, tokenizer=tokenizer)
 
 
-def label_of(model: EmbeddingModel, token_id: int) -> str:
-    """`model.label(token_id)` for one id, without building the whole vocabulary's labels
-    (0.3 s for 30k tokens, which a one-row command should not pay)."""
-    tok = model.tokenizer
-    if tok is None:
-        return model.label(token_id)
-    from explorer.core.tokenizer.tokens import TokenizerInfo  # loaded already: the model has one
-
-    assert isinstance(tok, TokenizerInfo)  # the CLI loads it in-process
-    piece = tok.tokenizer.id_to_token(token_id) if 0 <= token_id < tok.vocab_size else None
-    if piece is None:  # ids beyond the vocabulary or holes in it: the general path
-        return model.label(token_id)
-    return tok.piece_text(token_id, piece)
-
-
 def used_rows(model: EmbeddingModel) -> np.ndarray:
     """`model.used_rows` from one `get_vocab()` call. The model builds it with one short call per
     id so that a GUI thread can run in between (80 ms for 30k ids); a command has no GUI thread.

@@ -213,7 +213,7 @@ def test_quantised_search_equals_the_core_on_the_file(tmp_path):
     path = write_gguf(tmp_path / "m.gguf", {"token_embd.weight": (raw, "Q8_0")})
     core = open_model(path)
     with explorer.open(path) as m:
-        assert m.dtype == "Q8_0" and m.searcher().model.dtype == "F32"
+        assert m.dtype == "Q8_0" and m.searcher().model.matrix.dtype == np.float32
         for token_id in (0, 17, 299):
             ours = m.neighbors(token_id, k=8, metric="cosine")
             theirs = NeighborSearcher(core).search(query_for_ids(core, [token_id]), k=8)
