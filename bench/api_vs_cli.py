@@ -80,8 +80,9 @@ def run_api(gguf: Path, ids: list[int]) -> tuple[float, dict]:
         capture_output=True,
         text=True,
         env=env(),
-        check=True,
     )
+    if proc.returncode != 0:
+        sys.exit(f"the API process failed:\n{proc.stderr}")
     return time.perf_counter() - start, json.loads(proc.stdout)
 
 

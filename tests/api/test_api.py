@@ -223,3 +223,16 @@ def test_quantised_search_equals_the_core_on_the_file(tmp_path):
         ref = np.linalg.norm(m.E[:] - m.E[5], axis=1)
         ref[5] = np.inf
         assert l2.ids.tolist() == np.argsort(ref, kind="stable")[:4].tolist()
+
+
+def test_equal_scores_come_in_id_order(tmp_path):
+    """Identical rows tie exactly: they are listed by id, for one query as in a batch."""
+    matrix = np.random.default_rng(4).standard_normal((3000, 16)).astype(np.float32)
+    twins = np.random.default_rng(5).choice(np.arange(1, 3000), size=40, replace=False)
+    matrix[twins] = matrix[0] * 1.5  # same direction: cosine 1 with row 0 and each other
+    write_model(tmp_path / "m", matrix=matrix)
+    with explorer.open(tmp_path / "m", tokenizer=False) as m:
+        one = m.neighbors(0, k=30)
+        assert one.ids.tolist() == sorted(twins.tolist())[:30]
+        many = m.neighbors_many([0, 1, 2], k=30)
+        assert many[0].ids.tolist() == one.ids.tolist()
