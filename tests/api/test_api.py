@@ -236,3 +236,17 @@ def test_equal_scores_come_in_id_order(tmp_path):
         assert one.ids.tolist() == sorted(twins.tolist())[:30]
         many = m.neighbors_many([0, 1, 2], k=30)
         assert many[0].ids.tolist() == one.ids.tolist()
+
+
+def test_tokenizer_given_or_skipped(tmp_path):
+    from tests.support.tokenizers import make_bpe_tokenizer
+
+    write_model(tmp_path / "m", rows=500, dim=8)  # no tokenizer beside the weights
+    make_bpe_tokenizer(tmp_path / "elsewhere.json")
+    with explorer.open(tmp_path / "m") as bare:
+        assert bare.tokenizer_source is None and bare.label(3) == "#3"
+        with pytest.raises(explorer.ExplorerError, match="no tokenizer"):
+            bare.tokenize("the cat")
+    with explorer.open(tmp_path / "m", tokenizer=tmp_path / "elsewhere.json") as m:
+        assert m.tokenizer_source is not None and m.tokenize("the cat").ids.size >= 2
+        assert m.label(m.token_id("the")) == "the"
