@@ -19,6 +19,8 @@ from explorer.core.tokenizer.text import Token
 if TYPE_CHECKING:
     import pandas as pd
 
+SVG_MAX_POINTS = 5000  # a notebook draws maps up to this size inline
+
 __all__ = ["Comparison", "Head", "Map", "Neighbor", "Neighbors", "Stats", "Token", "Tokens"]
 
 
@@ -152,6 +154,17 @@ class Map:
         if self.similarity is not None:
             cols["similarity"] = self.similarity
         return frame(cols)
+
+    def svg(self, width: int = 960, height: int = 540, title: str | None = None) -> str:
+        """The map as the figure `embedding-explorer project` draws (SVG text)."""
+        from explorer.core.map.figure import neighborhood_svg
+        from explorer.core.map.neighborhood import Neighborhood
+
+        nb = Neighborhood(self.ids, self.texts, self.similarity, self.query_ids, self.title)
+        return neighborhood_svg(nb, self.xy, title=title, width=width, height=height)
+
+    def _repr_svg_(self) -> str | None:
+        return self.svg() if len(self) <= SVG_MAX_POINTS else None  # Jupyter shows the repr
 
     def __repr__(self) -> str:
         return f"<Map: {self.title} ({self.method}, {len(self)} points)>"

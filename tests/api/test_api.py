@@ -160,6 +160,8 @@ def test_map_of_a_neighbourhood(demo):
     assert listed.ids.tolist() == [demo.token_id("cat"), demo.token_id("dog"), 2000, 3000]
     sample = demo.map(sample=30, method="pca", seed=1)
     assert len(sample) == 30 and sample.to_pandas().shape == (30, 4)
+    assert "kitten" in m._repr_svg_()
+    assert demo.map(sample=5001, method="pca")._repr_svg_() is None  # too many points inline
     with pytest.raises(explorer.ExplorerError, match="one of"):
         demo.map(around="cat", sample=3)
 
