@@ -75,7 +75,7 @@ class Neighbors:
 
     query: str  # what was searched for, in words
     ids: np.ndarray  # int64 [k]
-    scores: np.ndarray  # float32 [k]
+    scores: np.ndarray  # [k]: float32 from a search, float64 from the head and compare views
     pieces: list[str | None]
     texts: list[str]
     metric: str
