@@ -75,7 +75,7 @@ class Neighbors:
 
     query: str  # what was searched for, in words
     ids: np.ndarray  # int64 [k]
-    scores: np.ndarray  # [k]: float32 from a search, float64 from the head and compare views
+    scores: np.ndarray  # [k]: float32; float64 in the head view (logits)
     pieces: list[str | None]
     texts: list[str]
     metric: str
