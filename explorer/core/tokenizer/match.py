@@ -1,0 +1,377 @@
+"""Does this tokenizer belong to this matrix? Judged from the rows themselves.
+
+The embedding only looks up row ``E[id]``: with another tokenizer every token gets a real-looking
+row that belongs to some other token. Spelling variants of one word (``cat`` / ``␣cat`` / ``Cat``
+/ ``CAT`` / ``cats``, a WordPiece word and its ``##`` continuation) have close rows when the ids
+line up, and rows no closer than random partners when they do not. The check finds a few thousand
+variant pairs from the vocabulary alone, reads only their rows, and compares their cosines with
+those of the same rows paired at random (AUC). Where that fails it tries small id shifts, and it
+reports whether special and never-used tokens' rows look untrained (low norm, or close to their
+common mean), as they do when the ids line up.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Protocol
+
+import numpy as np
+
+from explorer.core.context import NULL_CONTEXT, JobContext
+
+VARIANT_PAIRS = 2048  # variant pairs scored (rows read: at most twice as many)
+SHIFT_PAIRS = 128  # of those, the pairs scored at each id shift
+MAX_SHIFT = 16
+MIN_PAIRS = 48  # fewer variant pairs than this: no verdict from them
+MATCH_AUC = 0.75  # variant pairs closer than random partners this often: the ids line up
+UNTRAINED_SAMPLE = 256
+UNTRAINED_NORM = 0.5  # never-used rows this much shorter than word rows look untrained…
+UNTRAINED_COHESION = 0.6  # …as do never-used rows this close to their own mean
+SEED = 0
+
+_WORD = re.compile(rb"[A-Za-z]{2,}")
+_NEVER_USED = re.compile(rb"unused|reserved|extra_id|<pad|\[pad\]|placeholder", re.IGNORECASE)
+
+Rows = Callable[[np.ndarray], np.ndarray]  # sorted distinct ids -> float32 rows [len(ids), dim]
+
+
+class _Tokenizer(Protocol):  # what TokenizerInfo and VocabTokenizer both offer
+    special_ids: set[int]
+    subword_prefix: str
+    byte_level: bool
+
+    @property
+    def pieces(self) -> Sequence[str | None]: ...
+
+    def piece_bytes(self, token_id: int, piece: str) -> bytes: ...
+
+    def continues_word(self, piece: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What the check reads of a tokenizer: every id's exact bytes (None: no token), whether a
+    piece continues a word (WordPiece ``##s``), and the special ids."""
+
+    tokens: Sequence[bytes | None]
+    continues: frozenset[int] = frozenset()
+    special: frozenset[int] = frozenset()
+    word_pieces: bool = False  # WordPiece: a piece without ``##`` starts a word
+
+    @classmethod
+    def of(cls, tok: _Tokenizer) -> Vocabulary:
+        """From a TokenizerInfo or a VocabTokenizer (worker thread: grows with the vocabulary)."""
+        table = getattr(tok, "table", None)
+        if table is not None:  # a VocabTokenizer: the bytes and flags are there already
+            from explorer.core.tokenizer.vocab_table import CONTINUES, PRESENT
+
+            flags = table.flags
+            present = (flags & PRESENT) != 0
+            tokens: list[bytes | None] = [
+                table.token_bytes(i) if p else None for i, p in enumerate(present.tolist())
+            ]
+            continues = frozenset(np.flatnonzero(flags & CONTINUES).tolist())
+        else:
+            pieces = tok.pieces
+            tokens = [None if p is None else tok.piece_bytes(i, p) for i, p in enumerate(pieces)]
+            wordpiece = bool(tok.subword_prefix) and not tok.byte_level
+            continues = frozenset(
+                i for i, p in enumerate(pieces) if wordpiece and p and tok.continues_word(p)
+            )
+        return cls(
+            tokens,
+            continues,
+            frozenset(tok.special_ids),
+            word_pieces=bool(tok.subword_prefix) and not tok.byte_level,
+        )
+
+    def truncated(self, size: int) -> Vocabulary:
+        return Vocabulary(
+            self.tokens[:size],
+            frozenset(i for i in self.continues if i < size),
+            frozenset(i for i in self.special if i < size),
+            self.word_pieces,
+        )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # "matches" | "shifted" | "mismatch" | "unknown"
+    offset: int | None  # row E[id + offset] belongs to token id (0 when it matches)
+    sentence: str
+    pairs: int  # variant pairs scored
+    variant_cosine: float | None  # their mean cosine at offset 0
+    random_cosine: float | None  # the same rows paired at random
+    auc: float | None  # how often a variant pair is closer than a random one (0.5: no signal)
+    shifted_auc: float | None  # the AUC at `offset` when the ids look shifted
+    untrained_rows: int  # special, never-used and padding rows sampled
+    untrained_norm: float | None  # their median norm / the variant rows' median norm
+    untrained_cohesion: float | None  # their mean cosine to their own mean
+    rows_read: int
+
+    @property
+    def matches(self) -> bool:
+        return self.verdict == "matches"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def warning(self) -> str | None:
+        """The line for a model's warnings when the tokenizer does not match (None: it does, or
+        the check cannot tell)."""
+        if self.verdict == "shifted":
+            return f"the tokenizer {self.sentence}: every row shown belongs to another token"
+        if self.verdict == "mismatch":
+            return (
+                f"the tokenizer {self.sentence}: its ids do not fit these rows, so labels name the"
+                " wrong rows"
+            )
+        return None
+
+
+def _key(vocab: Vocabulary, i: int, data: bytes) -> bytes:
+    """The token's bytes with a word start spelled as a leading space, in every scheme."""
+    if vocab.word_pieces and i not in vocab.continues and i not in vocab.special:
+        return b" " + data
+    return data
+
+
+def _variants(key: bytes) -> list[bytes]:
+    space, core = (b" ", key[1:]) if key.startswith(b" ") else (b"", key)
+    other = b"" if space else b" "
+    out = [other + core]
+    for form in {core.lower(), core.capitalize(), core.upper()} - {core}:
+        out += [space + form, other + form]
+    if core.endswith(b"s") and not core.endswith(b"ss") and len(core) > 3:
+        out.append(space + core[:-1])  # a plural and its singular
+    elif len(core) >= 3 and not core.endswith(b"s"):
+        out.append(space + core + b"s")
+    return out
+
+
+def variant_pairs(vocab: Vocabulary, limit: int = VARIANT_PAIRS, seed: int = SEED) -> np.ndarray:
+    """int64 [n, 2]: pairs of ids whose tokens spell one word (space, case, plural, ``##``),
+    found from the vocabulary alone, from random starting tokens, at most `limit`."""
+    index: dict[bytes, int] = {}
+    words: list[int] = []
+    for i, data in enumerate(vocab.tokens):
+        if data is None or i in vocab.special:
+            continue
+        key = _key(vocab, i, data)
+        index.setdefault(key, i)
+        if _WORD.fullmatch(key.lstrip(b" ")):
+            words.append(i)
+    found: set[tuple[int, int]] = set()
+    order = np.random.default_rng(seed).permutation(len(words))
+    for k in order.tolist():
+        i = words[k]
+        key = _key(vocab, i, vocab.tokens[i])  # type: ignore[arg-type]
+        for variant in _variants(key):
+            j = index.get(variant)
+            if j is not None and j != i:
+                found.add((min(i, j), max(i, j)))
+        if len(found) >= limit:
+            break
+    pairs = np.array(sorted(found), dtype=np.int64).reshape(-1, 2)
+    if len(pairs) > limit:
+        keep = np.random.default_rng(seed).choice(len(pairs), limit, replace=False)
+        pairs = pairs[np.sort(keep)]
+    return pairs
+
+
+def never_used_ids(vocab: Vocabulary, rows: int) -> np.ndarray:
+    """Ids whose rows are never trained when the ids line up: special and never-used tokens
+    (``[unused3]``, ``<|reserved_special_token_7|>``), and rows beyond the vocabulary."""
+    ids = [
+        i
+        for i, data in enumerate(vocab.tokens[:rows])
+        if data is not None and (i in vocab.special or _NEVER_USED.search(data))
+    ]
+    ids += [i for i, data in enumerate(vocab.tokens[:rows]) if data is None]
+    ids += range(len(vocab.tokens), rows)
+    return np.array(sorted(ids), dtype=np.int64)
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    rows = np.nan_to_num(rows.astype(np.float32, copy=False), nan=0.0, posinf=0.0, neginf=0.0)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms > 0, norms, 1.0)
+
+
+def _auc(pos: np.ndarray, neg: np.ndarray) -> float:
+    """P(a positive scores above a negative), ties counted half (Mann-Whitney)."""
+    both = np.concatenate([pos, neg])
+    order = np.argsort(both, kind="mergesort")
+    ranks = np.empty(len(both))
+    ranks[order] = np.arange(1, len(both) + 1)
+    # average the ranks of ties
+    sorted_vals = both[order]
+    _, first, counts = np.unique(sorted_vals, return_index=True, return_counts=True)
+    mean_rank = first + (counts + 1) / 2.0
+    ranks[order] = np.repeat(mean_rank, counts)
+    n, m = len(pos), len(neg)
+    return float((ranks[:n].sum() - n * (n + 1) / 2) / (n * m))
+
+
+def _partners(n: int, seed: int) -> np.ndarray:
+    """A random pairing of n items with none paired to itself (a shuffled roll)."""
+    if n < 2:
+        return np.arange(n)
+    perm = np.random.default_rng(seed).permutation(n)
+    rolled = np.empty(n, dtype=np.int64)
+    rolled[perm] = perm[np.roll(np.arange(n), 1)]
+    return rolled
+
+
+def _scores(unit_of: Callable[[np.ndarray], np.ndarray], pairs: np.ndarray, seed: int):
+    """Cosines of the variant pairs and of the same first rows with random partners."""
+    a, b = unit_of(pairs[:, 0]), unit_of(pairs[:, 1])
+    variant = np.einsum("ij,ij->i", a, b)
+    random = np.einsum("ij,ij->i", a, b[_partners(len(pairs), seed)])
+    return variant, random
+
+
+def _gather(read: Rows, ids: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Reads the distinct ids once; returns unit rows by id."""
+    distinct = np.unique(ids)
+    unit = _unit(read(distinct))
+    return lambda wanted: unit[np.searchsorted(distinct, wanted)]
+
+
+def _best_shift(read: Rows, pairs: np.ndarray, rows: int, ctx: JobContext) -> tuple[int, float]:
+    """The id shift in ±MAX_SHIFT whose rows make the variant pairs closest, and its AUC."""
+    subset = pairs[:: max(1, len(pairs) // SHIFT_PAIRS)][:SHIFT_PAIRS]
+    shifts = [s for s in range(-MAX_SHIFT, MAX_SHIFT + 1) if s]
+    window = (subset.reshape(-1, 1) + np.array(shifts)).ravel()
+    unit_of = _gather(read, window[(window >= 0) & (window < rows)])
+    best, best_auc = 0, 0.0
+    for s in shifts:
+        ctx.check()
+        moved = subset + s
+        ok = ((moved >= 0) & (moved < rows)).all(axis=1)
+        if ok.sum() < MIN_PAIRS // 2:
+            continue
+        variant, random = _scores(unit_of, moved[ok], SEED)
+        auc = _auc(variant, random)
+        if auc > best_auc:
+            best, best_auc = s, auc
+    return best, best_auc
+
+
+def _untrained(read: Rows, ids: np.ndarray, words: np.ndarray):
+    """(norm of never-used rows / norm of word rows, their mean cosine to their own mean)."""
+    raw = read(ids).astype(np.float32, copy=False)
+    norms = np.linalg.norm(np.nan_to_num(raw), axis=1)
+    word_norms = np.linalg.norm(np.nan_to_num(read(words).astype(np.float32, copy=False)), axis=1)
+    ratio = float(np.median(norms) / np.median(word_norms)) if np.median(word_norms) > 0 else None
+    unit = _unit(raw)
+    mean = unit.mean(axis=0)
+    size = np.linalg.norm(mean)
+    cohesion = float((unit @ (mean / size)).mean()) if size > 0 else 0.0
+    return ratio, cohesion
+
+
+def _look_untrained(norm: float | None, cohesion: float | None) -> bool:
+    """Never-used rows far shorter than word rows, or gathered around their mean."""
+    return (norm is not None and norm < UNTRAINED_NORM) or (
+        cohesion is not None and cohesion > UNTRAINED_COHESION
+    )
+
+
+def check_match(
+    vocab: Vocabulary, rows: int, read: Rows, ctx: JobContext = NULL_CONTEXT
+) -> Verdict:
+    """The verdict for a vocabulary over a matrix of `rows` rows read through `read`."""
+    pairs = variant_pairs(vocab)
+    pairs = pairs[(pairs < rows).all(axis=1)]
+    never = never_used_ids(vocab, rows)
+    if len(never) > UNTRAINED_SAMPLE:
+        pick = np.random.default_rng(SEED).choice(len(never), UNTRAINED_SAMPLE, replace=False)
+        never = np.sort(never[pick])
+    ctx.check()
+    words = np.unique(pairs[:UNTRAINED_SAMPLE].ravel())
+    norm, cohesion = (
+        _untrained(read, never, words)
+        if min(len(never), len(words)) >= 8
+        else (
+            None,
+            None,
+        )
+    )
+    found = Verdict(
+        "unknown",
+        None,
+        f"cannot tell: only {len(pairs)} spelling-variant pairs in the vocabulary"
+        + (
+            "; its special and unused rows look untrained, as when the ids line up"
+            if _look_untrained(norm, cohesion)
+            else ""
+        ),
+        pairs=len(pairs),
+        variant_cosine=None,
+        random_cosine=None,
+        auc=None,
+        shifted_auc=None,
+        untrained_rows=len(never),
+        untrained_norm=norm,
+        untrained_cohesion=cohesion,
+        rows_read=len(never) + len(words),
+    )
+    if len(pairs) < MIN_PAIRS:
+        return found
+    distinct = np.unique(pairs)
+    variant, random = _scores(_gather(read, distinct), pairs, SEED)
+    auc = _auc(variant, random)
+    said = f"variant pairs {variant.mean():.2f} vs random {random.mean():.2f}"
+    found = replace(
+        found,
+        variant_cosine=float(variant.mean()),
+        random_cosine=float(random.mean()),
+        auc=auc,
+        rows_read=found.rows_read + len(distinct),
+    )
+    if auc >= MATCH_AUC:
+        return replace(found, verdict="matches", offset=0, sentence=f"matches ({said})")
+    ctx.check()
+    shift, shifted_auc = _best_shift(read, pairs, rows, ctx)
+    found = replace(
+        found, rows_read=found.rows_read + min(SHIFT_PAIRS, len(pairs)) * 2 * 2 * MAX_SHIFT
+    )
+    if shifted_auc >= MATCH_AUC:
+        return replace(
+            found,
+            verdict="shifted",
+            offset=shift,
+            shifted_auc=shifted_auc,
+            sentence=f"looks shifted by {shift:+d} ids ({said}; at {shift:+d}: AUC "
+            f"{shifted_auc:.2f})",
+        )
+    return replace(
+        found,
+        verdict="mismatch",
+        sentence=f"does not match ({said}, AUC {auc:.2f}; no shift within ±{MAX_SHIFT} ids helps)",
+    )
+
+
+class _Model(Protocol):  # the parts of an EmbeddingModel the check reads
+    rows: int
+    tokenizer: object
+
+    def cold_rows(self, ids) -> np.ndarray: ...
+
+
+def check_model(
+    model: _Model, vocab: Vocabulary | None = None, ctx: JobContext = NULL_CONTEXT
+) -> Verdict | None:
+    """The verdict for a model's own tokenizer (or `vocab`); None without a tokenizer. Reads a
+    few thousand rows (worker thread)."""
+    from explorer.core.model.decode import decode_rows
+
+    if vocab is None:
+        if model.tokenizer is None:
+            return None
+        vocab = Vocabulary.of(model.tokenizer)  # type: ignore[arg-type]
+    return check_match(vocab, model.rows, lambda ids: decode_rows(model.cold_rows(ids)), ctx)
