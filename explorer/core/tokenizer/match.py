@@ -346,8 +346,8 @@ def check_match(
             verdict="shifted",
             offset=shift,
             shifted_auc=shifted_auc,
-            sentence=f"looks shifted by {shift:+d} ids ({said}; at {shift:+d}: AUC "
-            f"{shifted_auc:.2f})",
+            sentence=f"looks shifted by {shift:+d} id{'s' if abs(shift) > 1 else ''} ({said}; "
+            f"at {shift:+d}: AUC {shifted_auc:.2f})",
         )
     return replace(
         found,

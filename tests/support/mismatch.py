@@ -1,0 +1,83 @@
+"""Real tokenizers that do not belong to a matrix: the demo's own tokenizer.json with its ids
+shifted or permuted, and SmolLM2's real vocabulary as a byte-level tokenizer.json."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+
+from explorer.core.resources import demo_model_dir
+
+SMOLLM2_VOCAB = Path(__file__).resolve().parents[1] / "data" / "smollm2_vocab.json.gz"
+
+
+def _demo_spec() -> dict:
+    return json.loads((demo_model_dir() / "tokenizer.json").read_text(encoding="utf-8"))
+
+
+def _renumbered(spec: dict, new_id) -> dict:
+    spec["model"]["vocab"] = {piece: new_id(i) for piece, i in spec["model"]["vocab"].items()}
+    for added in spec.get("added_tokens") or []:
+        added["id"] = new_id(added["id"])
+    return spec
+
+
+def shifted_demo_tokenizer(folder: Path, shift: int) -> Path:
+    """The demo's tokenizer with every id moved up by `shift`: `shift` new pieces come first, as
+    when tokens are added at the front of a vocabulary."""
+    spec = _renumbered(_demo_spec(), lambda i: i + shift)
+    spec["model"]["vocab"].update({f"[front{k}]": k for k in range(shift)})
+    return _write(folder, spec)
+
+
+def permuted_demo_tokenizer(folder: Path, seed: int = 0) -> Path:
+    """The demo's tokenizer with its ids shuffled: the same pieces, each on another row."""
+    spec = _demo_spec()
+    perm = np.random.default_rng(seed).permutation(len(spec["model"]["vocab"])).tolist()
+    return _write(folder, _renumbered(spec, lambda i: perm[i]))
+
+
+def smollm2_tokenizer(folder: Path) -> Path:
+    """SmolLM2's real vocabulary (49,152 byte-level pieces, its special tokens) as a byte-level
+    BPE tokenizer.json (without merges: the check reads the vocabulary only)."""
+    data = json.loads(gzip.decompress(SMOLLM2_VOCAB.read_bytes()))
+    tokens, special = data["tokens"], data["special"]
+    spec = {
+        "version": "1.0",
+        "added_tokens": [
+            {
+                "id": i,
+                "content": tokens[i],
+                "special": True,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+            }
+            for i in special
+        ],
+        "pre_tokenizer": {
+            "type": "ByteLevel",
+            "add_prefix_space": False,
+            "trim_offsets": True,
+            "use_regex": True,
+        },
+        "decoder": {
+            "type": "ByteLevel",
+            "add_prefix_space": True,
+            "trim_offsets": True,
+            "use_regex": True,
+        },
+        "model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(tokens)}, "merges": []},
+    }
+    return _write(folder, spec)
+
+
+def _write(folder: Path, spec: dict) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "tokenizer.json"
+    path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+    return path
