@@ -364,7 +364,9 @@ def check_match(
 
 class _Model(Protocol):  # the parts of an EmbeddingModel the check reads
     rows: int
-    tokenizer: object
+
+    @property
+    def tokenizer(self) -> object: ...
 
     def cold_rows(self, ids) -> np.ndarray: ...
 
