@@ -96,10 +96,9 @@ def serve(
     # Not niced (see TokenizerService): it holds no lock the window needs, and its thread pools
     # leave a core (tuning.background_env).
     try:
-        if rows is not None:
-            info, warnings = tokenizer_at(path, rows)
-        else:
-            info, warnings = load_tokenizer(path, tensor=tensor)
+        info, warnings = (
+            tokenizer_at(path, rows) if rows is not None else load_tokenizer(path, tensor=tensor)
+        )
     except ExplorerError as e:
         write_message(out, {"op": "error", "message": str(e)})
         return 2

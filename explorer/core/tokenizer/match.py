@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -201,16 +201,17 @@ def variant_pairs(vocab: Vocabulary, limit: int = VARIANT_PAIRS, seed: int = SEE
 def never_used_ids(vocab: Vocabulary, rows: int) -> np.ndarray:
     """Ids whose rows are never trained when the ids line up: special and never-used tokens
     (``[unused3]``, ``<|reserved_special_token_7|>``), and rows beyond the vocabulary."""
-    tokens = list(vocab.tokens[:rows])
-    holes = [i for i, t in enumerate(tokens) if t is None] if None in tokens else []
+    given = list(vocab.tokens[:rows])
+    holes = [i for i, t in enumerate(given) if t is None] if None in given else []
+    tokens = cast(list[bytes], given)
     for i in holes:
         tokens[i] = b""
     # the first byte of every piece from the pieces joined: only bracketed ones are looked at
     starts = np.zeros(len(tokens) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, tokens), np.int64, len(tokens)) + 1, out=starts[1:])
-    first = np.frombuffer(b"\x00".join(tokens) + b"\x00", dtype=np.uint8)[starts[:-1]]  # type: ignore[arg-type]
+    first = np.frombuffer(b"\x00".join(tokens) + b"\x00", dtype=np.uint8)[starts[:-1]]
     bracketed = np.flatnonzero((first == ord("[")) | (first == ord("<"))).tolist()
-    ids = {i for i in bracketed if _NEVER_USED.match(tokens[i])}  # type: ignore[arg-type]
+    ids = {i for i in bracketed if _NEVER_USED.match(tokens[i])}
     ids |= {i for i in vocab.special if i < rows}
     ids |= set(holes)
     found = np.array(sorted(ids), dtype=np.int64)

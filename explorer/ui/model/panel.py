@@ -62,7 +62,10 @@ def match_words(model: EmbeddingModel, verdict: Verdict | None) -> tuple[str, st
         f"{verdict.pairs:,} spelling-variant pairs (cat / ␣cat / Cat / cats / ##cat)",
         *([f"AUC against random partners {verdict.auc:.2f}"] if verdict.auc is not None else []),
         *(
-            [f"never-used rows' norm {verdict.untrained_norm:.2f} × word rows'"]
+            [
+                f"{verdict.untrained_rows:,} special and never-used rows: norm "
+                f"{verdict.untrained_norm:.2f} × the word rows'"
+            ]
             if verdict.untrained_norm is not None
             else []
         ),
