@@ -48,7 +48,8 @@ def _timed(fn, rounds: int) -> tuple[object, list[tuple[float, float]]]:
 def _ms(times: list[tuple[float, float]]) -> str:
     """Median wall time (its range) and median CPU time, in ms."""
     wall, cpu = (np.array(t) * 1000 for t in zip(*times, strict=True))
-    return f"{np.median(wall):6.1f} ms ({wall.min():.1f}–{wall.max():.1f}; CPU {np.median(cpu):.1f})"
+    spread = f"{wall.min():.1f}–{wall.max():.1f}"
+    return f"{np.median(wall):6.1f} ms ({spread}; CPU {np.median(cpu):.1f})"
 
 
 def shifted(vocab: Vocabulary, shift: int) -> Vocabulary:
