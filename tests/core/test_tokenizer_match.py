@@ -138,3 +138,13 @@ def test_tokenizer_at_refuses_what_is_not_a_tokenizer(tmp_path):
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ModelFormatError, match="cannot load tokenizer"):
         tokenizer_at(tmp_path / "bad.json", 10)
+
+
+def test_a_random_twin_is_not_judged(demo, tmp_path):
+    """A twin's rows are noise by design: its real model's verdict does not carry over."""
+    from explorer.core.learning.twin_model import twin_model
+
+    demo.check_tokenizer()
+    twin = twin_model(demo, cache_dir=tmp_path)
+    assert twin.tokenizer_match is not None and twin.tokenizer_match.verdict == "unknown"
+    assert "random twin" in twin.tokenizer_match.sentence and twin.warnings == []

@@ -114,9 +114,10 @@ class Verdict:
     untrained_cohesion: float | None  # their mean cosine to their own mean
     rows_read: int
 
-    @property
-    def matches(self) -> bool:
-        return self.verdict == "matches"
+    @classmethod
+    def unchecked(cls, sentence: str) -> Verdict:
+        """No verdict, and why (e.g. a random twin's rows, noise by design)."""
+        return cls("unknown", None, sentence, 0, None, None, None, None, 0, None, None, 0)
 
     def as_dict(self) -> dict:
         return asdict(self)
