@@ -70,11 +70,10 @@ class Vocabulary:
         if table is not None:  # a VocabTokenizer: the bytes and flags are there already
             from explorer.core.tokenizer.vocab_table import CONTINUES, PRESENT
 
-            flags = table.flags
-            present = (flags & PRESENT) != 0
-            tokens: list[bytes | None] = [
-                table.token_bytes(i) if p else None for i, p in enumerate(present.tolist())
-            ]
+            flags, data, at = table.flags, table.data, table.data_offsets.tolist()
+            tokens: list[bytes | None] = [data[a:b] for a, b in zip(at, at[1:], strict=False)]
+            for i in np.flatnonzero((flags & PRESENT) == 0).tolist():
+                tokens[i] = None
             continues = frozenset(np.flatnonzero(flags & CONTINUES).tolist())
         else:
             pieces = tok.pieces
