@@ -148,3 +148,23 @@ def test_a_random_twin_is_not_judged(demo, tmp_path):
     twin = twin_model(demo, cache_dir=tmp_path)
     assert twin.tokenizer_match is not None and twin.tokenizer_match.verdict == "unknown"
     assert "random twin" in twin.tokenizer_match.sentence and twin.warnings == []
+
+
+def test_tokenizer_at_reads_a_folder_and_a_gguf(demo, tmp_path):
+    from tokenizers import Tokenizer
+
+    from tests.support.models import random_matrix, stored, write_gguf
+    from tests.support.tokenizers import gguf_tokenizer_keys
+
+    info, _ = tokenizer_at(demo_model_dir(), demo.rows)  # a folder: its tokenizer.json
+    assert check_model(demo, Vocabulary.of(info)).verdict == "matches"
+    smol = Tokenizer.from_file(str(smollm2_tokenizer(tmp_path / "smol")))
+    raw = stored(random_matrix(64, 32), "Q8_0")
+    path = write_gguf(
+        tmp_path / "smol.gguf",
+        {"token_embd.weight": (raw, "Q8_0")},
+        tokenizer=gguf_tokenizer_keys(smol, "smollm"),
+    )
+    info, _ = tokenizer_at(path, demo.rows)  # a GGUF: the tokenizer in its metadata
+    assert info.vocab_size == 49152 and info.piece(1) == "<|im_start|>"
+    assert check_model(demo, Vocabulary.of(info)).verdict == "mismatch"
