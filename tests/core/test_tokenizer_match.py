@@ -20,6 +20,7 @@ from explorer.core.tokenizer.match import (
 from explorer.core.tokenizer.vocab_table import VocabTable, VocabTokenizer
 from tests.support.mismatch import (
     permuted_demo_tokenizer,
+    respelled_demo_tokenizer,
     shifted_demo_tokenizer,
     smollm2_tokenizer,
 )
@@ -168,3 +169,16 @@ def test_tokenizer_at_reads_a_folder_and_a_gguf(demo, tmp_path):
     info, _ = tokenizer_at(path, demo.rows)  # a GGUF: the tokenizer in its metadata
     assert info.vocab_size == 49152 and info.piece(1) == "<|im_start|>"
     assert check_model(demo, Vocabulary.of(info)).verdict == "mismatch"
+
+
+@pytest.mark.parametrize(("scheme", "spaced"), [("metaspace", "▁cat"), ("byte-level", "Ġcat")])
+def test_sentencepiece_and_byte_level_spellings_match(demo, tmp_path, scheme, spaced):
+    """The demo's vocabulary respelled with ▁ or Ġ word starts, on the same ids: its rows still
+    belong to it, and ␣cat pairs with cat (which was ##cat)."""
+    info, _ = tokenizer_at(respelled_demo_tokenizer(tmp_path, scheme), demo.rows)
+    assert info.piece(demo.tokenizer.find("cat")) == spaced
+    vocab = Vocabulary.of(info)
+    labels = {(info.label(a), info.label(b)) for a, b in variant_pairs(vocab, limit=100_000)}
+    assert ("␣cat", "cat") in labels or ("cat", "␣cat") in labels
+    verdict = check_model(demo, vocab)
+    assert verdict is not None and verdict.verdict == "matches" and verdict.auc > 0.9

@@ -81,3 +81,33 @@ def _write(folder: Path, spec: dict) -> Path:
     path = folder / "tokenizer.json"
     path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
     return path
+
+
+def respelled_demo_tokenizer(folder: Path, scheme: str) -> Path:
+    """The demo's tokenizer with the same ids, its pieces spelled as a SentencePiece
+    (`scheme="metaspace"`: ``▁cat``, ``cat`` for ``##cat``) or a byte-level BPE vocabulary
+    (``Ġcat``): the demo's rows belong to it as much as to the original."""
+    from explorer.core.tokenizer.text import BYTE_TO_CHAR
+
+    spec = _demo_spec()
+    added = {t["content"] for t in spec["added_tokens"]}
+
+    def spelled(piece: str) -> str:
+        if piece in added or (piece.startswith("[") and piece.endswith("]")):
+            return piece
+        text = piece[2:] if piece.startswith("##") else " " + piece
+        if scheme == "metaspace":
+            return text.replace(" ", "▁")
+        return "".join(BYTE_TO_CHAR[b] for b in text.encode("utf-8"))
+
+    vocab = {spelled(p): i for p, i in spec["model"]["vocab"].items()}
+    assert len(vocab) == len(spec["model"]["vocab"])  # no two pieces spelled alike
+    spec["normalizer"] = None
+    spec["pre_tokenizer"] = spec["decoder"] = (
+        {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
+        if scheme == "metaspace"
+        else {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True}
+    )
+    spec["model"] = {"type": "BPE", "vocab": vocab, "merges": [], "unk_token": "[UNK]"}
+    spec["post_processor"] = None
+    return _write(folder, spec)
