@@ -159,6 +159,12 @@ def test_tokenizer_at_reads_a_folder_and_a_gguf(demo, tmp_path):
 
     info, _ = tokenizer_at(demo_model_dir(), demo.rows)  # a folder: its tokenizer.json
     assert check_model(demo, Vocabulary.of(info)).verdict == "matches"
+    bert = tmp_path / "bert"  # a WordPiece folder without tokenizer.json, named by its vocab.txt
+    bert.mkdir()
+    (bert / "vocab.txt").write_text("\n".join(demo.tokenizer.pieces) + "\n", encoding="utf-8")
+    info, _ = tokenizer_at(bert / "vocab.txt", demo.rows)
+    assert info.vocab_size == demo.rows
+    assert check_model(demo, Vocabulary.of(info)).verdict == "matches"
     smol = Tokenizer.from_file(str(smollm2_tokenizer(tmp_path / "smol")))
     raw = stored(random_matrix(64, 32), "Q8_0")
     path = write_gguf(

@@ -82,9 +82,14 @@ def load_tokenizer(
     return folder_tokenizer(located.src.folder, located.info.shape[0])
 
 
+# files that make a tokenizer together with the rest of their folder
+FOLDER_TOKENIZER_FILES = ("vocab.json", "merges.txt", "vocab.txt", "tokenizer.model", "tekken.json")
+
+
 def tokenizer_at(path: str | Path, rows: int) -> tuple[TokenizerInfo, list[str]]:
     """A tokenizer from elsewhere, for a matrix of `rows` rows: a tokenizer.json file, a folder
-    holding tokenizer files, or a GGUF file's metadata."""
+    holding tokenizer files (or one of them: vocab.txt, tokenizer.model …), or a GGUF file's
+    metadata."""
     from explorer.core.errors import ModelFormatError
     from explorer.core.tokenizer.tokens import TokenizerInfo
 
@@ -97,7 +102,7 @@ def tokenizer_at(path: str | Path, rows: int) -> tuple[TokenizerInfo, list[str]]
 
         files, _ = gguf.open_parts(gguf_file)
         info, warnings = gguf_tokenizer(files[0].metadata, rows)
-    elif found.is_file() and found.name.lower() == "tekken.json":  # Mistral's: read with its folder
+    elif found.is_file() and found.name.lower() in FOLDER_TOKENIZER_FILES:  # read with its folder
         info, warnings = folder_tokenizer(found.parent, rows)
     elif found.is_file() and found.suffix.lower() == ".json":
         info = TokenizerInfo.from_file(found, rows=rows)

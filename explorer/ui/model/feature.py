@@ -21,7 +21,7 @@ class Model:
     match: TokenizerMatchController
 
 
-TOKENIZER_FILTER = "Tokenizers (tokenizer.json *.json *.gguf);;All files (*)"
+TOKENIZER_FILTER = "Tokenizers (*.json *.gguf vocab.txt merges.txt tokenizer.model);;All files (*)"
 
 
 def install(host: Host, state: AppState) -> Model:
