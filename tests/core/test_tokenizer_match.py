@@ -85,6 +85,7 @@ def test_shifted_ids_are_found(demo, tmp_path, shift):
     assert verdict.auc is not None and verdict.auc < 0.6
     assert verdict.shifted_auc is not None and verdict.shifted_auc >= MATCH_AUC
     assert f"shifted by {-shift:+d} id" in verdict.sentence
+    assert f"row is E[id − {shift}]" in verdict.shift_words and f"{shift} id" in verdict.warning
     assert verdict.warning is not None
 
 

@@ -27,7 +27,8 @@ def test_a_shifted_tokenizer_is_named_in_the_panel_and_a_dialog(qtbot, make_wind
     assert model.tokenizer.vocab_size == 30522 + 7 and model.label(7) == "[PAD]"
     assert match.text().startswith("⚠ looks shifted by -7 ids")
     assert "spelling-variant pairs" in match.toolTip()
-    assert "row E[id − 7]: each row is labelled with the token 7 ids before" in match.toolTip()
+    meaning = "Token id's row is E[id − 7], so each row is labelled with the token 7 ids before"
+    assert meaning in match.toolTip()
     assert win.error_box is not None and win.error_box.isVisible()
     assert "shifted by -7 ids" in win.error_box.text()
     assert "shifted" not in win.model.panel.values["Output head"].text()

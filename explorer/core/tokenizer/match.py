@@ -122,11 +122,24 @@ class Verdict:
         return asdict(self)
 
     @property
+    def shift_words(self) -> str:
+        """What the shift means for the rows shown ("" unless shifted)."""
+        if self.verdict != "shifted" or not self.offset:
+            return ""
+        n = abs(self.offset)
+        sign, side = ("−", "before") if self.offset < 0 else ("+", "after")
+        ids = "id" if n == 1 else "ids"
+        return (
+            f"token id's row is E[id {sign} {n}], so each row is labelled with the token {n} "
+            f"{ids} {side} its own"
+        )
+
+    @property
     def warning(self) -> str | None:
         """The line for a model's warnings when the tokenizer does not match (None: it does, or
         the check cannot tell)."""
         if self.verdict == "shifted":
-            return f"the tokenizer {self.sentence}: every row shown belongs to another token"
+            return f"the tokenizer {self.sentence}: {self.shift_words}"
         if self.verdict == "mismatch":
             return (
                 f"the tokenizer {self.sentence}: its ids do not fit these rows, so labels name the"

@@ -51,16 +51,6 @@ def describe(model: EmbeddingModel) -> dict[str, tuple[str, str]]:
     }
 
 
-def _shift_words(offset: int | None) -> str:
-    """What a shift means for what the window shows."""
-    n = abs(offset or 0)
-    sign, side = ("−", "before") if (offset or 0) < 0 else ("+", "after")
-    return (
-        f"Token id's vector is row E[id {sign} {n}]: each row is labelled with the token {n} "
-        f"id{'s' if n != 1 else ''} {side} its own"
-    )
-
-
 def match_words(model: EmbeddingModel, verdict: Verdict | None) -> tuple[str, str]:
     """Whether the tokenizer belongs to the rows, in words (and the figures in the tooltip)."""
     if model.tokenizer is None:
@@ -69,7 +59,7 @@ def match_words(model: EmbeddingModel, verdict: Verdict | None) -> tuple[str, st
         return "checking the rows…", "Spelling variants of a word should have close rows"
     mark = {"matches": "✓ ", "unknown": ""}.get(verdict.verdict, "⚠ ")
     figures = [
-        *([_shift_words(verdict.offset)] if verdict.verdict == "shifted" else []),
+        *([(w := verdict.shift_words)[:1].upper() + w[1:]] if verdict.shift_words else []),
         f"{verdict.pairs:,} spelling-variant pairs (cat / ␣cat / Cat / cats / ##cat)",
         *([f"AUC against random partners {verdict.auc:.2f}"] if verdict.auc is not None else []),
         *(
