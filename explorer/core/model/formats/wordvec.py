@@ -10,13 +10,9 @@ memory-mapped from there afterwards; a .npy is memory-mapped where it is.
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import json
 import os
 import re
-import shutil
-import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -124,6 +120,8 @@ def _cached(
         from explorer.core.cache import default_cache_dir
 
         root = default_cache_dir()
+    import hashlib  # here, not at the top: every model's open imports this module
+
     root = root / "word-vectors"
     path = paths[0]
     identity = _identity(paths)
@@ -156,6 +154,9 @@ def _parsing(lock: Path) -> Iterator[None]:
 def _cached_once(
     path: Path, identity: dict, final: Path, parse: Callable[[BinaryIO], tuple[list[str], int]]
 ) -> tuple[np.ndarray, list[str]]:
+    import shutil
+    import tempfile
+
     found = _load_cached(final, identity)  # parsed by another process while this one waited
     if found is not None:
         return found
@@ -184,6 +185,8 @@ def _cached_once(
 
 def _drop_stale(final: Path, identity: dict) -> None:
     """Remove the entries parsed from earlier versions of the same file."""
+    import shutil
+
     for other in final.parent.iterdir():
         if other == final or not other.is_dir() or other.name.startswith("."):
             continue
@@ -400,6 +403,8 @@ def _parquet_words(path: Path) -> list[str]:
 
 
 def _csv_words(path: Path, delimiter: str) -> list[str]:
+    import csv
+
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f, delimiter=delimiter))
     if not rows:
