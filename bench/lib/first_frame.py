@@ -7,6 +7,7 @@ process is then ended; each start gets a fresh HOME (settings, caches), as on a 
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -16,31 +17,38 @@ from collections.abc import Callable
 from contextlib import contextmanager
 
 
+def _answers(display: str) -> bool:
+    probe = subprocess.run(["xwininfo", "-root", "-display", display], capture_output=True)
+    return probe.returncode == 0
+
+
 @contextmanager
 def xvfb(size: str = "1280x800x24"):
-    """A private X server on a free display (Xvfb picks it and says so once ready): yields the
-    DISPLAY value."""
+    """A private X server on a free display of a high, random number (low ones are the first
+    that other sessions' servers take): yields the DISPLAY value."""
     if shutil.which("Xvfb") is None or shutil.which("xwininfo") is None:
         raise SystemExit("Xvfb and xwininfo are needed (apt install xvfb x11-utils)")
-    server = subprocess.Popen(
-        ["Xvfb", "-displayfd", "1", "-screen", "0", size, "-nolisten", "tcp"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        number = server.stdout.readline().strip()
-        if not number:
-            raise SystemExit("Xvfb did not start")
-        for _ in range(100):  # its socket, before any client tries it
-            if os.path.exists(f"/tmp/.X11-unix/X{number}"):
-                break
-            time.sleep(0.02)
-        yield f":{number}"
-    finally:
-        server.terminate()
-        server.wait(10)
+    for number in random.sample(range(200, 1000), 20):
+        if os.path.exists(f"/tmp/.X{number}-lock") or os.path.exists(f"/tmp/.X11-unix/X{number}"):
+            continue
+        display = f":{number}"
+        server = subprocess.Popen(
+            ["Xvfb", display, "-screen", "0", size, "-nolisten", "tcp"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            for _ in range(250):
+                if server.poll() is not None or _answers(display):
+                    break
+                time.sleep(0.02)
+            if server.poll() is None and _answers(display):
+                yield display
+                return
+        finally:
+            server.terminate()
+            server.wait(10)
+    raise SystemExit("no Xvfb server could be started")
 
 
 def viewable_titles(display: str) -> list[str]:
