@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from explorer.cli.common import add_model_options, json_safe, load_model, print_json
@@ -39,7 +39,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _frame_svg(snap, subtitle: str, watch: list[str]) -> str:
+def _frame_svg(snap, subtitle: str, watch: Sequence[str]) -> str:
     loss = f"loss {snap.loss_curve[-1][1]:.3f} · " if snap.loss_curve else ""
     watched = {w.strip() for w in watch}
     return figure.map_svg(

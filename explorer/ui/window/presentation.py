@@ -284,15 +284,20 @@ class Presenter(QObject):
         # may fit itself to a width on the way)
         self._restoring = saved
         self.window.installEventFilter(self)
-        QTimer.singleShot(0, lambda: self._saved is None and self._relayout(saved))
+        QTimer.singleShot(0, lambda: self._relayout_left(saved))
         QTimer.singleShot(RESTORE_MS, self._restored)
         self.activeChanged.emit(False)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and self._restoring is not None:
             saved = self._restoring
-            QTimer.singleShot(0, lambda: self._saved is None and self._relayout(saved))
+            QTimer.singleShot(0, lambda: self._relayout_left(saved))
         return False
+
+    def _relayout_left(self, saved: _Saved) -> None:
+        """The layout given back again, unless presentation mode was entered anew meanwhile."""
+        if self._saved is None:
+            self._relayout(saved)
 
     def _restored(self) -> None:
         self._restoring = None
