@@ -10,6 +10,10 @@ from explorer.cli import args as args_
 from explorer.cli.common import fail
 
 MAP_STAGES = ("running", "done")  # a map while UMAP runs (preview shown), or finished
+# the window's centre tabs, then the Embedding tab's own (explorer/ui/window/screenshot.py)
+CENTRE_TABS = ("embedding", "map", "learn", "explain", "head", "statistics", "compare")
+VIEWER_TABS = ("overview", "values", "cosine")
+TABS = CENTRE_TABS + VIEWER_TABS
 
 NO_DISPLAY = (
     "no display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set); "
@@ -28,6 +32,13 @@ def register(sub) -> None:
     )
     p.add_argument("--tensor", metavar="NAME", help="embedding tensor name (overrides detection)")
     p.add_argument(
+        "-t",
+        "--tokenizer",
+        metavar="PATH",
+        help="read the rows through this tokenizer (a tokenizer.json, a folder or a .gguf) "
+        "instead of the model's own, and check that it belongs to them",
+    )
+    p.add_argument(
         "--screenshot",
         metavar="FILE.png",
         help="save a PNG of the whole window once every job is done, then exit "
@@ -42,8 +53,9 @@ def register(sub) -> None:
     p.add_argument(
         "--tab",
         metavar="NAME",
-        help="tab for --screenshot: embedding, map, learn, explain, head, statistics, or the "
-        "Embedding tab's overview, values (values and bits), cosine",
+        help="tab for --screenshot: embedding, map, learn, explain, head, statistics, compare, "
+        "or the Embedding tab's overview, values (values and bits), cosine (two or more "
+        "--select)",
     )
     p.add_argument(
         "--map",
@@ -52,7 +64,12 @@ def register(sub) -> None:
         "runs or once the map is done",
     )
     p.add_argument("--text", help="text to put in the tokenizer pane")
-    p.add_argument("--select", metavar="TOKEN", help="token to select (text or #id)")
+    p.add_argument(
+        "--select",
+        metavar="TOKEN",
+        action="append",
+        help="token to select (text or #id); give it again to select several",
+    )
     p.add_argument(
         "--session",
         metavar="FILE",
@@ -72,6 +89,11 @@ def has_display() -> bool:
 def run(args: argparse.Namespace) -> int:
     if not args.screenshot and (args.size or args.tab or args.map):
         return fail("--size, --tab and --map go with --screenshot FILE.png")
+    tab = (args.tab or "").lower()
+    if args.tab and tab not in TABS:
+        return fail(f"--tab {args.tab!r}: no such tab (one of: {', '.join(TABS)})")
+    if tab == "cosine" and len(args.select or []) < 2:
+        return fail("--tab cosine compares rows: select two or more (--select A --select B)")
     if not args.screenshot and not has_display():  # a screenshot goes offscreen by itself
         return fail(NO_DISPLAY)
     from explorer.ui.window.launch import launch  # keep Qt out of headless commands

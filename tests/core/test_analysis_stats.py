@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -82,9 +83,13 @@ def test_kernel_and_block_paths_agree(tmp_path):
     model = open_model(folder)
     kernel = streaming_pass(model)
     bf16 = model.matrix
-    model.matrix = bf16.astype(np.float32)  # same values: the kernel on decoded float32 blocks
+    model.matrix = bf16.view(ml_dtypes.bfloat16).astype(
+        np.float32
+    )  # same values: the kernel on decoded float32 blocks
     decoded = streaming_pass(model)
-    model.matrix = bf16.astype(np.float64)  # same values: the numpy path (float64 input)
+    model.matrix = bf16.view(ml_dtypes.bfloat16).astype(
+        np.float64
+    )  # same values: the numpy path (float64 input)
     blocks = streaming_pass(model)
     for other in (decoded, blocks):
         np.testing.assert_array_equal(kernel.sq, other.sq)
@@ -188,3 +193,19 @@ def test_dimension_std_is_stable_far_from_zero(tmp_path, dtype):
     exact = matrix.astype(np.float64)
     np.testing.assert_allclose(result.dim_std, exact.std(axis=0), rtol=1e-6)
     np.testing.assert_allclose(result.dim_mean, exact.mean(axis=0), rtol=1e-9)
+
+
+def test_a_group_of_rare_pieces_is_counted_not_called_suspicious(tmp_path):
+    """The demo (BERT's WordPiece) keeps ~1,300 rare pieces, CJK `##` pieces among them, at
+    the norm of its never-trained [unused] rows: a second mode, not 1,300 glitches. They are
+    counted as groups; [MASK], far below even them, is listed."""
+    from explorer.core.resources import demo_model_dir
+
+    model = open_model(demo_model_dir())
+    result = compute_stats(model, cache_dir=tmp_path)
+    listed = {s.piece: s.reason for s in result.suspicious}
+    assert listed.get("[MASK]") == "tiny_norm"
+    assert not any(p and p.startswith("##") for p in listed), sorted(listed)[:10]
+    assert len(listed) < 0.001 * model.rows
+    small, _large, near = result.norm_groups
+    assert small > 1000 and near > 1000

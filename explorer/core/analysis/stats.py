@@ -13,7 +13,6 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 
 from explorer.core import cache
@@ -25,6 +24,7 @@ from explorer.core.cache import ArraySpec, default_cache_dir
 from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.filecheck import MappedScan
 from explorer.core.model.decode import decode_rows
+from explorer.core.model.dtypes import BF16 as _BF16
 
 HISTOGRAM_BINS = 50
 CACHE_KIND = "stats"
@@ -43,7 +43,6 @@ def _specs(rows: int, dim: int) -> dict[str, ArraySpec]:
     }
 
 
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 KERNEL_BLOCK_BYTES = 128 << 20  # stored bytes per kernel call: a cancel is seen within ~0.1 s
 
 
@@ -118,6 +117,8 @@ class StatsResult:
     known_unused: np.ndarray  # int64 ids of known-unused rows
     cached: bool = False
     cache_note: str = ""  # why a cached pass was found but not used
+    # rows in a group of small norms, of large norms, close to the unused rows (not listed)
+    norm_groups: tuple[int, int, int] = (0, 0, 0)
 
     def norm_summary(self) -> dict:
         return summary(self.norms)
@@ -134,6 +135,9 @@ class StatsResult:
                 "outliers": list(self.outliers),
             },
             "suspicious": [s.as_dict() for s in self.suspicious],
+            "groups": dict(
+                zip(("small_norm", "large_norm", "near_unused"), self.norm_groups, strict=True)
+            ),
             "kinds": self.kinds.counts(),
         }
 
@@ -274,6 +278,7 @@ def derive(model, p: PassResult, unused_ids: np.ndarray, cached: bool = False) -
     cosine = undertrained.unused_cosine(p.refdot, p.sq, p.ref)
     pieces = model.tokenizer.pieces if model.tokenizer is not None else None
     suspicious = undertrained.find_suspicious(p.sq, cosine, candidates, pieces)
+    groups = undertrained.norm_groups(p.sq, cosine, candidates)
     return StatsResult(
         rows=model.rows,
         dim=model.dim,
@@ -287,4 +292,5 @@ def derive(model, p: PassResult, unused_ids: np.ndarray, cached: bool = False) -
         unused_cosine=cosine,
         known_unused=unused_ids,
         cached=cached,
+        norm_groups=groups,
     )

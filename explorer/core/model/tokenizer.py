@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from explorer.core.model.files import expand, gguf_in, locate, resolve
+from explorer.core.model.formats.wordvec import kind_of
 
 if TYPE_CHECKING:  # `tokenizers` loads only where a tokenizer is built, never in the window
     from explorer.core.tokenizer.tokens import TokenizerInfo
@@ -66,6 +67,11 @@ def load_tokenizer(
     shape is read from the headers (`tensor` picks the embedding as in `open_model`).
     """
     found = expand(path)
+    if kind_of(found):
+        from explorer.core.model.formats.wordvec import open_word_vectors
+        from explorer.core.model.open_wordvec import words_tokenizer
+
+        return words_tokenizer(open_word_vectors(found))
     gguf_file = gguf_in(found)
     if gguf_file is not None:
         from explorer.core.model.formats import gguf
@@ -80,3 +86,40 @@ def load_tokenizer(
     located = locate(found, tensor)
     located.close()
     return folder_tokenizer(located.src.folder, located.info.shape[0])
+
+
+# files that make a tokenizer together with the rest of their folder
+FOLDER_TOKENIZER_FILES = ("vocab.json", "merges.txt", "vocab.txt", "tokenizer.model", "tekken.json")
+
+
+def tokenizer_at(path: str | Path, rows: int) -> tuple[TokenizerInfo, list[str]]:
+    """A tokenizer from elsewhere, for a matrix of `rows` rows: a tokenizer.json file, a folder
+    holding tokenizer files (or one of them: vocab.txt, tokenizer.model …), or a GGUF file's
+    metadata."""
+    from explorer.core.errors import ModelFormatError
+    from explorer.core.tokenizer.tokens import TokenizerInfo
+
+    found = Path(path).expanduser()
+    if not found.exists():
+        raise ModelFormatError(f"{found}: no such tokenizer file or folder")
+    gguf_file = gguf_in(found)
+    if gguf_file is not None:
+        from explorer.core.model.formats import gguf
+
+        files, _ = gguf.open_parts(gguf_file)
+        info, warnings = gguf_tokenizer(files[0].metadata, rows)
+    elif found.is_file() and found.name.lower() in FOLDER_TOKENIZER_FILES:  # read with its folder
+        info, warnings = folder_tokenizer(found.parent, rows)
+    elif found.is_file() and found.suffix.lower() == ".json":
+        info = TokenizerInfo.from_file(found, rows=rows)
+        warnings = coverage_warnings(info, rows)
+    elif found.is_dir():
+        info, warnings = folder_tokenizer(found, rows)
+    else:
+        raise ModelFormatError(
+            f"{found}: not a tokenizer (give a tokenizer.json, a folder holding tokenizer files, "
+            "or a .gguf file)"
+        )
+    if info is None:
+        raise ModelFormatError(f"{found}: holds no tokenizer")
+    return info, warnings
