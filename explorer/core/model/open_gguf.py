@@ -40,7 +40,7 @@ def open_gguf(
     if tokenizer:
         from explorer.core.model.tokenizer import gguf_tokenizer
 
-        tok = gguf_tokenizer(meta, info.shape[0])
+        tok = gguf_tokenizer(meta, info.shape[0], file)
     return assemble(
         path=shown,
         fmt="gguf" if len(files) == 1 else "gguf-split",

@@ -32,16 +32,16 @@ def folder_tokenizer(folder: Path, rows: int) -> tuple[TokenizerInfo | None, lis
     return info, built.warnings
 
 
-def gguf_tokenizer(meta: dict, rows: int) -> tuple[TokenizerInfo | None, list[str]]:
-    """The tokenizer a GGUF file's metadata describes."""
-    from explorer.core.tokenizer.sources import from_gguf
-    from explorer.core.tokenizer.tokens import TokenizerInfo, _spec_of
+def gguf_tokenizer(meta: dict, rows: int, file: Path) -> tuple[TokenizerInfo | None, list[str]]:
+    """The tokenizer a GGUF file's metadata describes: checked now, built on first use."""
+    from explorer.core.tokenizer.gguf_tokenizer import GGUFTokenizerInfo
+    from explorer.core.tokenizer.gguf_vocab import read_vocab
+    from explorer.core.tokenizer.sources import pre_tokenizer_warnings
 
-    built = from_gguf(meta)
-    if built is None:
+    vocab = read_vocab(meta)
+    if vocab is None:
         return None, []
-    spec = _spec_of(built.tokenizer)
-    return TokenizerInfo(built.tokenizer, spec, rows=rows, source=built.source), built.warnings
+    return GGUFTokenizerInfo(vocab, file, rows=rows), pre_tokenizer_warnings(vocab)
 
 
 def load_tokenizer(
@@ -62,7 +62,7 @@ def load_tokenizer(
         files, tensors = gguf.open_parts(gguf_file)
         if rows is None:
             rows = embedding_of(gguf_file, tensors, tensor).shape[0]
-        return gguf_tokenizer(files[0].metadata, rows)
+        return gguf_tokenizer(files[0].metadata, rows, gguf_file)
     if rows is not None:
         return folder_tokenizer(resolve(found).folder, rows)
     located = locate(found, tensor)

@@ -84,7 +84,7 @@ class TokenizerInfo:
     """A tokenizer with padding/truncation off and readable labels for every id."""
 
     def __init__(self, tokenizer: Tokenizer, spec: dict, rows: int | None = None, source: str = ""):
-        self.tokenizer = tokenizer
+        self._tokenizer: Tokenizer | None = tokenizer
         self.source = source
         tokenizer.no_padding()
         tokenizer.no_truncation()
@@ -104,6 +104,17 @@ class TokenizerInfo:
         self.added_ids = {t["id"] for t in spec.get("added_tokens") or [] if isinstance(t, dict)}
         self.vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
         self.rows = rows
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:  # a subclass that builds it on first use
+            self._tokenizer = self._build()
+            self._tokenizer.no_padding()
+            self._tokenizer.no_truncation()
+        return self._tokenizer
+
+    def _build(self) -> Tokenizer:
+        raise NotImplementedError
 
     @classmethod
     def from_file(cls, path: str | Path, rows: int | None = None) -> TokenizerInfo:

@@ -118,9 +118,10 @@ class _Cursor:
         return [self.value(item) for _ in range(count)]
 
     def _strings(self, count: int) -> list[str] | None:
-        data, pos, out = self.data, self.pos, []
+        data, pos, raw = self.data, self.pos, []
         unpack = struct.Struct("<Q").unpack_from
         end = len(data)
+        keep = raw.append
         for _ in range(count):
             if pos + 8 > end:
                 raise self.fail("a string array runs past the end of the file")
@@ -129,10 +130,16 @@ class _Cursor:
             if pos + n > end:
                 raise self.fail("a string array runs past the end of the file")
             if not self.skip_arrays:
-                out.append(str(data[pos : pos + n], "utf-8", "replace"))
+                keep(data[pos : pos + n])
             pos += n
         self.pos = pos
-        return None if self.skip_arrays else out
+        if self.skip_arrays:
+            return None
+        # one decode for the whole array; pieces that hold a NUL are decoded one by one
+        out = b"\0".join(raw).decode("utf-8", "replace").split("\0") if raw else []
+        if len(out) != count:
+            out = [str(r, "utf-8", "replace") for r in raw]
+        return out
 
 
 @dataclass
@@ -180,6 +187,8 @@ class GGUFFile:
         out = cls(path)
         for _ in range(n_kv):
             key = c.string()
+            if key in out.metadata:
+                raise c.fail(f"metadata key {key!r} is given twice")
             out.metadata[key] = c.value(c.take("I", 4))
         infos = []
         for _ in range(n_tensors):
@@ -240,7 +249,9 @@ def split_parts(path: Path) -> list[Path]:
     m = _SPLIT.match(path.name)
     if not m:
         return [path]
-    count = int(m.group("count"))
+    part, count = int(m.group("part")), int(m.group("count"))
+    if not 1 <= part <= count:
+        raise ModelFormatError(f"{path.name}: not a valid split name (part {part} of {count})")
     stem = m.group("stem")
     parts = [path.with_name(f"{stem}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1)]
     missing = [p.name for p in parts if not p.is_file()]
