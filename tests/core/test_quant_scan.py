@@ -104,3 +104,18 @@ def test_rows_of_a_type_nothing_decodes_name_the_supported_types(tmp_path, type_
         ModelFormatError, match=rf"stored as {type_name}.*supported: F32, F16, Q4_0"
     ):
         open_model(path, tokenizer=False)
+
+
+def test_exact_or_index_is_chosen_by_scan_cost(tmp_path, monkeypatch):
+    from explorer.core.search import neighbors
+
+    model, _ = _model(tmp_path, "Q8_0", rows=300)
+    searcher = NeighborSearcher(model, cache_dir=tmp_path / "c")
+    assert searcher.exact_is_cheap  # 300 rows: estimated in microseconds
+    monkeypatch.setattr(neighbors, "KERNEL_BYTES_PER_SECOND", 1.0)  # as if the disk were slow
+    assert not searcher.exact_is_cheap
+    query = query_for_ids(model, [3])
+    searcher.search(query, exact=True)  # first pass: norms, not timed
+    searcher.search(query, exact=True)
+    assert 0 < searcher.exact_seconds < 1.0  # measured now, no longer the estimate
+    assert searcher.exact_is_cheap

@@ -134,6 +134,11 @@ def _fused_type(matrix: np.ndarray) -> int | None:
     return qtype if qtype is not None and supported(qtype) else None
 
 
+def reads_directly(matrix: np.ndarray) -> bool:
+    """Whether a kernel scores the stored values as they are (no decoded copy per block)."""
+    return matrix.dtype in (_BF16, np.float32, np.float64) or _fused_type(matrix) is not None
+
+
 def block_rows(matrix: np.ndarray) -> int:
     row = matrix.shape[1] * matrix.dtype.itemsize
     if ggml_type(matrix) is not None and _fused_type(matrix) is None:
