@@ -97,7 +97,7 @@ def installed_gguf(package: str, name: str = "") -> Path | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     folder = Path(next(iter(spec.submodule_search_locations)))
-    found = sorted(folder.glob(f"*{name}*.gguf"))
+    found = sorted(folder.glob(f"*{name}.gguf" if name else "*.gguf"))
     return found[0] if found else None
 
 

@@ -118,28 +118,44 @@ class _Cursor:
         return [self.value(item) for _ in range(count)]
 
     def _strings(self, count: int) -> list[str] | None:
-        data, pos, raw = self.data, self.pos, []
+        data, pos, starts = self.data, self.pos, []
         unpack = struct.Struct("<Q").unpack_from
         end = len(data)
-        keep = raw.append
+        first = pos
+        mark = starts.append
         for _ in range(count):
             if pos + 8 > end:
                 raise self.fail("a string array runs past the end of the file")
-            (n,) = unpack(data, pos)
-            pos += 8
-            if pos + n > end:
-                raise self.fail("a string array runs past the end of the file")
-            if not self.skip_arrays:
-                keep(data[pos : pos + n])
-            pos += n
+            mark(pos)
+            pos += 8 + unpack(data, pos)[0]
+        if pos > end:
+            raise self.fail("a string array runs past the end of the file")
         self.pos = pos
         if self.skip_arrays:
             return None
-        # one decode for the whole array; pieces that hold a NUL are decoded one by one
-        out = b"\0".join(raw).decode("utf-8", "replace").split("\0") if raw else []
-        if len(out) != count:
-            out = [str(r, "utf-8", "replace") for r in raw]
-        return out
+        return _decode_strings(bytes(data[first:pos]), np.array(starts, np.int64) - first)
+
+
+def _decode_strings(region: bytes, starts: np.ndarray) -> list[str]:
+    """The strings of a GGUF string array (`region`: each one's 8-byte length, then its bytes;
+    `starts`: where each length is), decoded at once: every length becomes eight NULs, the
+    whole region is decoded in one call and split on them. An array whose strings hold NULs
+    themselves is decoded one string at a time."""
+    if not len(starts):
+        return []
+    raw = np.frombuffer(region, np.uint8)
+    lengths = (starts[:, None] + np.arange(8)).reshape(-1)
+    if np.count_nonzero(raw == 0) == np.count_nonzero(raw[lengths] == 0):  # no NUL in strings
+        cleared = raw.copy()
+        cleared[lengths] = 0
+        out = cleared.tobytes().decode("utf-8", "replace").split("\0" * 8)[1:]
+        if len(out) == len(starts):
+            return out
+    ends = np.append(starts[1:], len(region)).tolist()
+    return [
+        str(region[a + 8 : b], "utf-8", "replace")
+        for a, b in zip(starts.tolist(), ends, strict=True)
+    ]
 
 
 @dataclass
