@@ -29,6 +29,7 @@ from lib.processes import interleaved, load, timed_run
 from numba import njit, prange
 
 TREE = Path(__file__).resolve().parents[1]
+TILE_BYTES = 160 << 20
 FLOOR = Path(__file__).resolve().parent / "lib" / "gguf_row.py"
 CORPUS = [
     "The cat sat on the mat.",
@@ -188,15 +189,25 @@ def index_build(model) -> None:
 
 
 def k_quant_matrices(path: Path) -> list[tuple[str, np.ndarray]]:
+    """For Q6_K and Q4_K: the rows of every 2-D tensor of that type in the file with the most
+    common row length, stacked into one matrix (real blocks; a single tensor is ~1 MB)."""
     from explorer.core.model.formats import gguf
 
     f = gguf.GGUFFile.open(path)
     out = []
     for kind in ("Q6_K", "Q4_K"):
-        two_d = [t for t in f.tensors.values() if t.type_name == kind and len(t.shape) == 2]
-        if two_d:
-            biggest = max(two_d, key=lambda t: t.nbytes)
-            out.append((f"{biggest.name} {kind}", gguf.matrix(biggest)))
+        groups: dict[int, list] = {}
+        for t in f.tensors.values():
+            if t.type_name == kind and len(t.shape) == 2:
+                groups.setdefault(t.shape[1], []).append(t)
+        if not groups:
+            continue
+        width, tensors = max(groups.items(), key=lambda kv: sum(t.nbytes for t in kv[1]))
+        raw = np.concatenate([np.asarray(gguf.matrix(t)) for t in tensors])
+        repeat = max(1, TILE_BYTES // raw.nbytes)  # a scan of a few MB times only scheduling
+        tagged = np.tile(raw, (repeat, 1)).view(gguf.matrix(tensors[0]).dtype)
+        label = f"{len(tensors)} {kind} tensors of row length {width}, stacked {repeat}×"
+        out.append((label, tagged))
     return out
 
 

@@ -62,6 +62,9 @@ def test_scores_equal_dequantise_then_numpy(tmp_path, monkeypatch, type_name):
     assert np.all(np.abs(dots - want) <= 1e-5 * scale + 1e-30)
     assert sq is not None
     assert np.allclose(sq, np.einsum("ij,ij->i", ref, ref), rtol=1e-12, atol=0)
+    again, no_sq = exact.scan(model.matrix, queries, want_sq=False)  # the later passes' kernels
+    assert no_sq is None
+    assert np.all(np.abs(again - want) <= 1e-5 * scale + 1e-30)
     ids = np.array([300, 0, 7, 7, 150])
     assert np.allclose(exact.dots_for_ids(model.matrix, ids, queries), dots[:, ids], rtol=1e-6)
 

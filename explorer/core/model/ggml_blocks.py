@@ -145,30 +145,56 @@ def decode_row(qtype, src, out):  # pragma: no cover - compiled
             dmin = _f16(src[base + 2], src[base + 3])
             scales = src[base + 4 : base + 16]
             qs = base + (16 if qtype == Q4_K else 48)
-            for s in range(8):
-                sc, mn = _k_scale_min(scales, s)
-                ds = d * np.float32(sc)
-                dm = dmin * np.float32(mn)
-                chunk = qs + (s // 2) * 32
-                shift = 4 * (s % 2)
-                for j in range(32):
-                    q = np.int32((src[chunk + j] >> shift) & 0x0F)
-                    if qtype == Q5_K:
-                        q |= np.int32((src[base + 16 + j] >> s) & 1) << 4
-                    out[b * 256 + s * 32 + j] = ds * np.float32(q) - dm
+            for pair in range(4):  # 32 bytes of qs: low nibbles, then high nibbles
+                sc_lo, mn_lo = _k_scale_min(scales, 2 * pair)
+                sc_hi, mn_hi = _k_scale_min(scales, 2 * pair + 1)
+                d_lo, m_lo = d * np.float32(sc_lo), dmin * np.float32(mn_lo)
+                d_hi, m_hi = d * np.float32(sc_hi), dmin * np.float32(mn_hi)
+                chunk = qs + pair * 32
+                y = b * 256 + pair * 64
+                if qtype == Q4_K:
+                    for j in range(32):
+                        byte = src[chunk + j]
+                        out[y + j] = d_lo * np.float32(byte & 0x0F) - m_lo
+                        out[y + 32 + j] = d_hi * np.float32(byte >> 4) - m_hi
+                else:
+                    for j in range(32):
+                        byte = src[chunk + j]
+                        high = src[base + 16 + j] >> (2 * pair)
+                        q_lo = np.int32(byte & 0x0F) | (np.int32(high & 1) << 4)
+                        q_hi = np.int32(byte >> 4) | (np.int32((high >> 1) & 1) << 4)
+                        out[y + j] = d_lo * np.float32(q_lo) - m_lo
+                        out[y + 32 + j] = d_hi * np.float32(q_hi) - m_hi
     elif qtype == Q6_K:
         for b in range(d_out // 256):
             base = b * 210
             d = _f16(src[base + 208], src[base + 209])
-            for v in range(256):
-                a = v // 128
-                r = v % 128
-                low = (src[base + a * 64 + r % 64] >> (4 * (r // 64))) & 0x0F
-                high = (src[base + 128 + a * 32 + r % 32] >> (2 * (r // 32))) & 0x03
-                q = np.int32(low | (high << 4)) - 32
-                sc = np.int32(src[base + 192 + v // 16])
-                scale = d * np.float32(sc - 256 if sc > 127 else sc)
-                out[b * 256 + v] = scale * np.float32(q)
+            for half in range(2):  # llama.cpp's loop: 128 values from 64 ql and 32 qh bytes
+                ql = base + half * 64
+                qh = base + 128 + half * 32
+                sc = base + 192 + half * 8
+                y = b * 256 + half * 128
+                for part in range(2):
+                    s0 = d * np.float32(_i8(src[sc + part]))
+                    s2 = d * np.float32(_i8(src[sc + part + 2]))
+                    s4 = d * np.float32(_i8(src[sc + part + 4]))
+                    s6 = d * np.float32(_i8(src[sc + part + 6]))
+                    for k in range(part * 16, part * 16 + 16):
+                        lo, hi, h = src[ql + k], src[ql + k + 32], src[qh + k]
+                        q1 = np.int32((lo & 15) | ((h & 3) << 4)) - 32
+                        q2 = np.int32((hi & 15) | (((h >> 2) & 3) << 4)) - 32
+                        q3 = np.int32((lo >> 4) | (((h >> 4) & 3) << 4)) - 32
+                        q4 = np.int32((hi >> 4) | ((h >> 6) << 4)) - 32
+                        out[y + k] = s0 * np.float32(q1)
+                        out[y + k + 32] = s2 * np.float32(q2)
+                        out[y + k + 64] = s4 * np.float32(q3)
+                        out[y + k + 96] = s6 * np.float32(q4)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _i8(byte):  # pragma: no cover - compiled
+    x = np.int32(byte)
+    return x - 256 if x > 127 else x
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -120,7 +120,7 @@ def build_gguf(vocab: GGUFVocab, merge_ids: MergeIds | None = None) -> Built:
     """The `tokenizers` tokenizer the checked metadata describes."""
     try:
         if vocab.kind == "gpt2":
-            merges = [tuple(m.split(" ", 1)) for m in check_merges(vocab.merges, vocab.tokens)]
+            merges = [m.partition(" ")[::2] for m in check_merges(vocab.merges, vocab.tokens)]
             tok = Tokenizer(
                 models.BPE(vocab.ids, merges, ignore_merges=vocab.pre in ("llama-bpe", "llama3"))
             )

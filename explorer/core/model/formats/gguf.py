@@ -118,7 +118,8 @@ class _Cursor:
         return [self.value(item) for _ in range(count)]
 
     def _strings(self, count: int) -> list[str] | None:
-        data, pos, starts = self.data, self.pos, []
+        data, pos = self.data, self.pos
+        starts: list[int] = []
         unpack = struct.Struct("<Q").unpack_from
         end = len(data)
         first = pos
