@@ -170,8 +170,8 @@ def decode_row(qtype, src, out):  # pragma: no cover - compiled
             base = b * 210
             d = _f16(src[base + 208], src[base + 209])
             for half in range(2):  # llama.cpp's loop: 128 values from 64 ql and 32 qh bytes
-                ql = base + half * 64
-                qh = base + 128 + half * 32
+                low_at = base + half * 64
+                high_at = base + 128 + half * 32
                 sc = base + 192 + half * 8
                 y = b * 256 + half * 128
                 for part in range(2):
@@ -180,7 +180,7 @@ def decode_row(qtype, src, out):  # pragma: no cover - compiled
                     s4 = d * np.float32(_i8(src[sc + part + 4]))
                     s6 = d * np.float32(_i8(src[sc + part + 6]))
                     for k in range(part * 16, part * 16 + 16):
-                        lo, hi, h = src[ql + k], src[ql + k + 32], src[qh + k]
+                        lo, hi, h = src[low_at + k], src[low_at + k + 32], src[high_at + k]
                         q1 = np.int32((lo & 15) | ((h & 3) << 4)) - 32
                         q2 = np.int32((hi & 15) | (((h >> 2) & 3) << 4)) - 32
                         q3 = np.int32((lo >> 4) | (((h >> 4) & 3) << 4)) - 32
