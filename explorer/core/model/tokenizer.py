@@ -16,20 +16,31 @@ if TYPE_CHECKING:  # `tokenizers` loads only where a tokenizer is built, never i
     from explorer.core.tokenizer.tokens import TokenizerInfo
 
 
+def coverage_warnings(info: TokenizerInfo, rows: int) -> list[str]:
+    """A tokenizer that names under half of the rows is likely not this model's."""
+    if info.vocab_size * 2 >= rows:
+        return []
+    return [
+        f"the tokenizer names only {info.vocab_size:,} of {rows:,} rows; the rest show as "
+        "unused. Is it this model's tokenizer?"
+    ]
+
+
 def folder_tokenizer(folder: Path, rows: int) -> tuple[TokenizerInfo | None, list[str]]:
-    """tokenizer.json, else one built from vocab.json + merges.txt or vocab.txt."""
+    """tokenizer.json, else one built from the folder's other tokenizer files."""
     from explorer.core.tokenizer.tokens import TokenizerInfo, _spec_of
 
     tok_path = folder / "tokenizer.json"
     if tok_path.is_file():
-        return TokenizerInfo.from_file(tok_path, rows=rows), []
-    from explorer.core.tokenizer.sources import from_folder
+        info = TokenizerInfo.from_file(tok_path, rows=rows)
+        return info, coverage_warnings(info, rows)
+    from explorer.core.tokenizer.folder import from_folder
 
     built = from_folder(folder)
     if built is None:
         return None, []
     info = TokenizerInfo(built.tokenizer, _spec_of(built.tokenizer), rows=rows, source=built.source)
-    return info, built.warnings
+    return info, built.warnings + coverage_warnings(info, rows)
 
 
 def gguf_tokenizer(meta: dict, rows: int, file: Path) -> tuple[TokenizerInfo | None, list[str]]:
@@ -41,7 +52,8 @@ def gguf_tokenizer(meta: dict, rows: int, file: Path) -> tuple[TokenizerInfo | N
     vocab = read_vocab(meta)
     if vocab is None:
         return None, []
-    return GGUFTokenizerInfo(vocab, file, rows=rows), pre_tokenizer_warnings(vocab)
+    info = GGUFTokenizerInfo(vocab, file, rows=rows)
+    return info, pre_tokenizer_warnings(vocab) + coverage_warnings(info, rows)
 
 
 def load_tokenizer(
