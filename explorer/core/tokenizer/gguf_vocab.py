@@ -2,7 +2,7 @@
 
 Everything `info`, labels and the vocabulary table need (pieces, special and added ids, the
 vocabulary size) follows from these keys alone, so a `GGUFVocab` answers them without building
-the `tokenizers` tokenizer; `sources.from_gguf` builds that only when text is tokenized.
+the `tokenizers` tokenizer; `sources.build_gguf` builds that only when text is tokenized.
 """
 
 from __future__ import annotations

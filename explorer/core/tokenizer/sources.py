@@ -21,7 +21,6 @@ from explorer.core.tokenizer.gguf_vocab import (
     GGUFVocab,
     check_merges,
     finite_scores,
-    read_vocab,
 )
 from explorer.core.tokenizer.sentencepiece import sentencepiece_merge_ids
 
@@ -136,12 +135,6 @@ def build_gguf(vocab: GGUFVocab, merge_ids: MergeIds | None = None) -> Built:
             f"GGUF tokenizer metadata: cannot build a tokenizer ({first})"
         ) from None
     return Built(tok, gguf_source(vocab), pre_tokenizer_warnings(vocab))
-
-
-def from_gguf(meta: dict) -> Built | None:
-    """The tokenizer described by `tokenizer.ggml.*`, or None when the file has none."""
-    vocab = read_vocab(meta)
-    return None if vocab is None else build_gguf(vocab)
 
 
 def _sentencepiece_bpe(vocab: GGUFVocab, merges: list[tuple[str, str]]) -> Tokenizer:
