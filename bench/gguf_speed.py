@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from gguf_smollm2 import CORPUS as SMOLLM2_CORPUS
 from lib.data import gemma3_gguf, installed_gguf
 from lib.processes import interleaved, load, timed_run
 from numba import njit, prange
@@ -31,17 +32,7 @@ from numba import njit, prange
 TREE = Path(__file__).resolve().parents[1]
 TILE_BYTES = 160 << 20
 FLOOR = Path(__file__).resolve().parent / "lib" / "gguf_row.py"
-CORPUS = [
-    "The cat sat on the mat.",
-    "  two  spaces   three\t\ttabs\n\nnewlines\r\n",
-    "1234567 + 89 = 1234656; 3.14159, 1e-9, ½ ٣ ²",
-    "café naïve résumé Ærøskøbing Straße",
-    "日本語のテキストと中文 한국어",
-    "emoji 🐱🐶👩‍👩‍👧 ❤️ 🙂🙂🙂",
-    "def f(x):\n    return x**2  # comment\n\tif a != b: pass",
-    "<start_of_turn>user\nHello<end_of_turn>",
-    "https://example.com/path?q=1&r=two#frag",
-]
+CORPUS = [*SMOLLM2_CORPUS, "<start_of_turn>user\nHello<end_of_turn>"]
 
 
 def spread(xs: list[float], unit: float = 1.0, fmt: str = "{:.2f}") -> str:

@@ -86,6 +86,7 @@ def _row_q4_k(src, queries, sums, dots, col, acc):  # pragma: no cover - compile
         for j in range(32):
             s += acc[q, j]
         dots[q, col] += s
+    return 0.0  # no squared norm: the first pass takes the decoding path
 
 
 @njit(fastmath=_FAST, cache=True, nogil=True)
@@ -107,39 +108,24 @@ def _row_decoded(qtype, src, queries, dots, col, buf, want_sq):  # pragma: no co
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _scan(qtype, raw, queries, sums, dots, sq, want_sq, parts):  # pragma: no cover - compiled
-    n = raw.shape[0]
+def _score_rows(qtype, raw, rows, queries, sums, dots, sq, want_sq, parts):  # pragma: no cover
+    """dots[:, i] (and sq[i] when `want_sq`) of raw row rows[i], for every i."""
+    n = rows.shape[0]
     nq, d = queries.shape
     raw8 = raw.view(np.int8)
     for p in prange(parts):
         buf = np.empty(d, dtype=np.float32)
         acc = np.empty((nq, 32), dtype=np.float32)
         for i in range(p * n // parts, (p + 1) * n // parts):
+            r = rows[i]
             if qtype == Q8_0:
-                s = _row_q8_0(raw8[i], queries, dots, i, acc, want_sq)
+                s = _row_q8_0(raw8[r], queries, dots, i, acc, want_sq)
             elif qtype == Q4_K and not want_sq:
-                _row_q4_k(raw[i], queries, sums, dots, i, acc)
+                s = _row_q4_k(raw[r], queries, sums, dots, i, acc)
             else:
-                s = _row_decoded(qtype, raw[i], queries, dots, i, buf, want_sq)
+                s = _row_decoded(qtype, raw[r], queries, dots, i, buf, want_sq)
             if want_sq:
                 sq[i] = s
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def _gather(qtype, matrix, ids, queries, sums, dots, parts):  # pragma: no cover - compiled
-    n = ids.shape[0]
-    nq, d = queries.shape
-    matrix8 = matrix.view(np.int8)
-    for p in prange(parts):
-        buf = np.empty(d, dtype=np.float32)
-        acc = np.empty((nq, 32), dtype=np.float32)
-        for i in range(p * n // parts, (p + 1) * n // parts):
-            if qtype == Q8_0:
-                _row_q8_0(matrix8[ids[i]], queries, dots, i, acc, False)
-            elif qtype == Q4_K:
-                _row_q4_k(matrix[ids[i]], queries, sums, dots, i, acc)
-            else:
-                _row_decoded(qtype, matrix[ids[i]], queries, dots, i, buf, False)
 
 
 def _sums(queries: np.ndarray) -> np.ndarray:
@@ -154,16 +140,18 @@ def scan_block(
     """dots[:, :] (float32 [nq, rows]) and, if given, sq[:] (float64 squared norms) of the raw
     rows uint8 [rows, bytes per row]; queries float32 [nq, values per row], C-contiguous."""
     sq_arg = sq if sq is not None else np.empty(0, dtype=np.float64)
+    rows = np.arange(raw.shape[0], dtype=np.int64)
     with KERNEL_LOCK:
-        _scan(
+        _score_rows(
             qtype,
             raw,
+            rows,
             queries,
             _sums(queries),
             dots,
             sq_arg,
             sq is not None,
-            parts_for(raw.shape[0]),
+            parts_for(len(rows)),
         )
 
 
@@ -171,6 +159,7 @@ def gather(qtype: int, matrix: np.ndarray, ids: np.ndarray, queries: np.ndarray)
     """Dots [nq, len(ids)] of the selected raw rows with the queries."""
     dots = np.empty((queries.shape[0], len(ids)), dtype=np.float32)
     parts = max(1, min(len(ids) // 128, 64))
+    no_sq = np.empty(0, dtype=np.float64)
     with KERNEL_LOCK:
-        _gather(qtype, matrix, ids, queries, _sums(queries), dots, parts)
+        _score_rows(qtype, matrix, ids, queries, _sums(queries), dots, no_sq, False, parts)
     return dots
