@@ -254,3 +254,10 @@ def test_a_bad_split_name_is_refused(tmp_path, name):
     path = _write(tmp_path, _gpt2_keys(), name=name)
     with pytest.raises(ModelFormatError, match="not a valid split name"):
         open_model(path)
+
+
+def test_a_file_without_a_vocabulary_opens_with_ids_only(tmp_path):
+    raw = stored(random_matrix(8, 32), "Q8_0")
+    keys = {"model": "no_vocab"}
+    path = write_gguf(tmp_path / "n.gguf", {"token_embd.weight": (raw, "Q8_0")}, tokenizer=keys)
+    assert open_model(path).tokenizer is None

@@ -91,7 +91,7 @@ def read_vocab(meta: dict) -> GGUFVocab | None:
     """The checked tokenizer keys, or None when the file describes no tokenizer."""
     kind = meta.get("tokenizer.ggml.model")
     tokens = meta.get("tokenizer.ggml.tokens")
-    if kind is None and tokens is None:
+    if tokens is None:  # no vocabulary (llama.cpp's "no_vocab"): rows are browsed by id
         return None
     if not isinstance(kind, str):
         raise _bad("model", f"{kind!r} is not a tokenizer name")
@@ -101,7 +101,7 @@ def read_vocab(meta: dict) -> GGUFVocab | None:
             "rows can still be browsed by id"
         )
     if not isinstance(tokens, list) or not tokens:
-        raise _bad("tokens", "is missing or empty")
+        raise _bad("tokens", "is empty or not an array")
     if not isinstance(tokens[0], str):  # a GGUF array holds one type: strings, or not
         raise _bad("tokens", "is not an array of strings")
     n = len(tokens)
