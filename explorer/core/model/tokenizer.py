@@ -80,3 +80,40 @@ def load_tokenizer(
     located = locate(found, tensor)
     located.close()
     return folder_tokenizer(located.src.folder, located.info.shape[0])
+
+
+# files that make a tokenizer together with the rest of their folder
+FOLDER_TOKENIZER_FILES = ("vocab.json", "merges.txt", "vocab.txt", "tokenizer.model", "tekken.json")
+
+
+def tokenizer_at(path: str | Path, rows: int) -> tuple[TokenizerInfo, list[str]]:
+    """A tokenizer from elsewhere, for a matrix of `rows` rows: a tokenizer.json file, a folder
+    holding tokenizer files (or one of them: vocab.txt, tokenizer.model …), or a GGUF file's
+    metadata."""
+    from explorer.core.errors import ModelFormatError
+    from explorer.core.tokenizer.tokens import TokenizerInfo
+
+    found = Path(path).expanduser()
+    if not found.exists():
+        raise ModelFormatError(f"{found}: no such tokenizer file or folder")
+    gguf_file = gguf_in(found)
+    if gguf_file is not None:
+        from explorer.core.model.formats import gguf
+
+        files, _ = gguf.open_parts(gguf_file)
+        info, warnings = gguf_tokenizer(files[0].metadata, rows, gguf_file)
+    elif found.is_file() and found.name.lower() in FOLDER_TOKENIZER_FILES:  # read with its folder
+        info, warnings = folder_tokenizer(found.parent, rows)
+    elif found.is_file() and found.suffix.lower() == ".json":
+        info = TokenizerInfo.from_file(found, rows=rows)
+        warnings = coverage_warnings(info, rows)
+    elif found.is_dir():
+        info, warnings = folder_tokenizer(found, rows)
+    else:
+        raise ModelFormatError(
+            f"{found}: not a tokenizer (give a tokenizer.json, a folder holding tokenizer files, "
+            "or a .gguf file)"
+        )
+    if info is None:
+        raise ModelFormatError(f"{found}: holds no tokenizer")
+    return info, warnings
