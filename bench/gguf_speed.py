@@ -7,7 +7,7 @@ vocabulary) and SmolLM2-135M (49,152 × 576 Q8_0, byte-level BPE), in one run:
   the same for Gemma's largest Q6_K and Q4_K matrices;
 - the fast index build;
 - checks: the tokenizer answers without building exactly as the built one, merges equal the
-  first derivation, and ids equal on a corpus.
+  reference derivation in plain Python, and ids equal on a corpus.
 
     nice python bench/gguf_speed.py [--rounds 5] [--only gemma,smollm2] [--no-index]
 """
@@ -137,9 +137,9 @@ def check_tokenizer(path: Path, model) -> None:
     )
     print(f"  answers without building equal the built tokenizer's: {same}")
     if vocab.kind == "llama":
-        merges = first_derivation(vocab)
+        merges = reference_merges(vocab)
         ours = [tuple(m) for m in _merges_of(built)]
-        print(f"  merges equal the first derivation: {ours == merges} ({len(merges):,})")
+        print(f"  merges equal the reference derivation: {ours == merges} ({len(merges):,})")
     ids_same = all(
         [t.id for t in lazy.encode(text)] == built.encode(text, add_special_tokens=False).ids
         for text in CORPUS
@@ -153,8 +153,8 @@ def _merges_of(tok) -> list:
     return json.loads(tok.to_str())["model"]["merges"]
 
 
-def first_derivation(vocab) -> list[tuple[str, str]]:
-    """SentencePiece merges as the tokenizer was first derived (a list per piece, two sorts)."""
+def reference_merges(vocab) -> list[tuple[str, str]]:
+    """SentencePiece merges derived plainly (a list per piece, sorted twice): the reference."""
     ids: dict[str, int] = {}
     for i, p in enumerate(vocab.tokens):
         if vocab.types is None or vocab.types[i] != 6:

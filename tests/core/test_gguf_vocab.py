@@ -19,7 +19,7 @@ from tests.support.tokenizers import TEXTS, byte_level_bpe, gguf_tokenizer_keys
 
 
 def _reference_merges(vocab, scores):
-    """The derivation as first written: a list per piece, sorted twice in Python."""
+    """The plain derivation, the reference: a list per piece, sorted twice in Python."""
     found = []
     for piece, i in vocab.items():
         local = [

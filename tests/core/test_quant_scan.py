@@ -44,9 +44,11 @@ def _reference(raw: np.ndarray, type_name: str) -> np.ndarray:
 @pytest.mark.parametrize("type_name", TYPES)
 def test_decoded_blocks_equal_gguf_bit_for_bit(tmp_path, type_name):
     model, raw = _model(tmp_path, type_name)
-    ours = model.decode_block(0, model.rows)
-    assert ours.dtype == np.float32
-    assert np.array_equal(ours.view(np.uint32), _reference(raw, type_name).view(np.uint32))
+    ref = _reference(raw, type_name).view(np.uint32)
+    compiled = ggml_blocks.decode_blocks(np.asarray(model.matrix), T[type_name])
+    assert compiled.dtype == np.float32
+    assert np.array_equal(compiled.view(np.uint32), ref)
+    assert np.array_equal(model.decode_block(0, model.rows).view(np.uint32), ref)
 
 
 @pytest.mark.parametrize("type_name", TYPES)
@@ -122,3 +124,14 @@ def test_exact_or_index_is_chosen_by_scan_cost(tmp_path, monkeypatch):
     searcher.search(query, exact=True)
     assert 0 < searcher.exact_seconds < 1.0  # measured now, no longer the estimate
     assert searcher.exact_is_cheap
+
+
+def test_large_blocks_decode_through_the_kernels_as_gguf_does(tmp_path):
+    from explorer.core.model import decode
+
+    raw = stored(_real_rows(2048, 576), "Q8_0")
+    raw = np.concatenate([raw, raw, raw[:10]])  # past the size from which the kernels decode
+    assert len(raw) >= decode._COMPILED_FROM_ROWS
+    model, _ = _model(tmp_path, "Q8_0", raw=raw)
+    ours = model.decode_block(0, model.rows)
+    assert np.array_equal(ours.view(np.uint32), _reference(raw, "Q8_0").view(np.uint32))

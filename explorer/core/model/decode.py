@@ -40,7 +40,8 @@ def ggml_type(raw: np.ndarray) -> int | None:
     return None if not meta else meta.get("ggml_type")
 
 
-_COMPILED_FROM_ROWS = 256  # fewer rows (a lookup) decode with numpy, without loading numba
+# Fewer rows (lookups, samples such as the tokenizer check's) decode with numpy: no numba to load.
+_COMPILED_FROM_ROWS = 4096
 
 
 def decode_rows(raw: np.ndarray) -> np.ndarray:

@@ -46,8 +46,7 @@ def folder_tokenizer(folder: Path, rows: int) -> tuple[TokenizerInfo | None, lis
 def gguf_tokenizer(meta: dict, rows: int, file: Path) -> tuple[TokenizerInfo | None, list[str]]:
     """The tokenizer a GGUF file's metadata describes: checked now, built on first use."""
     from explorer.core.tokenizer.gguf_tokenizer import GGUFTokenizerInfo
-    from explorer.core.tokenizer.gguf_vocab import read_vocab
-    from explorer.core.tokenizer.sources import pre_tokenizer_warnings
+    from explorer.core.tokenizer.gguf_vocab import pre_tokenizer_warnings, read_vocab
 
     vocab = read_vocab(meta)
     if vocab is None:

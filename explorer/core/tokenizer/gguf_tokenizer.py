@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from tokenizers import Tokenizer
 
-from explorer.core.tokenizer.gguf_vocab import GGUFVocab
-from explorer.core.tokenizer.merges_cache import merge_ids
-from explorer.core.tokenizer.sources import build_gguf, gguf_source
+from explorer.core.tokenizer.gguf_vocab import GGUFVocab, gguf_source
 from explorer.core.tokenizer.tokens import TokenizerInfo
+
+if TYPE_CHECKING:  # `tokenizers` loads when the tokenizer is built, not to open the model
+    from tokenizers import Tokenizer
 
 
 class GGUFTokenizerInfo(TokenizerInfo):
@@ -36,6 +37,9 @@ class GGUFTokenizerInfo(TokenizerInfo):
         self.rows = rows
 
     def _build(self) -> Tokenizer:
+        from explorer.core.tokenizer.merges_cache import merge_ids
+        from explorer.core.tokenizer.sources import build_gguf
+
         return build_gguf(self.vocab, merge_ids(self.file, self.cache_root)).tokenizer
 
     def present_mask(self, rows: int) -> np.ndarray:

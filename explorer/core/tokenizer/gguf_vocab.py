@@ -15,6 +15,21 @@ import numpy as np
 
 from explorer.core.errors import ModelFormatError
 
+# llama.cpp's pre-tokenizer regexes (llama-vocab.cpp), by `tokenizer.ggml.pre`.
+_LLAMA3_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+_QWEN2_SPLIT = _LLAMA3_SPLIT.replace(r"\p{N}{1,3}", r"\p{N}")
+PRE_SPLITS = {
+    "llama-bpe": _LLAMA3_SPLIT,
+    "llama3": _LLAMA3_SPLIT,
+    "qwen2": _QWEN2_SPLIT,
+    "deepseek-r1-qwen": _QWEN2_SPLIT,
+}
+PRE_GPT2_LIKE = {"default", "gpt2", "gpt-2", "smollm", "olmo", "starcoder", "refact"}
+PRE_DIGITS_FIRST = {"smollm"}  # every digit its own piece, then the GPT-2 split
+
 CONTROL, USER_DEFINED, BYTE = 3, 4, 6  # tokenizer.ggml.token_type values
 KINDS = ("gpt2", "llama")
 _TEMPLATE_SYNTAX = ("$", ":", " ")  # TemplateProcessing reads these in a piece as syntax
@@ -138,6 +153,29 @@ def check_merges(merges: object, tokens: list[str]) -> list[str]:
         if left + right not in known:
             raise _bad("merges", f"merge {i} ({m!r}) makes {left + right!r}, which is no token")
     return merges
+
+
+def gguf_source(vocab: GGUFVocab) -> str:
+    """Where the tokenizer comes from, in the words `info` and the model panel show."""
+    if vocab.kind == "gpt2":
+        count = len(vocab.merges) if isinstance(vocab.merges, list) else 0
+        return f"GGUF metadata (byte-level BPE, {count:,} merges, pre-tokenizer {vocab.pre})"
+    return "GGUF metadata (SentencePiece BPE with byte fallback)"
+
+
+def pre_tokenizer_warnings(vocab: GGUFVocab) -> list[str]:
+    name = vocab.pre
+    if (
+        vocab.kind != "gpt2"
+        or name in PRE_SPLITS
+        or name in PRE_DIGITS_FIRST
+        or name in PRE_GPT2_LIKE
+    ):
+        return []
+    return [
+        f"pre-tokenizer {name!r} is not known here; text is split like GPT-2, "
+        "so some ids may differ from llama.cpp's"
+    ]
 
 
 def finite_scores(scores: np.ndarray | None, count: int) -> list[float]:

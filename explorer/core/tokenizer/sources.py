@@ -17,22 +17,16 @@ from explorer.core.errors import ModelFormatError
 from explorer.core.tokenizer.gguf_vocab import (
     BYTE,
     CONTROL,
+    PRE_DIGITS_FIRST,
+    PRE_SPLITS,
     USER_DEFINED,
     GGUFVocab,
     check_merges,
     finite_scores,
+    gguf_source,
+    pre_tokenizer_warnings,
 )
 from explorer.core.tokenizer.sentencepiece import sentencepiece_merge_ids
-
-# llama.cpp's pre-tokenizer regexes (llama-vocab.cpp), by `tokenizer.ggml.pre`.
-_LLAMA3 = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
-    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
-_QWEN2 = _LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}")
-_SPLITS = {"llama-bpe": _LLAMA3, "llama3": _LLAMA3, "qwen2": _QWEN2, "deepseek-r1-qwen": _QWEN2}
-_GPT2_LIKE = {"default", "gpt2", "gpt-2", "smollm", "olmo", "starcoder", "refact"}
-_DIGITS_FIRST = {"smollm"}  # every digit its own piece, then the GPT-2 split
 
 
 @dataclass
@@ -42,26 +36,16 @@ class Built:
     warnings: list[str] = field(default_factory=list)
 
 
-def pre_tokenizer_warnings(vocab: GGUFVocab) -> list[str]:
-    name = vocab.pre
-    if vocab.kind != "gpt2" or name in _SPLITS or name in _DIGITS_FIRST or name in _GPT2_LIKE:
-        return []
-    return [
-        f"pre-tokenizer {name!r} is not known here; text is split like GPT-2, "
-        "so some ids may differ from llama.cpp's"
-    ]
-
-
 def _byte_level_pre(name: str) -> pre.PreTokenizer:
-    if name in _SPLITS:
+    if name in PRE_SPLITS:
         return pre.Sequence(
             [
-                pre.Split(Regex(_SPLITS[name]), behavior="isolated"),
+                pre.Split(Regex(PRE_SPLITS[name]), behavior="isolated"),
                 pre.ByteLevel(add_prefix_space=False, use_regex=False),
             ]
         )
     byte_level = pre.ByteLevel(add_prefix_space=False, use_regex=True)
-    if name in _DIGITS_FIRST:
+    if name in PRE_DIGITS_FIRST:
         return pre.Sequence([pre.Digits(individual_digits=True), byte_level])
     return byte_level
 
@@ -85,13 +69,6 @@ def _bos(tok: Tokenizer, vocab: GGUFVocab) -> None:
         tok.post_processor = processors.TemplateProcessing(
             single=f"{b} $A", pair=f"{b} $A $B", special_tokens=[(b, vocab.bos)]
         )
-
-
-def gguf_source(vocab: GGUFVocab) -> str:
-    if vocab.kind == "gpt2":
-        count = len(vocab.merges) if isinstance(vocab.merges, list) else 0
-        return f"GGUF metadata (byte-level BPE, {count:,} merges, pre-tokenizer {vocab.pre})"
-    return "GGUF metadata (SentencePiece BPE with byte fallback)"
 
 
 MergeIds = Callable[[GGUFVocab, Callable[[], np.ndarray]], np.ndarray]

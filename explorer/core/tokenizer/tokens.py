@@ -7,14 +7,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tokenizers import Tokenizer
-
 from explorer.core.errors import ModelFormatError, TokenError, shown
 from explorer.core.filecheck import read_limited
 from explorer.core.limits import MAX_TOKENIZER_BYTES, check_text
 
 if TYPE_CHECKING:
     import numpy as np
+    from tokenizers import Tokenizer
 
 from explorer.core.tokenizer.text import (  # noqa: F401 - BYTE_TO_CHAR, parse_token_ref re-exported
     BYTE_FALLBACK,
@@ -122,6 +121,8 @@ class TokenizerInfo:
         # read it ourselves: a regular file of bounded size, and any path (from_file needs UTF-8)
         data = read_limited(path, MAX_TOKENIZER_BYTES)
         try:
+            from tokenizers import Tokenizer  # loaded where a tokenizer is built
+
             tok = Tokenizer.from_str(data.decode("utf-8"))
             spec = _spec_of(tok)
         except Exception as e:  # the tokenizers library raises bare Exceptions
