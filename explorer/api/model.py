@@ -43,18 +43,19 @@ def open(
 ) -> Model:
     """Open a model read-only, as the command line's `-m` does: a folder, a .safetensors,
     .safetensors.index.json or .gguf file, a Hugging Face repo id in the local cache, or an
-    Ollama model name. `tokenizer`: False to skip the tokenizer, or a tokenizer.json to use
-    instead of the one beside the weights. `tensor`: the embedding tensor's name, when the
-    guess is wrong."""
+    Ollama model name. `tokenizer`: False to skip the tokenizer, or a tokenizer from elsewhere
+    (a tokenizer.json, a folder of tokenizer files, or a GGUF), as `-t` takes it: the rows are
+    read through it and checked against it (`Model.tokenizer_match`, and a warning when it does
+    not match). `tensor`: the embedding tensor's name, when the guess is wrong."""
     from explorer.core.model.open import open_model
 
-    core = open_model(path, tensor=tensor, tokenizer=tokenizer is not False)
-    if tokenizer not in (None, True, False):
-        from explorer.core.tokenizer.tokens import TokenizerInfo
+    other = tokenizer not in (None, True, False)
+    core = open_model(path, tensor=tensor, tokenizer=tokenizer is not False and not other)
+    if other:
+        from explorer.core.model.tokenizer import tokenizer_at
 
-        core.tokenizer = TokenizerInfo.from_file(Path(str(tokenizer)), rows=core.rows)
-        core.__dict__.pop("used_rows", None)
-        core.__dict__.pop("unused_rows", None)
+        core.use_tokenizer(*tokenizer_at(str(tokenizer), core.rows))
+        core.check_tokenizer()
     return Model(core)
 
 
@@ -100,6 +101,13 @@ class Model:
     @property
     def tokenizer_source(self) -> str | None:
         return self.core.tokenizer_source
+
+    @property
+    def tokenizer_match(self) -> dict | None:
+        """Whether the tokenizer belongs to these rows, as `info --json` reports it (None:
+        not checked; `open(..., tokenizer=PATH)` checks it)."""
+        match = self.core.tokenizer_match
+        return match.as_dict() if match is not None else None
 
     def info(self) -> dict:
         """What `embedding-explorer info --json` prints."""

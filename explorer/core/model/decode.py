@@ -6,6 +6,8 @@ from functools import cache
 
 import numpy as np
 
+from explorer.core.model.dtypes import bf16_to_float32, is_bf16
+
 
 @cache
 def decodable(qtype: int) -> bool:
@@ -62,6 +64,8 @@ def decode_rows(raw: np.ndarray) -> np.ndarray:
             return np.zeros((*raw.shape[:-1], raw.shape[-1] // size * block), np.float32)
         plain = np.ascontiguousarray(raw).view(np.uint8)
         return np.asarray(dequantize(plain, GGMLQuantizationType(qtype)), dtype=np.float32)
+    if is_bf16(raw.dtype):
+        return bf16_to_float32(raw)
     if raw.dtype == np.float64:
         return np.array(raw, dtype=np.float64)
     return raw.astype(np.float32)
