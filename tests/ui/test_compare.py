@@ -104,7 +104,7 @@ def test_a_token_missing_from_b_says_so_and_close_stops(qtbot, models, inline):
     state, c, view = inline
     c.set_other(b)
     state.select([vocab(a)["hello"]])  # not in B's words
-    qtbot.waitUntil(lambda: "no token with the same bytes" in view.token.text(), timeout=5000)
+    qtbot.waitUntil(lambda: "no token with the same bytes" in view.token.text(), timeout=30000)
     assert c.token is None
     view.stop.click()
     assert c.other is None and c.pair is None and "Compare With" in view.banner.text()
@@ -187,3 +187,13 @@ def test_a_session_keeps_the_second_model_and_reports_it_missing(qtbot, models, 
         third.sessions.controller.open(tmp_path / "two.eesession.json")
     qtbot.waitUntil(lambda: "#b91c1c" in third.compare.view.banner.text(), timeout=60000)
     assert third.state.model is not None and third.compare.controller.pair is None
+
+
+def test_with_nothing_compared_the_page_says_how_at_the_top(qtbot, window):
+    win = window()
+    win.host.show_tab(win.compare.view)
+    view = win.compare.view
+    qtbot.waitUntil(view.banner.isVisible)
+    assert "Compare With" in view.banner.text()
+    assert not view.k.isVisible() and not view.points.isVisible()  # no lone spin boxes
+    assert view.banner.mapTo(view, view.banner.rect().topLeft()).y() < view.height() / 5
