@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from explorer.core.errors import ModelFormatError
+from explorer.core.model.decode import decodable, decodable_names
 from explorer.core.model.embedding import EmbeddingModel, assemble
 from explorer.core.model.files import check_embedding_shape
 from explorer.core.model.formats import gguf
@@ -48,11 +49,17 @@ def open_gguf(
     output = GGUF_OUTPUT if GGUF_OUTPUT in tensors and GGUF_OUTPUT != name else None
     if output is not None and 0 in tensors[output].shape:
         output = None  # an empty head is no head
+    for t in (info, tensors[output] if output else None):
+        if t is not None and t.ggml_type not in gguf.FLOAT_TYPES and not decodable(t.ggml_type):
+            raise ModelFormatError(
+                f"{file.name}: tensor {t.name!r} is stored as {t.type_name}, which cannot be "
+                f"decoded here (supported: {', '.join(decodable_names())})"
+            )
     tok: tuple[TokenizerInfo | None, list[str]] = (None, [])
     if tokenizer:
         from explorer.core.model.tokenizer import gguf_tokenizer
 
-        tok = gguf_tokenizer(meta, info.shape[0])
+        tok = gguf_tokenizer(meta, info.shape[0], file)
     return assemble(
         path=shown,
         fmt="gguf" if len(files) == 1 else "gguf-split",
