@@ -13,7 +13,8 @@ from explorer.core.ranking import top_k_rows
 
 K = 10
 DEPTH = 50  # ranks followed at the other precision; a neighbour beyond them counts as DEPTH
-BLOCK_VALUES = 1 << 24  # decoded values per block of candidate rows (64 MB of float32)
+BLOCK_VALUES = 1 << 23  # decoded values per block of candidate rows (32 MB of float32)
+FIRST_BLOCK = 256
 SAMPLE = 2000
 
 
@@ -105,16 +106,21 @@ def neighbour_drift(
     depth = min(DEPTH, max(1, int(np.count_nonzero(candidates)) - 1))
     queries = [_unit(p.decode_ids(ids)) for p in (ref, other)]
     best = [_Best(len(ids), depth), _Best(len(ids), depth)]
+    # a small first block fills the running lists; later blocks only pass what beats them
+    starts = [0, min(ref.rows, FIRST_BLOCK)]
     step = max(256, BLOCK_VALUES // max(1, ref.dim))
-    for start in range(0, ref.rows, step):
+    starts += list(range(starts[1] + step, ref.rows, step))
+    for start, stop in zip(starts, [*starts[1:], ref.rows], strict=True):
+        if stop <= start:
+            continue
         ctx.check("neighbour drift")
-        stop = min(ref.rows, start + step)
         keep = candidates[start:stop]
+        mine = np.flatnonzero((ids >= start) & (ids < stop))
         for p, q, b in zip((ref, other), queries, best, strict=True):
             scores = q @ _unit(p.decode_block(start, stop), keep).T
-            scores[:, ~keep] = -np.inf
-            mine = (ids >= start) & (ids < stop)
-            scores[np.flatnonzero(mine), ids[mine] - start] = -np.inf  # not its own neighbour
+            if not keep.all():
+                scores[:, ~keep] = -np.inf
+            scores[mine, ids[mine] - start] = -np.inf  # not its own neighbour
             b.add(scores, start)
         ctx.progress(stop / ref.rows)
     return Drift(ids, best[0].ids, best[1].ids, min(K, depth))

@@ -114,7 +114,7 @@ def of_model(model) -> Precision:
     return Precision(model.path.name, type_of(model.matrix), model.matrix, model.dim)
 
 
-def _check_type(type_name: str, dim: int) -> T:
+def check_type(type_name: str, dim: int) -> T:
     if type_name not in SIMULATED_TYPES:
         raise AnalysisError(
             f"cannot simulate {type_name!r}: the gguf package quantises "
@@ -133,7 +133,7 @@ def simulate(ref: Precision, type_name: str, ctx: JobContext = NULL_CONTEXT) -> 
     """`ref` quantised to `type_name` with `gguf.quants.quantize`, in row blocks; nothing is
     written to disk. The result holds what a GGUF file of that type would store (for Q4_0
     about a seventh of the float32 size)."""
-    qtype = _check_type(type_name, ref.dim)
+    qtype = check_type(type_name, ref.dim)
     block_rows = max(1, SIMULATE_BLOCK_VALUES // max(1, ref.dim))
     first = quants.quantize(np.zeros((1, ref.dim), dtype=np.float32), qtype)
     if qtype == T.BF16:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core.context import NULL_CONTEXT, JobContext
+from explorer.core.quant import kernels
 from explorer.core.quant.align import check_aligned
 from explorer.core.quant.damage import RowDamage, row_damage
 from explorer.core.quant.drift import SAMPLE, Drift, neighbour_drift, sample_ids
@@ -28,9 +29,10 @@ class QuantReport:
         return self.other.type_name
 
     def worst(self, count: int = WORST) -> np.ndarray:
-        """Ids of the measured rows with the largest relative error, worst first."""
+        """Ids of the measured rows with the largest relative error, worst first (rows that
+        did not change at all are not damaged, and not listed)."""
         rel = self.damage.relative_error
-        ids = np.flatnonzero(self.damage.measured)
+        ids = np.flatnonzero(self.damage.measured & (self.damage.stats[:, kernels.ERR_SQ] > 0))
         order = np.lexsort((ids, -rel[ids]))
         return ids[order[:count]]
 
