@@ -78,7 +78,7 @@ def row_damage(
     parts = kernels.parts_for(min(rows, block_rows(ref, other)))
     dim_err = np.zeros((parts, dim), dtype=np.float64)
     dim_ref = np.zeros((parts, dim), dtype=np.float64)
-    use = np.ascontiguousarray(used[:rows], dtype=np.bool_)
+    use = np.array(used[:rows], dtype=np.bool_)  # a writable copy: one compiled signature
     step = block_rows(ref, other)
     for start in range(0, rows, step):
         ctx.check("precision pass")

@@ -79,7 +79,9 @@ class Precision:
         kind = kernels.KINDS.get(T[self.type_name]) if self.type_name in T.__members__ else None
         if kind is None:
             block, kind = np.ascontiguousarray(decode_rows(block), dtype=np.float32), kernels.F32
-        return block.view(np.uint8), kind
+        raw = block.view(np.uint8)
+        raw.flags.writeable = False  # one compiled signature: as read-only as a memory map
+        return raw, kind
 
     def raw_block(self, start: int, stop: int) -> tuple[np.ndarray, int]:
         """Rows [start, stop) as the kernel reads them: bytes and their kind."""
@@ -151,4 +153,5 @@ def simulate(ref: Precision, type_name: str, ctx: JobContext = NULL_CONTEXT) -> 
             q = quants.quantize(values, qtype)
         stored.view(np.uint8)[start:stop] = q.view(np.uint8).reshape(stop - start, -1)
         ctx.progress(stop / ref.rows)
+    stored.flags.writeable = False
     return Precision(f"{type_name} (simulated)", type_name, stored, ref.dim, simulated=True)
