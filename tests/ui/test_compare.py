@@ -145,7 +145,8 @@ def test_window_compares_from_the_file_menu_cancels_and_presents(qtbot, models, 
     win.state.select([vocab(a)["cat"]])
     c = win.compare.controller
     win.compare.compare_with(b)
-    assert win.centre.currentWidget() is win.compare.view
+    assert win.centre.currentWidget() is win.compare.page
+    assert win.compare.page.currentWidget() is win.compare.view
     c.cancel()  # whatever was started is dropped; nothing is left running
     assert not win.compare.view.busy_row.isVisible()
     idle(qtbot, win)
@@ -179,7 +180,8 @@ def test_a_session_keeps_the_second_model_and_reports_it_missing(qtbot, models, 
     c = second.compare.controller
     qtbot.waitUntil(lambda: c.pair is not None, timeout=60000)
     assert c.pair.b.path.resolve() == b.resolve()
-    assert second.centre.currentWidget() is second.compare.view
+    assert second.centre.currentWidget() is second.compare.page
+    assert second.compare.page.currentWidget() is second.compare.view
 
     shutil.move(b, tmp_path / "gone")
     third = window(with_model=False)

@@ -23,6 +23,7 @@ class Drift:
     ids: np.ndarray  # int64 [n]: the sampled rows
     ref_top: np.ndarray  # int64 [n, DEPTH]: neighbours at the reference precision, best first
     other_top: np.ndarray  # int64 [n, DEPTH]
+    ref_scores: np.ndarray  # float32 [n, DEPTH]: the reference cosines of ref_top
     k: int = K
 
     @property
@@ -30,6 +31,13 @@ class Drift:
         """int [n]: reference top-k neighbours also in the other precision's top-k."""
         a, b = self.ref_top[:, : self.k], self.other_top[:, : self.k]
         return np.array([len(set(x) & set(y)) for x, y in zip(a.tolist(), b.tolist(), strict=True)])
+
+    @property
+    def gap(self) -> np.ndarray:
+        """float [n]: reference cosine of the k-th neighbour minus that of the next one."""
+        if self.ref_scores.shape[1] <= self.k:
+            return np.full(len(self.ids), np.nan)
+        return self.ref_scores[:, self.k - 1] - self.ref_scores[:, self.k]
 
     @property
     def displacement(self) -> np.ndarray:
@@ -123,4 +131,4 @@ def neighbour_drift(
             scores[mine, ids[mine] - start] = -np.inf  # not its own neighbour
             b.add(scores, start)
         ctx.progress(stop / ref.rows)
-    return Drift(ids, best[0].ids, best[1].ids, min(K, depth))
+    return Drift(ids, best[0].ids, best[1].ids, best[0].scores, min(K, depth))

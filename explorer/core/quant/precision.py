@@ -41,6 +41,9 @@ def _quantisable() -> tuple[str, ...]:
 SIMULATED_TYPES = tuple(n for n in _quantisable() if not n.startswith("TQ"))
 
 
+GGML_TYPES = frozenset(T.__members__)
+
+
 def bits_per_value(type_name: str) -> float:
     block, size = GGML_QUANT_SIZES[T[type_name]]
     return 8 * size / block
@@ -76,7 +79,7 @@ class Precision:
         """Stored rows as bytes, and the kernel's kind for them (decoded to float32 first when
         the kernel does not read the stored type)."""
         block = np.ascontiguousarray(block)
-        kind = kernels.KINDS.get(T[self.type_name]) if self.type_name in T.__members__ else None
+        kind = kernels.KINDS.get(T[self.type_name]) if self.type_name in GGML_TYPES else None
         if kind is None:
             block, kind = np.ascontiguousarray(decode_rows(block), dtype=np.float32), kernels.F32
         raw = block.view(np.uint8)
