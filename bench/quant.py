@@ -136,9 +136,11 @@ def synthetic_bench(args) -> None:
     quant = folder / f"model.{args.type}.gguf"
     try:
         t = time.perf_counter()
-        synthetic.write_realistic(bf16, args.rows, args.dim)
+        if not bf16.exists():  # --dir with files of an earlier run --keep: reused
+            synthetic.write_realistic(bf16, args.rows, args.dim)
         ref_model = open_model(bf16)
-        write_gguf_stream(quant, of_model(ref_model), args.type)
+        if not quant.exists():
+            write_gguf_stream(quant, of_model(ref_model), args.type)
         print(
             f"synthetic {args.rows} × {args.dim}: BF16 {bf16.stat().st_size / 1e9:.2f} GB, "
             f"{args.type} {quant.stat().st_size / 1e9:.2f} GB, written in "
@@ -186,7 +188,11 @@ def main() -> None:
     p.add_argument("--type", default="Q8_0", choices=("Q8_0", "Q4_0", "Q5_1", "Q4_1", "Q5_0"))
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--sample", type=int, default=2000, help="drift sample (0: skip)")
-    p.add_argument("--dir", help="where to write the synthetic files (default: a temp folder)")
+    p.add_argument(
+        "--dir",
+        help="where to write the synthetic files (default: a temp folder); files already "
+        "there (from --keep) are reused",
+    )
     p.add_argument("--keep", action="store_true", help="keep the synthetic files")
     args = p.parse_args()
     if args.only in (None, "smollm2"):

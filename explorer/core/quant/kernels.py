@@ -102,10 +102,37 @@ def decode_row(row, kind, f16, out):  # pragma: no cover - compiled
                     out[b * 32 + 16 + k] = d * np.float32(hi) + m
 
 
+@njit(fastmath=MATH, cache=True, nogil=True)
+def _compare(r, q, diff):  # pragma: no cover - compiled
+    """|r|², |q|², r·q, |q − r|² in float64 and the largest |q − r|, for two decoded rows.
+
+    Written as loops LLVM vectorises: sums may be reordered (reassoc), and the largest
+    difference is an integer maximum over the bits of |q − r| (for floats of one sign the bit
+    patterns order as the values do, NaN above infinity), which needs no fast-math."""
+    rr = 0.0
+    qq = 0.0
+    rq = 0.0
+    ee = 0.0
+    for j in range(r.shape[0]):
+        a = np.float64(r[j])
+        b = np.float64(q[j])
+        e = b - a
+        rr += a * a
+        qq += b * b
+        rq += a * b
+        ee += e * e
+        diff[j] = q[j] - r[j]
+    bits = diff.view(np.int32)
+    top = np.int32(0)
+    for j in range(bits.shape[0]):
+        top = max(top, bits[j] & np.int32(0x7FFFFFFF))
+    worst = np.empty(1, dtype=np.int32)
+    worst[0] = top
+    return rr, qq, rq, ee, np.float64(worst.view(np.float32)[0])
+
+
 @njit(parallel=True, fastmath=MATH, cache=True, nogil=True)
-def row_stats(
-    ref, ref_kind, other, other_kind, dim, f16, use, out, dim_err, dim_ref, parts
-):  # pragma: no cover - compiled
+def row_stats(ref, ref_kind, other, other_kind, dim, f16, use, out, dim_err, dim_ref, parts):  # pragma: no cover - compiled
     """Per row: |r|², |q|², r·q, |q − r|², max |q − r| into `out` [rows, COLUMNS]; per part, the
     squared error and squared reference value per dimension over the rows in `use`."""
     n = ref.shape[0]
@@ -114,23 +141,11 @@ def row_stats(
         hi = (p + 1) * n // parts
         r = np.empty(dim, dtype=np.float32)
         q = np.empty(dim, dtype=np.float32)
+        diff = np.empty(dim, dtype=np.float32)
         for i in range(lo, hi):
             decode_row(ref[i], ref_kind, f16, r)
             decode_row(other[i], other_kind, f16, q)
-            rr = 0.0
-            qq = 0.0
-            rq = 0.0
-            ee = 0.0
-            worst = 0.0
-            for j in range(dim):
-                a = np.float64(r[j])
-                b = np.float64(q[j])
-                e = b - a
-                rr += a * a
-                qq += b * b
-                rq += a * b
-                ee += e * e
-                worst = max(worst, abs(e))
+            rr, qq, rq, ee, worst = _compare(r, q, diff)
             out[i, REF_SQ] = rr
             out[i, OTHER_SQ] = qq
             out[i, DOT] = rq

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
+    QHeaderView,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -41,7 +42,7 @@ SUMMARY = [
     "Top-10 kept",
     "Sampled",
 ]
-DAMAGED = ["#", "Kind", "Token", "Rel. error", "Cosine", "Norm ratio", "Max |error|", "Norm"]
+DAMAGED = ["#", "Kind", "Token", "Rel. error", "Cosine", "‖q‖/‖r‖", "Max |err|", "‖r‖"]
 ERROR = "<span style='color:#b91c1c'>{}</span>"
 
 
@@ -118,7 +119,10 @@ class PrecisionView(QWidget):
         self.summary.setToolTip("One line per compared type: click one to see it below")
 
         self.damaged_title = QLabel("")
-        self.damaged = TokenTable(DAMAGED, stretch=2)
+        self.damaged = TokenTable(DAMAGED, stretch=len(DAMAGED) - 1)
+        token = self.damaged.horizontalHeader()
+        token.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)  # pieces can be long
+        token.resizeSection(2, 11 * self.fontMetrics().averageCharWidth() + 12)
         self.damaged.setToolTip(
             "The rows with the largest relative error ‖q − r‖/‖r‖; click one to open the token"
         )
@@ -222,7 +226,7 @@ class PrecisionView(QWidget):
         self.summary.setFixedHeight(header + rows + 2 * self.summary.frameWidth() + 2)
         self.body.setVisible(True)
         width = max(1, self.detail.width())
-        self.detail.setSizes([width * 62 // 100, width * 38 // 100])
+        self.detail.setSizes([width * 64 // 100, width * 36 // 100])
         self.show_type(len(shown.types) - 1)  # the coarsest chosen type: the most to see
 
     def show_type(self, index: int) -> None:
