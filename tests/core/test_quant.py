@@ -14,6 +14,7 @@ from explorer.core.model.open import open_model
 from explorer.core.quant.align import MisalignedError, check_aligned
 from explorer.core.quant.precision import of_model, simulate
 from explorer.core.quant.report import compare_files, compare_simulated
+from explorer.core.quant.row_pair import row_pair
 from tests.support.models import decoded, stored, write_gguf
 from tests.support.tokenizers import byte_level_bpe, gguf_tokenizer_keys
 
@@ -147,3 +148,22 @@ def test_misaligned_vocabularies_are_refused(tmp_path, values, keys, files):
     shorter = open_model(_write(tmp_path, values[:-1], "Q8_0", keys, "short.gguf"))
     with pytest.raises(MisalignedError, match="not one embedding at two precisions"):
         compare_files(ref, shorter)
+
+
+@pytest.mark.parametrize("type_name", ["Q4_0", "Q5_1", "BF16"])
+def test_row_pair_equals_the_simulated_matrix_row(files, type_name):
+    model = open_model(files["BF16"])
+    ref = of_model(model)
+    whole = simulate(ref, type_name).decode_block(0, model.rows)
+    pair = row_pair(ref, type_name, 123)
+    np.testing.assert_array_equal(pair.ref, model.vectors([123])[0])
+    np.testing.assert_array_equal(pair.other, whole[123])
+    if type_name == "BF16":
+        assert pair.blocks is None and pair.half_step is None
+    else:
+        assert pair.blocks.type_name == type_name and pair.half_step.shape == (model.dim,)
+    stored = row_pair(ref, of_model(open_model(files["Q4_0"])), 7)
+    assert stored.type_name == "Q4_0" and stored.blocks is not None
+    np.testing.assert_array_equal(
+        stored.other, decoded(np.asarray(open_model(files["Q4_0"]).matrix[7:8]), "Q4_0")[0]
+    )

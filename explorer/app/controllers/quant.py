@@ -21,10 +21,18 @@ from explorer.app.state import AppState
 from explorer.core.analysis.kinds import KINDS, token_kinds
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.quant.figures import captions, error_histogram
-from explorer.core.quant.precision import GGML_TYPES, SIMULATED_TYPES, bits_per_value
+from explorer.core.quant.precision import (
+    GGML_TYPES,
+    SIMULATED_TYPES,
+    Precision,
+    bits_per_value,
+    of_model,
+)
 from explorer.core.quant.report import QuantReport, compare_files, compare_simulated
+from explorer.core.quant.row_pair import RowPair, row_pair
 
 QUANT_LANE = LaneSpec("quant", nice=SCAN_NICE)
+QUANT_ROW_LANE = LaneSpec("quant-row")  # one token's two rows: a row's work
 DEFAULT_TYPES = ("Q8_0", "Q5_1", "Q4_0")
 DAMAGED_ROWS = 200  # rows in the table of the most damaged tokens
 SAMPLE = 2000
@@ -50,6 +58,16 @@ class PrecisionShown:
     model: EmbeddingModel
     reference: str
     types: list[TypeShown]
+    ref: Precision
+    others: list[Precision | str]  # per type: the second file, or the type simulated
+
+
+@dataclass(frozen=True)
+class RowShown:
+    shown: PrecisionShown
+    pair: RowPair
+    label: str
+    relative_error: float
 
 
 def _shown(model: EmbeddingModel, report: QuantReport, kinds: np.ndarray) -> TypeShown:
@@ -94,14 +112,22 @@ def run_simulated(
 ) -> PrecisionShown:
     reports = compare_simulated(model, list(types), sample, ctx.part(0.0, 0.95))
     kinds = _kinds(model)
-    return PrecisionShown(model, model.path.name, [_shown(model, r, kinds) for r in reports])
+    shown = [_shown(model, r, kinds) for r in reports]
+    return PrecisionShown(model, model.path.name, shown, of_model(model), list(types))
 
 
 def run_files(
     model: EmbeddingModel, other: EmbeddingModel, sample: int, ctx: JobContext
 ) -> PrecisionShown:
     report = compare_files(model, other, sample, ctx.part(0.0, 0.95))
-    return PrecisionShown(model, model.path.name, [_shown(model, report, _kinds(model))])
+    shown = [_shown(model, report, _kinds(model))]
+    return PrecisionShown(model, model.path.name, shown, report.ref, [report.other])
+
+
+def run_row(shown: PrecisionShown, index: int, token_id: int) -> RowShown:
+    pair = row_pair(shown.ref, shown.others[index], token_id)
+    rel = float(shown.types[index].relative_error[token_id])
+    return RowShown(shown, pair, shown.model.label(token_id), rel)
 
 
 class QuantController(FeatureController):
@@ -109,6 +135,7 @@ class QuantController(FeatureController):
 
     started = Signal(str)  # what is being measured
     resultReady = Signal(object)  # PrecisionShown
+    rowReady = Signal(object)  # RowShown
     cleared = Signal(str)  # nothing to show: a hint
     failed = Signal(str)
     progress = Signal(str, float)
@@ -118,6 +145,9 @@ class QuantController(FeatureController):
         super().__init__(state, parent)
         self.sample = SAMPLE
         self.shown: PrecisionShown | None = None
+        self.type_index = 0  # the compared type the view shows
+        self.row_lane = state.jobs.lane(QUANT_ROW_LANE)
+        state.selectionChanged.connect(lambda _ids: self.show_row())
         self.lane.progress.connect(self.progress.emit)
         self.lane.busyChanged.connect(lambda _b: self.busyChanged.emit(self.lane.waiting))
 
@@ -129,6 +159,7 @@ class QuantController(FeatureController):
         )
 
     def model_changed(self, model: EmbeddingModel) -> None:
+        self.row_lane.cancel()
         self.shown = None
         self.cleared.emit(self.hint)
 
@@ -167,7 +198,34 @@ class QuantController(FeatureController):
         self.lane.cancel()
         self.busyChanged.emit(False)
 
+    def set_type(self, index: int) -> None:
+        """The view shows compared type `index`: the selected token's rows follow."""
+        self.type_index = int(index)
+        self.show_row()
+
+    def show_row(self) -> None:
+        """The selected token's two rows at the shown type (nothing without a result)."""
+        shown = self.shown
+        if shown is None or not self.state.selection or shown.model is not self.state.model:
+            return
+        index = min(self.type_index, len(shown.types) - 1)
+        self.row_lane.submit(
+            run_row,
+            shown,
+            index,
+            int(self.state.selection[0]),
+            label="Two rows",
+            on_result=self._row_done,
+            on_error=lambda e: self.failed.emit(error_message(e)),
+        )
+
+    def _row_done(self, row: RowShown) -> None:
+        if row.shown is self.shown:
+            self.rowReady.emit(row)
+
     def _done(self, shown: PrecisionShown) -> None:
         if shown.model is self.state.model:
             self.shown = shown
+            self.type_index = len(shown.types) - 1
             self.resultReady.emit(shown)
+            self.show_row()

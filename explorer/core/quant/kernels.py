@@ -132,7 +132,9 @@ def _compare(r, q, diff):  # pragma: no cover - compiled
 
 
 @njit(parallel=True, fastmath=MATH, cache=True, nogil=True)
-def row_stats(ref, ref_kind, other, other_kind, dim, f16, use, out, dim_err, dim_ref, parts):  # pragma: no cover - compiled
+def row_stats(
+    ref, ref_kind, other, other_kind, dim, f16, use, out, dim_err, dim_ref, parts
+):  # pragma: no cover - compiled
     """Per row: |r|², |q|², r·q, |q − r|², max |q − r| into `out` [rows, COLUMNS]; per part, the
     squared error and squared reference value per dimension over the rows in `use`."""
     n = ref.shape[0]

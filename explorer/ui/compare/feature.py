@@ -45,6 +45,8 @@ def wire_precision(q: QuantController, p: PrecisionView) -> None:
     q.busyChanged.connect(p.set_busy)
     p.simulateRequested.connect(q.simulate)
     p.cancelRequested.connect(q.cancel)
+    p.typeChosen.connect(q.set_type)
+    q.rowReady.connect(p.show_row)
 
 
 class Compare:

@@ -15,19 +15,27 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
-    QHeaderView,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QScrollArea,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from explorer.app.controllers.quant import DEFAULT_TYPES, TYPES, PrecisionShown, TypeShown
+from explorer.app.controllers.quant import (
+    DEFAULT_TYPES,
+    TYPES,
+    PrecisionShown,
+    RowShown,
+    TypeShown,
+)
 from explorer.ui.analysis.plots import Histogram
 from explorer.ui.analysis.table import TokenTable
+from explorer.ui.compare.row_pair_plot import RowPairPlot
 from explorer.ui.widgets.flow_layout import FlowLayout
 from explorer.ui.widgets.job_progress import JobProgressBar
 
@@ -68,6 +76,7 @@ class PrecisionView(QWidget):
     filesRequested = Signal()  # compare with the second model of the Compare tab
     cancelRequested = Signal()
     tokenActivated = Signal(int)
+    typeChosen = Signal(int)  # index of the compared type shown below the summary
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -142,11 +151,16 @@ class PrecisionView(QWidget):
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
+        self.row = RowPairPlot()
+        self.plots = QTabWidget()
+        self.plots.setDocumentMode(True)
+        self.plots.addTab(self.histogram, "Distribution")
+        self.plots.addTab(self.row, "Two rows")
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.captions)
-        rv.addWidget(self.histogram, 3)
+        rv.addWidget(self.plots, 3)
         rv.addWidget(scroll, 2)
 
         self.detail = QSplitter(Qt.Orientation.Horizontal)
@@ -189,6 +203,8 @@ class PrecisionView(QWidget):
         self.damaged_title.setText("")
         self.histogram.set_histogram(np.zeros(0), np.zeros(0))
         self.captions.setText("")
+        self.row.clear()
+        self.plots.setCurrentWidget(self.histogram)
         self.body.setVisible(False)
 
     def show_started(self, text: str) -> None:
@@ -248,3 +264,9 @@ class PrecisionView(QWidget):
         )
         self.histogram.set_histogram(t.edges, t.counts)
         self.captions.setText("".join(f"<p>{escape(c)}</p>" for c in t.captions))
+        self.typeChosen.emit(index)
+
+    def show_row(self, row: RowShown) -> None:
+        if row.shown is self._shown:
+            self.row.show_row(row)
+            self.plots.setCurrentWidget(self.row)
