@@ -90,7 +90,7 @@ def _print_summary(results: list[dict], path: str) -> None:
     print(f"reference: {first['reference']} ({first['rows']:,} rows with a token)")
     head = (
         f"{'type':<10} {'rel.err median':>14} {'p99':>8} {'max':>8} "
-        f"{'cosine median':>13} {'min':>8} {'top-10 overlap':>14}"
+        f"{'cosine median':>13} {'min':>8} {'top-10 overlap':>14} {'rank shift':>10}"
     )
     print(head)
     for r in results:
@@ -99,7 +99,9 @@ def _print_summary(results: list[dict], path: str) -> None:
         print(
             f"{r['type']:<10} {_cell(rel['median']):>14} {_cell(rel['p99']):>8} "
             f"{_cell(rel['max']):>8} {_cell(cos['median'], 5):>13} {_cell(cos['min'], 5):>8} "
-            f"{overlap:>14}"
+            f"{overlap:>14} {_cell(r['rank_displacement']['mean'], 2):>10}"
         )
     print("relative error ‖q − r‖/‖r‖ per row; top-10 overlap: share of each sampled token's")
-    print("exact cosine top-10 neighbours that both precisions agree on (sample size in brackets)")
+    print("exact cosine top-10 neighbours that both precisions agree on (sample size in brackets);")
+    print("rank shift: mean |change of rank| of those ten at the other precision (ranks past 50")
+    print("count as 50)")

@@ -11,7 +11,7 @@ from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.quant import kernels
 from explorer.core.quant.align import check_aligned
 from explorer.core.quant.damage import RowDamage, row_damage
-from explorer.core.quant.drift import SAMPLE, Drift, neighbour_drift, sample_ids
+from explorer.core.quant.drift import DEPTH, SAMPLE, Drift, neighbour_drift, sample_ids
 from explorer.core.quant.precision import Precision, of_model, simulate
 
 WORST = 20
@@ -59,6 +59,10 @@ class QuantReport:
             "top10_overlap": {
                 "mean": stat(overlap / self.drift.k, np.mean) if self.drift else None,
                 "sample": int(len(overlap)),
+            },
+            "rank_displacement": {
+                "mean": stat(self.drift.displacement, np.mean) if self.drift else None,
+                "depth": DEPTH,
             },
         }
 

@@ -48,6 +48,7 @@ SUMMARY = [
     "Cosine median",
     "min",
     "Top-10 kept",
+    "Rank shift",
     "Sampled",
 ]
 DAMAGED = ["#", "Kind", "Token", "Rel. error", "Cosine", "‖q‖/‖r‖", "Max |err|", "‖r‖"]
@@ -67,6 +68,7 @@ def summary_row(t: TypeShown) -> tuple:
         cos["median"],
         cos["min"],
         kept,
+        s["rank_displacement"]["mean"],
         top["sample"],
     )
 
@@ -234,7 +236,7 @@ class PrecisionView(QWidget):
             f"<b>{escape(shown.reference)}</b> as stored ({first['rows']:,} rows with a token) "
             f"against {what}. Relative error ‖q − r‖/‖r‖ and cosine(q, r) per row; "
             "“Top-10 kept”: of each sampled token's 10 nearest neighbours (exact cosine), how "
-            "many both precisions share."
+            "many both precisions share; “Rank shift”: how far they move in rank on average."
         )
         self.summary.set_rows([summary_row(t) for t in shown.types], [-1] * len(shown.types))
         rows = self.summary.verticalHeader().defaultSectionSize() * len(shown.types)
