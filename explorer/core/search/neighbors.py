@@ -244,6 +244,7 @@ class NeighborSearcher:
         # float32 dots pick the candidates; their scores are then recomputed in float64 from
         # the stored rows, so that near-ties and tiny l2 distances come out exactly.
         cand = top_unordered(key, max(2 * k, k + 64))
+        cand = cand[np.argsort(ids[cand], kind="stable")]  # equal scores: lower id first
         rows = self.model.vectors(ids[cand]).astype(np.float64)
         # einsum, not BLAS: waking OpenBLAS threads for 100 rows costs more than it saves, and
         # they spin for a while afterwards, slowing the next scan.

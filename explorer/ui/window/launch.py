@@ -69,6 +69,19 @@ def quiet_offscreen_warnings() -> None:
         qInstallMessageHandler(_quiet_offscreen)
 
 
+def _open_tokenizer_once(state, window, path: str) -> None:
+    """`gui -t PATH`: the model's rows read through that tokenizer, once the model is open."""
+    if state.model is not None:
+        window.model.match.open_tokenizer(path)
+        return
+
+    def when_open(_model) -> None:
+        state.modelChanged.disconnect(when_open)
+        window.model.match.open_tokenizer(path)
+
+    state.modelChanged.connect(when_open)
+
+
 def launch(args: argparse.Namespace) -> int:
     """The window's exit code; a command line it cannot start with raises ExplorerError (the
     CLI prints it as one line, exit code 2)."""
@@ -77,6 +90,9 @@ def launch(args: argparse.Namespace) -> int:
     folder = Path(args.screenshot or ".").expanduser().resolve().parent
     if args.screenshot and not folder.is_dir():
         raise ExplorerError(f"{args.screenshot}: cannot write the PNG: there is no folder {folder}")
+    tokenizer = getattr(args, "tokenizer", None)
+    if tokenizer and not Path(tokenizer).expanduser().exists():
+        raise ExplorerError(f"{tokenizer}: no such tokenizer file or folder")
     session = getattr(args, "session", None)
     if session and not Path(session).expanduser().is_file():
         raise ExplorerError(f"{session}: no such session file")
@@ -129,6 +145,8 @@ def launch(args: argparse.Namespace) -> int:
                 state.select_ref(args.select)
 
             state.modelChanged.connect(select_once)
+    if tokenizer:
+        _open_tokenizer_once(state, window, str(Path(tokenizer).expanduser()))
     if session:
         window.sessions.controller.open(Path(session).expanduser())
     if args.screenshot:
