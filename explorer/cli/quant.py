@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from explorer.cli import args as checks
-from explorer.cli.common import Progress, label_of, print_json
+from explorer.cli.common import Progress, print_json
 
 MAX_SAMPLE = 100_000
 
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{r['type']}: the {len(r['worst'])} most damaged tokens")
         print(f"{'id':>8}  {'relative error':>14}  token")
         for w in r["worst"]:
-            print(f"{w['id']:>8}  {w['relative_error']:>14.4f}  {label_of(ref, w['id'])}")
+            print(f"{w['id']:>8}  {w['relative_error']:>14.4f}  {ref.label(w['id'])}")
     return 0
 
 

@@ -45,6 +45,8 @@ def _check_summary(obj: dict, type_name: str, rows: int, sample: int) -> None:
     assert 0 <= obj["top10_overlap"]["mean"] <= 1
     assert 0 < obj["relative_error"]["median"] <= obj["relative_error"]["p99"]
     assert len(obj["worst"]) == 20
+    dims = obj["dimensions"]
+    assert len(dims) == 5 and dims[0]["rms_error"] >= dims[-1]["rms_error"] > 0
     assert set(obj["worst"][0]) == {"id", "piece", "relative_error"}
     errors = [w["relative_error"] for w in obj["worst"]]
     assert errors == sorted(errors, reverse=True) and errors[0] == obj["relative_error"]["max"]

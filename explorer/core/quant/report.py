@@ -15,6 +15,7 @@ from explorer.core.quant.drift import DEPTH, SAMPLE, Drift, neighbour_drift, sam
 from explorer.core.quant.precision import Precision, of_model, simulate
 
 WORST = 20
+WORST_DIMENSIONS = 5  # dimensions with the largest RMS error, in the JSON
 
 
 @dataclass
@@ -73,6 +74,12 @@ class QuantReport:
         out["worst"] = [
             {"id": int(i), "piece": piece(int(i)), "relative_error": float(rel[i])}
             for i in self.worst()
+        ]
+        d = self.damage
+        order = np.argsort(-d.dim_error, kind="stable")[:WORST_DIMENSIONS]
+        out["dimensions"] = [
+            {"dim": int(j), "rms_error": float(d.dim_error[j]), "rms_value": float(d.dim_scale[j])}
+            for j in order
         ]
         return out
 
