@@ -42,14 +42,14 @@ from explorer.ui.widgets.job_progress import JobProgressBar
 SUMMARY = [
     "Type",
     "Bits",
-    "Rel. error median",
+    "Rel. error",
     "p99",
     "max",
-    "Cosine median",
+    "Cosine",
     "min",
     "Top-10 kept",
     "Rank shift",
-    "Sampled",
+    "Sample",
 ]
 DAMAGED = ["#", "Kind", "Token", "Rel. error", "Cosine", "‖q‖/‖r‖", "Max |err|", "‖r‖"]
 ERROR = "<span style='color:#b91c1c'>{}</span>"
@@ -164,6 +164,10 @@ class PrecisionView(QWidget):
         scroll.setWidget(self.captions)
         rv.addWidget(self.plots, 3)
         rv.addWidget(scroll, 2)
+        # the two rows need the height; the captions are about the distribution
+        self.plots.currentChanged.connect(
+            lambda _i: scroll.setVisible(self.plots.currentWidget() is self.histogram)
+        )
 
         self.detail = QSplitter(Qt.Orientation.Horizontal)
         self.detail.addWidget(left)
@@ -234,7 +238,8 @@ class PrecisionView(QWidget):
         )
         self.banner.setText(
             f"<b>{escape(shown.reference)}</b> as stored ({first['rows']:,} rows with a token) "
-            f"against {what}. Relative error ‖q − r‖/‖r‖ and cosine(q, r) per row; "
+            f"against {what}. Relative error ‖q − r‖/‖r‖ and cosine(q, r) per row (median, 99th "
+            "percentile, extreme); "
             "“Top-10 kept”: of each sampled token's 10 nearest neighbours (exact cosine), how "
             "many both precisions share; “Rank shift”: how far they move in rank on average."
         )

@@ -38,7 +38,6 @@ class RowPairPlot(QWidget):
         self.values = Plot("Values", "dimension", "value")
         self.diff = Plot("Difference", "dimension", "q − r")
         self.diff.setXLink(self.values)
-        self.values.addLegend(offset=(-4, 4))
         self.ref = self.values.plot(
             pen=pg.mkPen(self.values.colour(0), width=1.2), name="reference"
         )
@@ -65,7 +64,6 @@ class RowPairPlot(QWidget):
         x = np.arange(len(pair.ref))
         self.ref.setData(x, pair.ref)
         self.other.setData(x, pair.other)
-        self.values.getPlotItem().legend.items[1][1].setText(pair.type_name)
         self.error.setData(x, pair.other - pair.ref)
         half = pair.half_step
         if half is not None:
@@ -76,9 +74,12 @@ class RowPairPlot(QWidget):
             self.step_above.setData([], [])
             self.step_below.setData([], [])
         guide = " Dashed: half a step of each value's block." if half is not None else ""
+        ref, other = self.values.colour(0).name(), self.values.colour(1).name()
         self.title.setText(
             f"<b>{escape(row.label)}</b> (#{pair.id}) at {escape(pair.type_name)}: relative "
-            f"error {row.relative_error:.4g}.{escape(worst_block(row) + guide)}"
+            f"error {row.relative_error:.4g}. <span style='color:{ref}'>Reference</span>, "
+            f"<span style='color:{other}'>{escape(pair.type_name)}</span>."
+            f"{escape(worst_block(row) + guide)}"
         )
         for plot in (self.values, self.diff):
             plot.getPlotItem().enableAutoRange()
