@@ -15,6 +15,7 @@ import numpy as np
 from explorer.core.context import JobContext
 from explorer.core.errors import ExplorerError, one_line
 from explorer.core.model.embedding import EmbeddingModel
+from explorer.core.model.files import MODEL_KINDS
 from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
 
@@ -24,7 +25,7 @@ def add_model_options(p: argparse.ArgumentParser, json_flag: bool = True) -> Non
         "-m",
         "--model",
         metavar="PATH",
-        help="model folder, .safetensors or .safetensors.index.json (default: built-in demo)",
+        help=f"{MODEL_KINDS}, or `demo` (default: the built-in demo)",
     )
     p.add_argument("--tensor", metavar="NAME", help="embedding tensor name (overrides detection)")
     p.add_argument(

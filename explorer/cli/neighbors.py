@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from explorer.api.model import Model
 from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model, print_json
-from explorer.core.search.neighbors import MAX_K, METRICS, query_for_text
+from explorer.core.search.neighbors import MAX_K, METRICS, query_for_expression, query_for_text
 
 if TYPE_CHECKING:
     from explorer.core.search.queries import Query
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.text is not None:
         query = query_for_text(model.core, args.text)  # a phrase even if it holds + or -
     else:
-        query = args.expr
+        query = query_for_expression(model.core, args.expr)  # its hint is printed below
     if args.fast:
         model.searcher().build_fast_index()
     result = model.neighbors(
@@ -85,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
         if n.unused:
             row["unused"] = True
         rows.append(row)
+    hint = getattr(query, "hint", None)
+    if hint:
+        sys.stderr.write(f"hint: {hint}\n")
     if result.skipped:
         sys.stderr.write(
             f"note: {result.skipped} rows that are all zeros or hold NaN/inf were left out\n"

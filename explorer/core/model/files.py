@@ -16,6 +16,12 @@ from explorer.core.model.formats.safetensors import FLOAT_DTYPES, SafetensorsFil
 from explorer.core.model.tensors import find_embedding
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
+# What opens, for help texts and errors.
+MODEL_KINDS = (
+    "a model folder, .safetensors, .safetensors.index.json or .gguf file, or word vectors "
+    "(.txt/.vec text, word2vec .bin, .npy with a word list)"
+)
+DEMO = "demo"  # the name of the built-in demo model, wherever a model path is asked for
 
 
 def _pickle_message(path: Path) -> str:
@@ -64,9 +70,14 @@ def refuse_checkpoint(path: Path) -> NoReturn:
 
 
 def expand(path: str | Path) -> Path:
-    """The path to open: `~` expanded; a cached Hugging Face repo id or an Ollama model name
-    that is not a path resolves to its files."""
+    """The path to open: `~` expanded; `demo` (when no such file is here) is the built-in demo;
+    a cached Hugging Face repo id or an Ollama model name that is not a path resolves to its
+    files."""
     found = Path(path).expanduser()
+    if not found.exists() and str(path) == DEMO:
+        from explorer.core.resources import demo_model_dir
+
+        return demo_model_dir()
     if not found.exists():
         from explorer.core.model.stores import resolve
 
@@ -131,10 +142,7 @@ def resolve(path: Path) -> Sources:
         return _resolve_index(path)
     if path.suffix.lower() == ".safetensors":
         return Sources("safetensors", [path], {}, path.parent)
-    raise ModelFormatError(
-        f"{path.name}: not a model file "
-        "(expected a folder, .safetensors or .safetensors.index.json)"
-    )
+    raise ModelFormatError(f"{path.name}: not a model file (expected {MODEL_KINDS})")
 
 
 def _resolve_index(index: Path) -> Sources:

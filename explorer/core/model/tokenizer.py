@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from explorer.core.model.files import expand, gguf_in, locate, resolve
+from explorer.core.model.formats.wordvec import kind_of
 
 if TYPE_CHECKING:  # `tokenizers` loads only where a tokenizer is built, never in the window
     from explorer.core.tokenizer.tokens import TokenizerInfo
@@ -66,6 +67,11 @@ def load_tokenizer(
     shape is read from the headers (`tensor` picks the embedding as in `open_model`).
     """
     found = expand(path)
+    if kind_of(found):
+        from explorer.core.model.formats.wordvec import open_word_vectors
+        from explorer.core.model.open_wordvec import words_tokenizer
+
+        return words_tokenizer(open_word_vectors(found))
     gguf_file = gguf_in(found)
     if gguf_file is not None:
         from explorer.core.model.formats import gguf

@@ -85,8 +85,12 @@ def _open_tokenizer_once(state, window, path: str) -> None:
 def launch(args: argparse.Namespace) -> int:
     """The window's exit code; a command line it cannot start with raises ExplorerError (the
     CLI prints it as one line, exit code 2)."""
-    if args.path and not Path(args.path).expanduser().exists():
-        raise ExplorerError(f"{args.path}: no such file or folder")
+    if args.path:
+        from explorer.core.model.files import expand  # `demo`, repo ids, Ollama names
+
+        args.path = str(expand(args.path))
+        if not Path(args.path).exists():
+            raise ExplorerError(f"{args.path}: no such file or folder")
     folder = Path(args.screenshot or ".").expanduser().resolve().parent
     if args.screenshot and not folder.is_dir():
         raise ExplorerError(f"{args.screenshot}: cannot write the PNG: there is no folder {folder}")
@@ -105,16 +109,23 @@ def launch(args: argparse.Namespace) -> int:
         from PySide6.QtCore import QCoreApplication, QSettings
         from PySide6.QtWidgets import QApplication
 
+        quiet_offscreen_warnings()
+        QCoreApplication.setOrganizationName("embedding-explorer")
+        QCoreApplication.setApplicationName("Embedding Explorer")
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        splash = None
+        if not args.screenshot:  # the window's imports take seconds on a fresh install
+            from explorer.ui.window.splash import show_splash
+
+            splash = show_splash(app)  # type: ignore[arg-type]
+
         from explorer.app.settings import save_text, wait_for_writes
         from explorer.app.state import AppState, open_job
         from explorer.ui.widgets.style import apply_theme
+        from explorer.ui.window.first_frame import after_first_frame
         from explorer.ui.window.main_window import MainWindow
 
-        quiet_offscreen_warnings()
         tuning.tune_process()
-    QCoreApplication.setOrganizationName("embedding-explorer")
-    QCoreApplication.setApplicationName("Embedding Explorer")
-    app = QApplication.instance() or QApplication(sys.argv[:1])
     apply_theme(app)  # type: ignore[arg-type]
     settings = QSettings()
     path = None if session and not args.path else initial_path(args, settings)
@@ -125,8 +136,7 @@ def launch(args: argparse.Namespace) -> int:
         if path is not None:
             state.set_opened(open_job(path, args.tensor))
     window = MainWindow(state, settings, persist=not args.screenshot, warm_up=not args.screenshot)
-    if state.model is None and path is not None:
-        window.open_path(path, args.tensor)
+    opening = path if state.model is None else None
     text = initial_text(args, settings)
     if text is not None:
         window.token_pane.set_text(text)
@@ -152,6 +162,9 @@ def launch(args: argparse.Namespace) -> int:
     if args.screenshot:
         from explorer.ui.window.screenshot import DEFAULT_SIZE, Shot, take
 
+        if opening is not None:
+            window.open_path(opening, args.tensor)
+
         size = getattr(args, "size", None) or DEFAULT_SIZE
         shot = Shot(args.screenshot, size, getattr(args, "tab", None), getattr(args, "map", None))
         error = take(app, window, shot)
@@ -160,6 +173,10 @@ def launch(args: argparse.Namespace) -> int:
         return 0
     window.quit_wait_ms = QUIT_WAIT_MS
     window.show()
+    if splash is not None:
+        after_first_frame(window, splash.close)
+    if opening is not None:  # the first frame first: the opening worker would hold the GIL
+        after_first_frame(window, lambda: window.open_path(opening, args.tensor))
     code = app.exec()
     save_text(settings, state.text)
     wait_for_writes()  # os._exit follows
