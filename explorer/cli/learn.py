@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from explorer.cli.common import add_model_options, json_safe, load_model, print_json
@@ -39,16 +39,19 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _frame_svg(snap, subtitle: str) -> str:
+def _frame_svg(snap, subtitle: str, watch: Sequence[str]) -> str:
     loss = f"loss {snap.loss_curve[-1][1]:.3f} · " if snap.loss_curve else ""
+    watched = {w.strip() for w in watch}
     return figure.map_svg(
         snap.map_coords,
         snap.map_labels,
         title=f"Epoch {snap.epoch} of {snap.epochs}: the {len(snap.map_labels)} most frequent "
         "tokens",
         subtitle=f"{subtitle} · {loss}agreement with the real model {snap.agreement:.3f}",
-        similarity=snap.function_word.astype("float32"),
-        colour_label="function word = 1",
+        category=snap.function_word.astype("int64"),
+        categories=("content word", "function word"),
+        highlight=[i for i, lab in enumerate(snap.map_labels) if lab.strip() in watched],
+        highlight_name="watched (--watch)",
         max_labels=120,
     )
 
@@ -115,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         name = f"epoch_{snap.epoch:03d}"
         text = json.dumps(json_safe(_epoch_json(snap)), ensure_ascii=False, allow_nan=False)
         (out / f"{name}.json").write_text(text + "\n", encoding="utf-8")
-        svg = _frame_svg(snap, subtitle)
+        svg = _frame_svg(snap, subtitle, watch)
         (frames / f"{name}.svg").write_text(svg, encoding="utf-8")
         if svg_to_png is not None:
             svg_to_png(svg, frames / f"{name}.png")

@@ -16,3 +16,9 @@ def resources_dir() -> Path:
 
 def demo_model_dir() -> Path:
     return resources_dir() / "demo"
+
+
+def fonts_dir() -> Path:
+    """Fonts the frozen app carries (a CJK fallback); empty or absent in a checkout, where the
+    system's fonts serve (packaging/apt-packages.txt)."""
+    return resources_dir() / "fonts"

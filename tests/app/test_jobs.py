@@ -203,7 +203,7 @@ def test_context_is_passed_and_shutdown_waits(qtbot):
         on_progress=lambda *a: progress.append(a),
     )
     assert running.wait(5)
-    qtbot.waitUntil(lambda: progress != [], timeout=5000)
+    qtbot.waitUntil(lambda: progress != [], timeout=30000)
     assert progress[0] == ("looping", 0.1)
     assert jobs_mod.running_workers() == 1
     assert hub.shutdown(5000)
@@ -281,7 +281,7 @@ def test_background_lanes_are_not_busy_but_are_waited_on(qtbot):
     hub = Jobs()
     gate = threading.Event()
     hub.lane(WARM_UP_LANE).submit(lambda ctx: ctx.wait(10))
-    qtbot.waitUntil(lambda: jobs_mod.running_workers() == 1, timeout=5000)
+    qtbot.waitUntil(lambda: jobs_mod.running_workers() == 1, timeout=30000)
     assert not hub.busy and hub.current() is None
     hub.cancel_all()  # Esc leaves the warm-up alone …
     assert hub.lane(WARM_UP_LANE).busy
@@ -307,7 +307,7 @@ def test_shutdown_cancels_every_lane_before_waiting_on_any(qtbot):
 
     hub.lane("first").submit(stuck)
     hub.lane("last").submit(cancellable)
-    qtbot.waitUntil(lambda: len(started) == 2, timeout=5000)
+    qtbot.waitUntil(lambda: len(started) == 2, timeout=30000)
     assert hub.shutdown(3000)  # one lane after the other would wait on the stuck job first
     assert later_cancelled.is_set() and jobs_mod.running_workers() == 0
 

@@ -21,7 +21,7 @@ def brute_force_cosine(matrix: np.ndarray, ids: list[int]) -> list[int]:
 def test_selection_gets_exact_neighbors_and_the_fast_index_is_built(
     qtbot, tiny_model, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(neighbors_core, "CHEAP_EXACT_VALUES", 0)  # as if the matrix were large
+    monkeypatch.setattr(neighbors_core, "CHEAP_EXACT_SECONDS", 0)  # as if the matrix were large
     path, matrix = tiny_model
     state = AppState()
     jobs = NeighborsController(state, k=5, cache_dir=tmp_path / "cache")

@@ -42,7 +42,7 @@ def test_stats_json_csv_png(untied, tmp_path):
     out = run_cli("stats", "-m", str(folder), "--json", cache=tmp_path)
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
-    assert set(d) == {"rows", "dim", "norms", "dimensions", "suspicious", "kinds"}
+    assert set(d) == {"rows", "dim", "norms", "dimensions", "suspicious", "groups", "kinds"}
     assert set(d["norms"]) == {"min", "max", "mean", "median", "histogram"}
     assert set(d["dimensions"]) == {"mean", "std", "outliers"}
     norms = np.linalg.norm(e.astype(np.float64), axis=1)

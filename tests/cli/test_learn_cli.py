@@ -90,3 +90,21 @@ def test_learn_bad_input_is_one_line(tmp_path, capsys):
     missing = str(tmp_path / "missing.txt")
     assert main(["learn", "-m", str(model), "--corpus", missing, "--out", str(tmp_path)]) == 2
     assert "corpus file not found" in capsys.readouterr().err
+
+
+def test_learn_frames_name_their_colours_and_mark_the_watched_tokens(tmp_path, capsys):
+    """Two kinds of token get two colours and a legend that names them (not a continuous bar
+    from 0 to 1), and the --watch tokens are marked and named."""
+    model, corpus = tiny_model_and_corpus(tmp_path)
+    args = ["learn", "-m", str(model), "--corpus", str(corpus), "--epochs", "1", "--dim", "4"]
+    assert main([*args, "--watch", "cat,dog", "--no-png", "--out", str(tmp_path / "o")]) == 0
+    capsys.readouterr()
+    svg = (tmp_path / "o" / "frames" / "epoch_001.svg").read_text(encoding="utf-8")
+    root = ET.fromstring(svg)
+    texts = [t.text for t in root.iter() if t.tag.endswith("text")]
+    assert "content word" in texts and "function word" in texts
+    assert "watched (--watch)" in texts and "linearGradient" not in svg
+    labels = json.loads((tmp_path / "o" / "epoch_001.json").read_text())["map"]
+    pieces = [m["piece"].strip() for m in labels]
+    assert "cat" in pieces and "dog" in pieces  # on the map: both marked, and the legend's
+    assert svg.count('fill="#d62728"') >= 3

@@ -193,3 +193,19 @@ def test_dimension_std_is_stable_far_from_zero(tmp_path, dtype):
     exact = matrix.astype(np.float64)
     np.testing.assert_allclose(result.dim_std, exact.std(axis=0), rtol=1e-6)
     np.testing.assert_allclose(result.dim_mean, exact.mean(axis=0), rtol=1e-9)
+
+
+def test_a_group_of_rare_pieces_is_counted_not_called_suspicious(tmp_path):
+    """The demo (BERT's WordPiece) keeps ~1,300 rare pieces, CJK `##` pieces among them, at
+    the norm of its never-trained [unused] rows: a second mode, not 1,300 glitches. They are
+    counted as groups; [MASK], far below even them, is listed."""
+    from explorer.core.resources import demo_model_dir
+
+    model = open_model(demo_model_dir())
+    result = compute_stats(model, cache_dir=tmp_path)
+    listed = {s.piece: s.reason for s in result.suspicious}
+    assert listed.get("[MASK]") == "tiny_norm"
+    assert not any(p and p.startswith("##") for p in listed), sorted(listed)[:10]
+    assert len(listed) < 0.001 * model.rows
+    small, _large, near = result.norm_groups
+    assert small > 1000 and near > 1000

@@ -96,7 +96,7 @@ def test_unusable_index_is_not_used_and_says_why(slice_model, tmp_path, monkeypa
     res = searcher.search(query_for_ids(model, [7]), metric="cosine", exact=False)
     assert res.path == "exact" and res.exact and "not used" in res.note
     assert set(res.ids.tolist()) <= brute_force(values, 7, "cosine")
-    monkeypatch.setattr(neighbors, "CHEAP_EXACT_VALUES", 0)
+    monkeypatch.setattr(neighbors, "CHEAP_EXACT_SECONDS", 0)
     assert searcher.default_path("cosine") == "exact"
 
 
@@ -114,7 +114,7 @@ def test_small_matrix_answers_exactly_and_builds_nothing_unasked(tmp_path):
 
 
 def test_large_matrix_default_takes_the_index(slice_model, tmp_path, monkeypatch, tight_grid):
-    monkeypatch.setattr(neighbors, "CHEAP_EXACT_VALUES", 0)  # as if the slice were large
+    monkeypatch.setattr(neighbors, "CHEAP_EXACT_SECONDS", 0)  # as if the slice were large
     searcher = NeighborSearcher(slice_model, cache_dir=tmp_path / "cache")
     assert not searcher.fast_ready and searcher.default_path("cosine") == "exact"
     searcher.build_fast_index()

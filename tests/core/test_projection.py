@@ -343,3 +343,35 @@ def test_umap_needs_four_distinct_rows_else_pca():
     seen, coords = steps(four, FAST)
     assert not any("too few" in t for t in seen.texts) and np.isfinite(coords).all()
     assert projection._has_distinct_rows(four, 4) and not projection._has_distinct_rows(three, 4)
+
+
+def test_crowded_top_labels_move_out_as_callouts():
+    """Points on top of each other: beside the point there is room for few labels; the first
+    `callouts` of them go farther out instead, marked to get a line to their point."""
+    px, py = np.full(6, 200.0), np.full(6, 150.0)
+    texts = [f"neighbour{i}" for i in range(6)]
+    args = (px, py, texts, range(6), lambda t: 8.0 * len(t), 16.0, (0, 0, 400, 300))
+    plain = figure.place_labels(*args, offset=9.0)
+    called = figure.place_labels(*args, offset=9.0, callouts=6)
+    assert len(plain) < 6 and not any(p.leader for p in plain)
+    assert sorted(p.index for p in called) == list(range(6))
+    assert any(p.leader for p in called)
+
+
+def test_the_figure_colours_similarities_by_rank():
+    """Similarities bunched near 0.2 with one near neighbour at 0.8: a linear scale paints
+    nearly every point the same dark colour; by rank they spread over the colour map."""
+    import re
+
+    rng = np.random.default_rng(1)
+    n = 200
+    sim = np.clip(rng.normal(0.2, 0.03, n), 0.05, 0.4)
+    sim[1] = 0.8
+    coords = rng.normal(size=(n, 2))
+    out = figure.map_svg(coords, [f"w{i}" for i in range(n)], title="t", similarity=sim)
+    fills = re.findall(r'<circle [^>]*fill="(#[0-9a-f]{6})"', out)
+    assert len(fills) == n and len(set(fills)) > 50
+    from explorer.core import svg
+
+    dark = svg.colour(figure.viridis(np.array([0.0]))[0])
+    assert sum(f == dark for f in fills) < n / 8

@@ -104,3 +104,32 @@ def test_a_three_pixel_line_covers_what_the_stroke_covers(qtbot, dense_row, valu
     grown = [_widened(_widened(lit.T).T) for lit in (spans, stroke)]  # a pixel every way
     astray = (spans & ~grown[1]).sum() + (stroke & ~grown[0]).sum()
     assert stroke.sum() > 2000 and astray < 0.002 * stroke.sum()
+
+
+def test_a_new_range_after_the_first_paint_is_drawn_whole(qtbot, dense_row):
+    """The spans follow the view: a row painted once at a narrow range, then shown whole (a
+    new row, presentation mode), reaches its extremes and is not clipped flat."""
+    y = dense_row[:384] / np.abs(dense_row[:384]).max()  # from -1 to 1
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    widget.setBackground("w")
+    curve = BandCurve(pen=pg.mkPen(COLOUR, width=3), connect="finite")
+    widget.addItem(curve)
+    curve.setData(np.arange(len(y)), y)
+    widget.setRange(xRange=(0, len(y) - 1), yRange=(-0.3, 0.3), padding=0)
+    widget.resize(700, 300)
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.grab()  # painted once at the narrow range
+    widget.setRange(yRange=(-1.1, 1.1), padding=0)
+    vb = widget.getPlotItem().vb
+    image = widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB888)
+    lit = [
+        r
+        for r in range(image.height())
+        for x in range(0, image.width(), 2)
+        if QColor(image.pixel(x, r)).name() == COLOUR.name()
+    ]
+    top = vb.mapViewToScene(pg.Point(0, 1.0)).y()
+    bottom = vb.mapViewToScene(pg.Point(0, -1.0)).y()
+    assert min(lit) <= top + 3 and max(lit) >= bottom - 3

@@ -75,7 +75,7 @@ def test_epochs_that_arrive_together_are_drawn_once_as_the_newest(qtbot, tab):
     for snap in snapshots:
         tab.show_epoch(snap)
     assert drawn == []  # not inside the turn that delivered them
-    qtbot.waitUntil(lambda: bool(drawn), timeout=5000)
+    qtbot.waitUntil(lambda: bool(drawn), timeout=30000)
     qtbot.wait(50)
     assert drawn == [len(snapshots[-1].loss_curve)] and tab.map.epoch == 3
     assert "Epoch 3 of 3" in tab.summary.text()
@@ -219,3 +219,13 @@ def test_the_watch_table_highlights_the_pieces_new_this_epoch(qtbot):
     table.clear_table()
     table.show_neighbors({"cat": [("sun", 0.5)]})
     assert f"background:{NEW}" not in table.label.text()  # cleared: a new start
+
+
+def test_the_empty_map_says_what_will_appear(qtbot):
+    from explorer.ui.learning.learn_map import EMPTY_HINT, LearnMap
+
+    view = LearnMap()
+    qtbot.addWidget(view)
+    assert view.getPlotItem().titleLabel.text == EMPTY_HINT
+    view.clear_map()
+    assert view.getPlotItem().titleLabel.text == EMPTY_HINT

@@ -392,3 +392,15 @@ def test_a_selection_uncovers_the_viewer_before_its_rows_arrive(qtbot, window):
     window.state.select([])
     assert not window.viewer.showing_rows
     idle(qtbot, window)
+
+
+def test_help_says_what_the_window_shows_and_leads_to_explain(qtbot, window):
+    actions = [a.text() for a in window.host.menu("help").actions()]
+    assert "&What am I looking at?" in actions
+    box = window.show_guide()
+    qtbot.waitExposed(box)
+    assert "row" in box.text() and "Explain" in box.text()
+    explain = next(b for b in box.buttons() if "Explain" in b.text())
+    explain.click()
+    assert window.centre.currentWidget() is window.analysis.explain_view
+    box.close()

@@ -138,3 +138,26 @@ def test_the_text_pane_keeps_its_text_between_launches(qapp, tmp_path):
     assert initial_text(given, settings) == "a b"
     shot = argparse.Namespace(text=None, screenshot="x.png")
     assert initial_text(shot, settings) is None
+
+
+def test_screenshot_of_the_cosine_tab_of_several_tokens(tmp_path):
+    out = tmp_path / "cosine.png"
+    proc = run_gui(
+        *("--screenshot", str(out), "--tab", "cosine"),
+        *("--select", "cat", "--select", "dog", "--select", "#3899"),
+        tmp_path=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not QImage(str(out)).isNull()
+    proc = run_gui(
+        "--screenshot", str(out), "--tab", "cosine", "--select", "cat", tmp_path=tmp_path
+    )
+    assert proc.returncode == 2 and "two or more" in proc.stderr
+
+
+def test_the_documented_tabs_are_the_windows(window):
+    """`--tab` is checked before Qt starts, against a list kept in the CLI: the same names."""
+    from explorer.cli.gui import TABS
+    from explorer.ui.window.screenshot import VIEWER_TABS
+
+    assert list(TABS) == window.host.tab_keys() + VIEWER_TABS

@@ -90,7 +90,7 @@ def test_a_row_is_painted_off_screen_before_the_first_click_and_nothing_of_it_st
     w.resize(900, 600)
     w.show()
     qtbot.waitExposed(w)
-    qtbot.waitUntil(lambda: len(painted) > 0, timeout=5000)
+    qtbot.waitUntil(lambda: len(painted) > 0, timeout=30000)
     assert max(painted) == 4096  # the stand-in rows, 4096 values
     assert len(w.plot.curves) == 2  # a second curve was made for two rows
     assert w.table.isHidden()  # one row's summary again
@@ -789,3 +789,61 @@ def test_adding_a_second_row_leaves_the_tab_bar_alone(viewer, bf16_model, qtbot)
     assert viewer.cosine.table.rowCount() == 2 and viewer.cosine.table.isVisible()
     viewer.set_rows(load_rows(model, [7]))  # a single row on the Cosine tab: the overview
     assert viewer.tabs.currentWidget() is viewer.overview
+
+
+def test_a_cjk_row_is_drawn_in_characters_not_boxes(viewer, bf16_model, qtbot):
+    """The card of a CJK token, grabbed as a picture: with a CJK font installed (packaging/
+    apt-packages.txt; the frozen app carries one) its title differs from the same number of
+    characters no font has, which every font draws as the same empty box."""
+    import dataclasses
+
+    from PySide6.QtGui import QFontDatabase
+
+    if not QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese):
+        pytest.skip("no CJK font on this machine: apt-get install fonts-droid-fallback")
+    model, _ = bf16_model
+    row = load_rows(model, [2])[0]
+
+    def title_picture(label: str):
+        viewer.set_rows([dataclasses.replace(row, label=label)])
+        qtbot.wait(10)
+        return viewer.card.title.grab().toImage()
+
+    cjk = title_picture("##戦犬")
+    boxes = title_picture("##\U000f0000\U000f0001")  # private use: no font draws these
+    assert cjk != boxes  # in size or in pixels
+    assert title_picture("##戦犬") == cjk  # the same text draws the same
+
+
+def test_row_range_colours_a_row_on_its_own_scale(viewer, bf16_model, qtbot):
+    """A model-wide scale set by a few huge dimensions washes a row out; "row range" gives the
+    heatmap the row's own range, and only when there is a shared scale to leave."""
+    model, _ = bf16_model
+    row = load_rows(model, [2])[0]
+    viewer.set_rows([row])
+    peak = float(np.abs(row.values).max())
+    assert not viewer.row_range.isVisible()  # no shared scale yet
+    viewer.set_levels(peak * 10)  # an outlier dimension elsewhere sets the model's scale
+    assert viewer.row_range.isVisible() and viewer.limit() == pytest.approx(peak * 10)
+    viewer.row_range.setChecked(True)
+    assert viewer.limit() == pytest.approx(peak)
+    assert viewer.heatmap.limit == pytest.approx(peak)
+    assert "this row" in viewer.heatmap_caption.text()
+    viewer.row_range.setChecked(False)
+    assert "model-wide" in viewer.heatmap_caption.text()
+
+
+def test_two_rows_can_be_plotted_as_their_difference(viewer, bf16_model, qtbot):
+    model, _ = bf16_model
+    a, b = load_rows(model, [2, 5])
+    viewer.set_rows([a])
+    assert not viewer.difference.isVisible()
+    viewer.set_rows([a, b])
+    assert viewer.difference.isVisible() and len(viewer.plot.curves[0].yData) == len(a.values)
+    geometry = viewer.plot.geometry()
+    viewer.difference.setChecked(True)
+    assert len(viewer.plot.rows) == 1
+    np.testing.assert_array_equal(viewer.plot.curves[0].yData, a.values - b.values)
+    assert "−" in viewer.plot.rows[0].label and viewer.plot.geometry() == geometry
+    viewer.difference.setChecked(False)
+    assert len(viewer.plot.rows) == 2

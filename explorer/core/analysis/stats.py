@@ -85,6 +85,8 @@ class StatsResult:
     unused_cosine: np.ndarray | None  # float64 [rows]: cosine to the mean known-unused row
     known_unused: np.ndarray  # int64 ids of known-unused rows
     cached: bool = False
+    # rows in a group of small norms, of large norms, close to the unused rows (not listed)
+    norm_groups: tuple[int, int, int] = (0, 0, 0)
 
     def norm_summary(self) -> dict:
         return summary(self.norms)
@@ -101,6 +103,9 @@ class StatsResult:
                 "outliers": list(self.outliers),
             },
             "suspicious": [s.as_dict() for s in self.suspicious],
+            "groups": dict(
+                zip(("small_norm", "large_norm", "near_unused"), self.norm_groups, strict=True)
+            ),
             "kinds": self.kinds.counts(),
         }
 
@@ -232,6 +237,7 @@ def derive(model, p: PassResult, unused_ids: np.ndarray, cached: bool = False) -
     cosine = undertrained.unused_cosine(p.refdot, p.sq, p.ref)
     pieces = model.tokenizer.pieces if model.tokenizer is not None else None
     suspicious = undertrained.find_suspicious(p.sq, cosine, candidates, pieces)
+    groups = undertrained.norm_groups(p.sq, cosine, candidates)
     return StatsResult(
         rows=model.rows,
         dim=model.dim,
@@ -245,4 +251,5 @@ def derive(model, p: PassResult, unused_ids: np.ndarray, cached: bool = False) -
         unused_cosine=cosine,
         known_unused=unused_ids,
         cached=cached,
+        norm_groups=groups,
     )

@@ -85,6 +85,13 @@ def summary_text(model, result: StatsResult, shown: int = 15) -> str:
         "suspicious tokens: "
         + (", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items()) or "none")
     )
+    small, large, near = result.norm_groups
+    groups = [(small, "small norm"), (large, "large norm"), (near, "close to the unused rows")]
+    if any(count for count, _ in groups):
+        lines.append(
+            "groups of rows alike (rare pieces; not listed): "
+            + ", ".join(f"{count:,} {what}" for count, what in groups if count)
+        )
     for s in result.suspicious[:shown]:
         score = "" if s.score is None else f"{s.score:.4g}"
         lines.append(f"  {s.id:>8}  {model.label(s.id)!s:<24} {s.reason:<12} {score}")

@@ -71,6 +71,31 @@ class PlacedLabel:
     y: float  # top edge of the text box
     w: float
     h: float
+    leader: bool = False  # moved away from a crowded point: draw a line from it to the box
+
+
+COLOUR_STOPS = 9  # knots of the figure's rank colour scale
+
+# a callout's distances from its point, in label heights, and its directions (x, y), nearest first
+CALLOUT_RADII = (1.6, 2.6, 3.8, 5.2)
+CALLOUT_DIRECTIONS = ((1, 0), (-1, 0), (0, -1), (0, 1), (1, -1), (-1, -1), (1, 1), (-1, 1))
+
+
+def _beside(x: float, y: float, w: float, h: float, r: float) -> list[tuple[float, float]]:
+    """Top-left corners of a w × h box `r` from (x, y): right, left, above, below."""
+    return [(x + r, y - h / 2), (x - r - w, y - h / 2), (x - w / 2, y - r - h), (x - w / 2, y + r)]
+
+
+def _callouts(x: float, y: float, w: float, h: float) -> list[tuple[float, float]]:
+    """Top-left corners of a w × h box farther out around (x, y), in rings."""
+    corners = []
+    for radius in CALLOUT_RADII:
+        r = radius * h
+        for dx, dy in CALLOUT_DIRECTIONS:
+            cx = x + dx * r - (w if dx < 0 else w / 2 if dx == 0 else 0)
+            cy = y + dy * r - (h if dy < 0 else h / 2 if dy == 0 else 0)
+            corners.append((cx, cy))
+    return corners
 
 
 def placing_labels(
@@ -86,12 +111,16 @@ def placing_labels(
     gap: float = 2.0,
     offset: float | None = None,
     tries_per_step: int = 4000,
+    callouts: int = 0,
 ) -> Generator[None, None, list[PlacedLabel]]:
     """Greedy placement: in priority order, put each label beside its point (right, left, above,
     below) where its box overlaps no label placed before and stays inside `bounds`
     (x0, y0, x1, y1, in the same pixel units as px/py), `offset` pixels from the point.
-    Labels that do not fit are left out. It goes in steps of `tries_per_step` labels tried (a
-    window spreads them over turns of its event loop); the placement is the return value."""
+    The first `callouts` labels of `order` (the query and its nearest neighbours, which often
+    sit on top of each other) that find no room beside their point go farther out, in rings,
+    as callouts (`leader` set). Other labels that do not fit are left out. It goes in steps of
+    `tries_per_step` labels tried (a window spreads them over turns of its event loop); the
+    placement is the return value."""
     x0, y0, x1, y1 = bounds
     cell = 4.0 * height  # a grid of buckets: each test looks only at nearby labels
     grid: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
@@ -108,12 +137,9 @@ def placing_labels(
             continue
         w, h = width_of(texts[i]), height
         r = 0.35 * h if offset is None else offset
-        for cx, cy in (
-            (x + r, y - h / 2),
-            (x - r - w, y - h / 2),
-            (x - w / 2, y - r - h),
-            (x - w / 2, y + r),
-        ):
+        near = _beside(x, y, w, h, r)
+        corners = near + _callouts(x, y, w, h) if tries < callouts else near
+        for n, (cx, cy) in enumerate(corners):
             if cx < x0 or cy < y0 or cx + w > x1 or cy + h > y1:
                 continue
             a0, a1, b0, b1 = cx - gap, cx + w + gap, cy - gap, cy + h + gap
@@ -131,7 +157,7 @@ def placing_labels(
             box = (cx, cy, cx + w, cy + h)
             for key in keys:
                 grid.setdefault(key, []).append(box)
-            placed.append(PlacedLabel(i, float(cx), float(cy), float(w), float(h)))
+            placed.append(PlacedLabel(i, float(cx), float(cy), float(w), float(h), n >= len(near)))
             break
     return placed
 
@@ -166,19 +192,31 @@ def label_order(n: int, similarity: np.ndarray | None, highlight: Sequence[int])
     return first + [int(i) for i in rest if int(i) not in seen]
 
 
-def similarity_range(
-    similarity: np.ndarray, exclude: set[int] | Sequence[int] = ()
-) -> tuple[float, float]:
-    """Colour range of similarities: the query points themselves (≈ 1) are left out, so that
-    the spread among the other points uses the whole colour map."""
-    sim = np.asarray(similarity, dtype=np.float64).copy()
-    if len(exclude) and len(exclude) < len(sim):
-        sim[list(exclude)] = np.nan
-    sim = sim[np.isfinite(sim)]
-    if sim.size == 0:
-        return 0.0, 1.0
-    lo, hi = float(sim.min()), float(sim.max())
-    return (lo, hi) if hi > lo else (lo - 0.5, hi + 0.5)
+def rank_knots(
+    values: np.ndarray, exclude: set[int] | Sequence[int] = (), stops: int = 17
+) -> np.ndarray:
+    """The values at `stops` evenly spaced quantiles (the points in `exclude`, the query, left
+    out): a colour scale through these knots gives each colour step as many points, so that
+    similarities bunched between 0.2 and 0.4 get most of the colours, not one dark shade."""
+    v = np.asarray(values, dtype=np.float64).copy()
+    if len(exclude) and len(exclude) < len(v):
+        v[list(exclude)] = np.nan
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return np.linspace(0.0, 1.0, stops)
+    knots = np.quantile(v, np.linspace(0.0, 1.0, stops))
+    if knots[-1] <= knots[0]:
+        return np.linspace(knots[0] - 0.5, knots[0] + 0.5, stops)
+    # strictly increasing (ties where many points share a value), for interpolation
+    return np.maximum.accumulate(knots + np.arange(stops) * 1e-12 * (knots[-1] - knots[0]))
+
+
+def rank_position(values: np.ndarray, knots: np.ndarray) -> np.ndarray:
+    """Where each value sits on a scale through `knots`, 0..1 (NaN stays NaN)."""
+    v = np.asarray(values, dtype=np.float64)
+    t = np.interp(v, knots, np.linspace(0.0, 1.0, len(knots)))
+    t[~np.isfinite(v)] = np.nan
+    return t
 
 
 def map_svg(
@@ -194,23 +232,32 @@ def map_svg(
     height: int = 1080,
     label_size: float = 17.0,
     max_labels: int = 160,
+    category: np.ndarray | None = None,
+    categories: Sequence[str] = (),
+    highlight_name: str = "query",
 ) -> str:
     """The whole figure as an SVG document of `width` × `height` pixels.
 
-    `highlight` are point indices (not ids) drawn larger, outlined and always labelled first."""
+    `highlight` are point indices (not ids) drawn larger, outlined and always labelled first,
+    named `highlight_name` in the legend. Points are coloured by `similarity` (a colour bar),
+    or by `category` (an index into `categories`, a legend of swatches)."""
     coords = np.asarray(coords, dtype=np.float64).reshape(-1, 2)
     n = len(coords)
-    left, right = 50.0, (230.0 if similarity is not None else 50.0)
+    keyed = similarity is not None or category is not None
+    left, right = 50.0, (230.0 if keyed else 50.0)
     top, bottom = 120.0 if subtitle else 90.0, 40.0
     pw, ph = width - left - right, height - top - bottom
     cx, cy, finite = _to_pixels(coords, left, top, pw, ph)
 
     radius = 5.0 if n <= 1000 else 3.5 if n <= 5000 else 2.2 if n <= 20000 else 1.4
     hl = {int(i) for i in highlight if 0 <= int(i) < n}
-    s_lo = s_hi = 0.0
-    if similarity is not None:
-        s_lo, s_hi = similarity_range(similarity, hl)
-        colours = viridis((np.asarray(similarity, dtype=np.float64) - s_lo) / (s_hi - s_lo))
+    knots = np.linspace(0.0, 1.0, COLOUR_STOPS)
+    if category is not None:
+        palette = np.array(CATEGORICAL, dtype=np.uint8)
+        colours = palette[np.asarray(category, dtype=np.int64) % len(palette)]
+    elif similarity is not None:  # by rank, as the window's map: 0.2 and 0.4 colours apart
+        knots = rank_knots(similarity, sorted(hl), COLOUR_STOPS)
+        colours = viridis(rank_position(similarity, knots))
     else:
         colours = np.tile(np.array(DEFAULT_POINT, dtype=np.uint8), (n, 1))
 
@@ -233,10 +280,43 @@ def map_svg(
     )
     out += _points_svg(cx, cy, finite, colours, similarity, hl, radius)
     out += _labels_svg(placed, labels, hl, label_size)
-    if similarity is not None:
+    marker = (radius, highlight_name) if hl else None
+    if category is not None:
+        out += _legend_svg((width - right + 40, top + 40), colour_label, categories, marker)
+    elif similarity is not None:
         bar = (width - right + 60, top + 40, 26.0, min(420.0, ph - 80))
-        out += _colour_bar_svg(bar, colour_label, s_lo, s_hi, radius if hl else None)
+        out += _colour_bar_svg(bar, colour_label, knots, marker)
     return svg.document(width, height, out)
+
+
+def _marker_svg(x: float, y: float, marker: tuple[float, str]) -> list[str]:
+    """The highlighted points' legend entry: their marker and name."""
+    radius, name = marker
+    return [
+        f'<circle cx="{x + 13:.1f}" cy="{y:.1f}" r="{radius * 2.2:.1f}" '
+        f'fill="{svg.colour(HIGHLIGHT)}" stroke="#ffffff" stroke-width="2"/>',
+        svg.text(x + 34, y + 6, name, 17, fill="#333333"),
+    ]
+
+
+def _legend_svg(
+    at: tuple[float, float],
+    title: str,
+    names: Sequence[str],
+    marker: tuple[float, str] | None,
+) -> list[str]:
+    """Swatches for categorical colours, then the highlighted points' marker."""
+    x, y = at
+    out = [svg.text(x, y - 16, title, 18, fill="#333333")] if title else []
+    for k, name in enumerate(names):
+        colour = CATEGORICAL[k % len(CATEGORICAL)]
+        out += [
+            f'<circle cx="{x + 13:.1f}" cy="{y + 30 * k:.1f}" r="7" fill="{svg.colour(colour)}"/>',
+            svg.text(x + 34, y + 30 * k + 6, name, 17, fill="#333333"),
+        ]
+    if marker is not None:
+        out += _marker_svg(x, y + 30 * len(names) + 10, marker)
+    return out
 
 
 def neighborhood_svg(
@@ -343,15 +423,18 @@ def _labels_svg(
 def _colour_bar_svg(
     bar: tuple[float, float, float, float],
     colour_label: str,
-    s_lo: float,
-    s_hi: float,
-    query_radius: float | None,
+    knots: np.ndarray,
+    marker: tuple[float, str] | None,
 ) -> list[str]:
-    """The similarity colour bar, and the query marker's legend when `query_radius` is set."""
+    """The similarity colour bar on a scale of ranks, as the points are coloured: equal steps
+    of colour, each edge labelled with its value (the rank `knots`); and the highlighted
+    points' legend when `marker` (their radius and name) is set."""
     bx, by, bw, bh = bar
+    last = len(knots) - 1
     stops = "".join(
-        f'<stop offset="{k / 8:.3f}" stop-color="{svg.colour(viridis(np.array([1 - k / 8]))[0])}"/>'
-        for k in range(9)
+        f'<stop offset="{k / last:.3f}" '
+        f'stop-color="{svg.colour(viridis(np.array([1 - k / last]))[0])}"/>'
+        for k in range(last + 1)
     )
     out = [
         f'<defs><linearGradient id="cbar" x1="0" y1="0" x2="0" y2="1">{stops}'
@@ -359,17 +442,13 @@ def _colour_bar_svg(
         svg.text(bx, by - 16, colour_label or "similarity", 18, fill="#333333"),
         f'<rect x="{bx:.1f}" y="{by:.1f}" width="{bw}" height="{bh:.1f}" fill="url(#cbar)" '
         f'stroke="#888888" stroke-width="1"/>',
-        svg.text(bx + bw + 8, by + 7, f"{s_hi:.2f}", 17, fill="#333333"),
-        svg.text(bx + bw + 8, by + bh + 6, f"{s_lo:.2f}", 17, fill="#333333"),
     ]
-    if query_radius is not None:
-        ly = by + bh + 60
-        out += [
-            f'<circle cx="{bx + 13:.1f}" cy="{ly:.1f}" r="{query_radius * 2.2:.1f}" '
-            f'fill="{svg.colour(HIGHLIGHT)}" '
-            f'stroke="#ffffff" stroke-width="2"/>',
-            svg.text(bx + 34, ly + 6, "query", 17, fill="#333333"),
-        ]
+    for k, value in enumerate(knots.tolist()):  # top: the largest
+        y = by + bh * (1 - k / last)
+        out.append(svg.text(bx + bw + 8, y + 6, f"{value:.3f}", 17, fill="#333333"))
+    out.append(svg.text(bx, by + bh + 30, "steps of equal count", 14, fill="#777777"))
+    if marker is not None:
+        out += _marker_svg(bx, by + bh + 60, marker)
     return out
 
 

@@ -2,9 +2,38 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from explorer.core.model.dtypes import bf16_to_float32, is_bf16
+
+
+@cache
+def decodable(qtype: int) -> bool:
+    """Whether rows of GGML type `qtype` can be decoded (by our kernels or `gguf.quants`)."""
+    import warnings
+
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+    from gguf.quants import dequantize
+
+    try:
+        kind = GGMLQuantizationType(qtype)
+        if kind == GGMLQuantizationType.F64:  # mapped as float64 values, never dequantised
+            return True
+        block = np.zeros(GGML_QUANT_SIZES[kind][1], dtype=np.uint8)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dequantize(block, kind)
+    except (ValueError, KeyError, NotImplementedError):
+        return False
+    return True
+
+
+def decodable_names() -> list[str]:
+    from gguf.constants import GGMLQuantizationType
+
+    return [t.name for t in GGMLQuantizationType if decodable(t)]
 
 
 def ggml_type(raw: np.ndarray) -> int | None:
@@ -13,10 +42,19 @@ def ggml_type(raw: np.ndarray) -> int | None:
     return None if not meta else meta.get("ggml_type")
 
 
+# Fewer rows (lookups, samples such as the tokenizer check's) decode with numpy: no numba to load.
+_COMPILED_FROM_ROWS = 4096
+
+
 def decode_rows(raw: np.ndarray) -> np.ndarray:
     """Exact conversion of stored values: every bf16/f16/f8 value is representable in float32;
     quantised GGUF blocks decode exactly as `gguf.quants.dequantize` does."""
     qtype = ggml_type(raw)
+    if qtype is not None and raw.ndim == 2 and raw.shape[0] >= _COMPILED_FROM_ROWS:
+        from explorer.core.model import ggml_blocks  # numba: worth it for blocks of rows
+
+        if ggml_blocks.supported(qtype):
+            return ggml_blocks.decode_blocks(raw, qtype)
     if qtype is not None:
         from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
         from gguf.quants import dequantize

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from explorer.core.errors import ModelFormatError
+from explorer.core.model.decode import decodable, decodable_names
 from explorer.core.model.embedding import EmbeddingModel, assemble
 from explorer.core.model.formats import gguf
 from explorer.core.model.tensors import GGUF_EMBEDDING, GGUF_OUTPUT, gguf_embedding
@@ -36,11 +38,17 @@ def open_gguf(
     info = gguf_embedding(file, tensors, tensor)
     name = tensor or GGUF_EMBEDDING
     output = GGUF_OUTPUT if GGUF_OUTPUT in tensors and GGUF_OUTPUT != name else None
+    for t in (info, tensors[output] if output else None):
+        if t is not None and t.ggml_type not in gguf.FLOAT_TYPES and not decodable(t.ggml_type):
+            raise ModelFormatError(
+                f"{file.name}: tensor {t.name!r} is stored as {t.type_name}, which cannot be "
+                f"decoded here (supported: {', '.join(decodable_names())})"
+            )
     tok: tuple[TokenizerInfo | None, list[str]] = (None, [])
     if tokenizer:
         from explorer.core.model.tokenizer import gguf_tokenizer
 
-        tok = gguf_tokenizer(meta, info.shape[0])
+        tok = gguf_tokenizer(meta, info.shape[0], file)
     return assemble(
         path=shown,
         fmt="gguf" if len(files) == 1 else "gguf-split",

@@ -44,17 +44,16 @@ def folder_tokenizer(folder: Path, rows: int) -> tuple[TokenizerInfo | None, lis
     return info, built.warnings + coverage_warnings(info, rows)
 
 
-def gguf_tokenizer(meta: dict, rows: int) -> tuple[TokenizerInfo | None, list[str]]:
-    """The tokenizer a GGUF file's metadata describes."""
-    from explorer.core.tokenizer.sources import from_gguf
-    from explorer.core.tokenizer.tokens import TokenizerInfo, _spec_of
+def gguf_tokenizer(meta: dict, rows: int, file: Path) -> tuple[TokenizerInfo | None, list[str]]:
+    """The tokenizer a GGUF file's metadata describes: checked now, built on first use."""
+    from explorer.core.tokenizer.gguf_tokenizer import GGUFTokenizerInfo
+    from explorer.core.tokenizer.gguf_vocab import pre_tokenizer_warnings, read_vocab
 
-    built = from_gguf(meta)
-    if built is None:
+    vocab = read_vocab(meta)
+    if vocab is None:
         return None, []
-    spec = _spec_of(built.tokenizer)
-    info = TokenizerInfo(built.tokenizer, spec, rows=rows, source=built.source)
-    return info, built.warnings + coverage_warnings(info, rows)
+    info = GGUFTokenizerInfo(vocab, file, rows=rows)
+    return info, pre_tokenizer_warnings(vocab) + coverage_warnings(info, rows)
 
 
 def load_tokenizer(
@@ -80,7 +79,7 @@ def load_tokenizer(
         files, tensors = gguf.open_parts(gguf_file)
         if rows is None:
             rows = embedding_of(gguf_file, tensors, tensor).shape[0]
-        return gguf_tokenizer(files[0].metadata, rows)
+        return gguf_tokenizer(files[0].metadata, rows, gguf_file)
     if rows is not None:
         return folder_tokenizer(resolve(found).folder, rows)
     located = locate(found, tensor)
@@ -107,7 +106,7 @@ def tokenizer_at(path: str | Path, rows: int) -> tuple[TokenizerInfo, list[str]]
         from explorer.core.model.formats import gguf
 
         files, _ = gguf.open_parts(gguf_file)
-        info, warnings = gguf_tokenizer(files[0].metadata, rows)
+        info, warnings = gguf_tokenizer(files[0].metadata, rows, gguf_file)
     elif found.is_file() and found.name.lower() in FOLDER_TOKENIZER_FILES:  # read with its folder
         info, warnings = folder_tokenizer(found.parent, rows)
     elif found.is_file() and found.suffix.lower() == ".json":

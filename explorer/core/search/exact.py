@@ -10,7 +10,6 @@ decoded per block.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -20,15 +19,15 @@ from numba.extending import intrinsic
 
 from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.filecheck import check_mapped
+from explorer.core.kernel_lock import KERNEL_LOCK
 from explorer.core.model.decode import decode_rows, ggml_type
 from explorer.core.model.dtypes import BF16 as _BF16
+from explorer.core.model.ggml_blocks import supported
+from explorer.core.search import quant_scan
 
 # Bytes of stored matrix per block: big enough to amortise a parallel launch, small enough that
 # a cancel is noticed within a few milliseconds and decoded copies stay small.
 BLOCK_BYTES = 128 << 20
-# numba's fallback "workqueue" threading layer aborts on concurrent launches from two threads
-# (GUI search lane + index build); one lock per process keeps every layer safe.
-KERNEL_LOCK = threading.Lock()
 
 
 def _widen_bf16(typingctx, x):  # pragma: no cover - compiled
@@ -128,10 +127,21 @@ def _parts(n: int) -> int:
     return max(1, min(n, 32 * get_num_threads()))
 
 
+def _fused_type(matrix: np.ndarray) -> int | None:
+    """The GGML type of quantised rows the kernels score from their blocks, else None."""
+    qtype = ggml_type(matrix)
+    return qtype if qtype is not None and supported(qtype) else None
+
+
+def reads_directly(matrix: np.ndarray) -> bool:
+    """Whether a kernel scores the stored values as they are (no decoded copy per block)."""
+    return matrix.dtype in (_BF16, np.float32, np.float64) or _fused_type(matrix) is not None
+
+
 def block_rows(matrix: np.ndarray) -> int:
     row = matrix.shape[1] * matrix.dtype.itemsize
-    if ggml_type(matrix) is not None:  # quantised GGUF blocks: decoded rows are ~4-8x larger
-        row *= 8
+    if ggml_type(matrix) is not None and _fused_type(matrix) is None:
+        row *= 8  # quantised blocks decoded with numpy: decoded rows are ~4-8x larger
     return max(256, BLOCK_BYTES // max(1, row))
 
 
@@ -175,11 +185,17 @@ def scan(
     step = block_rows(matrix)
     is_bf16 = matrix.dtype == _BF16
     bits = matrix.view(np.uint16) if is_bf16 else None
+    fused = _fused_type(matrix)
     for start in range(0, rows, step):
         ctx.check("search")
         check_mapped(matrix)  # a file that shrank under the scan would kill us with SIGBUS
         stop = min(rows, start + step)
-        if bits is not None:
+        if fused is not None:
+            raw = np.asarray(matrix[start:stop]).view(np.uint8)
+            quant_scan.scan_block(
+                fused, raw, q32, dots[:, start:stop], sq[start:stop] if sq is not None else None
+            )
+        elif bits is not None:
             with KERNEL_LOCK:
                 _scan_bf16(
                     bits[start:stop],
@@ -207,6 +223,9 @@ def dots_for_ids(matrix: np.ndarray, ids: np.ndarray, queries: np.ndarray) -> np
     q32 = np.ascontiguousarray(queries, dtype=np.float32)
     ids = np.ascontiguousarray(ids, dtype=np.int64)
     check_mapped(matrix)
+    fused = _fused_type(matrix)
+    if fused is not None:
+        return quant_scan.gather(fused, np.asarray(matrix).view(np.uint8), ids, q32)
     if matrix.dtype == _BF16 and len(ids) >= 64:
         dots = np.empty((q32.shape[0], len(ids)), dtype=np.float32)
         parts = min(len(ids) // 128, 8 * get_num_threads())

@@ -11,6 +11,7 @@ are never returned and are counted in `NeighborResult.skipped`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +39,13 @@ if TYPE_CHECKING:  # the search modules import numba (LLVM): only when a search 
 METRICS = ("cosine", "dot", "l2")
 FAST_METRICS = ("cosine", "dot")
 MAX_K = 100_000
-# Up to this many stored values an exact scan takes a few milliseconds: no index needed.
-CHEAP_EXACT_VALUES = 64_000_000
+# An exact scan expected to take at most this long is the default path: no index needed.
+CHEAP_EXACT_SECONDS = 0.25
+# Bytes of stored matrix a full scan reads per second before one has been timed: the compiled
+# kernels (BF16, quantised GGUF blocks, F32 through BLAS) on two busy cores, and formats
+# decoded block by block first.
+KERNEL_BYTES_PER_SECOND = 1.5e9
+DECODED_BYTES_PER_SECOND = 0.15e9
 _KERNEL_DTYPES = (BF16, np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -96,6 +102,7 @@ class NeighborSearcher:
         self._penalty: np.ndarray | None = None  # 0 for usable rows, -inf for skipped ones
         self._norms32: np.ndarray | None = None
         self._ones: np.ndarray | None = None
+        self._scan_seconds: float | None = None  # quickest exact pass (norms already known)
 
     # -- row norms, learned during the first exact pass or from the cache ------------------------
     def _set_norms(self, sq: np.ndarray) -> None:
@@ -110,9 +117,22 @@ class NeighborSearcher:
         return None if self._valid is None else self._skipped
 
     @property
+    def exact_seconds(self) -> float:
+        """How long one exact pass takes: the quickest timed so far, else estimated from the
+        stored bytes and whether a kernel reads them directly."""
+        if self._scan_seconds is not None:
+            return self._scan_seconds
+        from explorer.core.search import exact as search_exact
+
+        matrix = self.model.matrix
+        direct = matrix.dtype in _KERNEL_DTYPES or search_exact.reads_directly(matrix)
+        rate = KERNEL_BYTES_PER_SECOND if direct else DECODED_BYTES_PER_SECOND
+        return matrix.nbytes / rate
+
+    @property
     def exact_is_cheap(self) -> bool:
-        """A whole-matrix scan takes a few milliseconds: the exact path is the default."""
-        return self.model.rows * self.model.dim <= CHEAP_EXACT_VALUES
+        """A whole-matrix scan is quick enough to be the default path (no index needed)."""
+        return self.exact_seconds <= CHEAP_EXACT_SECONDS
 
     @property
     def index(self) -> search_fast.SignIndex | None:
@@ -200,11 +220,15 @@ class NeighborSearcher:
             return results
         vectors = np.stack([q.vector for q in queries])
         decode = None if self.model.matrix.dtype in _KERNEL_DTYPES else self.model.decode_block
+        started = time.perf_counter()
         dots, sq = search_exact.scan(
             self.model.matrix, vectors, self._sq is None, ctx, decode=decode
         )
         if sq is not None:
             self._set_norms(sq)
+        elif len(queries) == 1:  # the first pass also finds the norms (and loads kernels)
+            took = time.perf_counter() - started
+            self._scan_seconds = min(took, self._scan_seconds or took)
         note = self._why_exact(metric, exact)
         results = [
             self._finish(q, slice(None), dots[i], k, metric, include_query)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers
 from tokenizers import pre_tokenizers as pre
 
@@ -129,20 +130,33 @@ def _normalizer(m: SentencePieceModel) -> normalizers.Normalizer:
     return normalizers.Sequence(steps)
 
 
-def sentencepiece_merges(vocab: dict[str, int], scores: Sequence[float]) -> list[tuple[str, str]]:
-    """Merges implied by a SentencePiece BPE vocabulary: a piece made of two pieces merges them,
-    higher-scored pieces first (as transformers' SentencePieceExtractor does)."""
-    found = []
+def sentencepiece_merge_ids(vocab: dict[str, int], scores: Sequence[float]) -> np.ndarray:
+    """Merges implied by a SentencePiece BPE vocabulary, as id pairs [n, 2]: a piece made of two
+    pieces merges them, higher-scored pieces first, then by piece id and the halves' ids (as
+    transformers' SentencePieceExtractor orders them)."""
+    get = vocab.get
+    left: list[int] = []
+    right: list[int] = []
+    owner: list[int] = []
     for piece, i in vocab.items():
-        local = [
-            (piece[:k], piece[k:], scores[i])
-            for k in range(1, len(piece))
-            if piece[:k] in vocab and piece[k:] in vocab
-        ]
-        local.sort(key=lambda m: (vocab[m[0]], vocab[m[1]]))
-        found.extend(local)
-    found.sort(key=lambda m: m[2], reverse=True)
-    return [(a, b) for a, b, _ in found]
+        for k in range(1, len(piece)):
+            a = get(piece[:k])
+            if a is not None:
+                b = get(piece[k:])
+                if b is not None:
+                    left.append(a)
+                    right.append(b)
+                    owner.append(i)
+    lefts, rights, owners = (np.array(x, dtype=np.int64) for x in (left, right, owner))
+    rank = np.nan_to_num(np.asarray(scores, dtype=np.float64), nan=-np.inf)[owners]
+    order = np.lexsort((rights, lefts, owners, -rank))
+    return np.stack([lefts[order], rights[order]], axis=1)
+
+
+def sentencepiece_merges(vocab: dict[str, int], scores: Sequence[float]) -> list[tuple[str, str]]:
+    """`sentencepiece_merge_ids` as pairs of pieces."""
+    pieces = {i: p for p, i in vocab.items()}
+    return [(pieces[a], pieces[b]) for a, b in sentencepiece_merge_ids(vocab, scores).tolist()]
 
 
 def build(m: SentencePieceModel) -> tuple[Tokenizer, str]:

@@ -6,26 +6,27 @@ Each builder returns the tokenizer and the words saying where it came from.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, processors
 from tokenizers import pre_tokenizers as pre
 
 from explorer.core.errors import ModelFormatError
-from explorer.core.tokenizer.sentencepiece import sentencepiece_merges
-
-# llama.cpp's pre-tokenizer regexes (llama-vocab.cpp), by `tokenizer.ggml.pre`.
-_LLAMA3 = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
-    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+from explorer.core.tokenizer.gguf_vocab import (
+    BYTE,
+    CONTROL,
+    PRE_DIGITS_FIRST,
+    PRE_SPLITS,
+    USER_DEFINED,
+    GGUFVocab,
+    check_merges,
+    finite_scores,
+    gguf_source,
+    pre_tokenizer_warnings,
 )
-_QWEN2 = _LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}")
-_SPLITS = {"llama-bpe": _LLAMA3, "llama3": _LLAMA3, "qwen2": _QWEN2, "deepseek-r1-qwen": _QWEN2}
-_GPT2_LIKE = {"default", "gpt2", "gpt-2", "smollm", "olmo", "starcoder", "refact"}
-_DIGITS_FIRST = {"smollm"}  # every digit its own piece, then the GPT-2 split
-
-CONTROL, USER_DEFINED, BYTE = 3, 4, 6  # tokenizer.ggml.token_type values
+from explorer.core.tokenizer.sentencepiece import sentencepiece_merge_ids
 
 
 @dataclass
@@ -35,109 +36,90 @@ class Built:
     warnings: list[str] = field(default_factory=list)
 
 
-def _byte_level_pre(name: str, warnings: list[str]) -> pre.PreTokenizer:
-    if name in _SPLITS:
+def _byte_level_pre(name: str) -> pre.PreTokenizer:
+    if name in PRE_SPLITS:
         return pre.Sequence(
             [
-                pre.Split(Regex(_SPLITS[name]), behavior="isolated"),
+                pre.Split(Regex(PRE_SPLITS[name]), behavior="isolated"),
                 pre.ByteLevel(add_prefix_space=False, use_regex=False),
             ]
         )
     byte_level = pre.ByteLevel(add_prefix_space=False, use_regex=True)
-    if name in _DIGITS_FIRST:
+    if name in PRE_DIGITS_FIRST:
         return pre.Sequence([pre.Digits(individual_digits=True), byte_level])
-    if name not in _GPT2_LIKE:
-        warnings.append(
-            f"pre-tokenizer {name!r} is not known here; text is split like GPT-2, "
-            "so some ids may differ from llama.cpp's"
-        )
     return byte_level
 
 
-def _unique_vocab(tokens: Sequence[str]) -> dict[str, int]:
-    vocab: dict[str, int] = {}
-    for i, t in enumerate(tokens):
-        vocab.setdefault(t, i)  # a repeated piece keeps its first id, like llama.cpp
-    return vocab
-
-
-def _special(tok: Tokenizer, tokens: Sequence[str], types: Sequence[int] | None) -> None:
-    if types is None:
+def _special(tok: Tokenizer, vocab: GGUFVocab) -> None:
+    if vocab.types is None:
         return
+    tokens = vocab.tokens
     added = [
         AddedToken(tokens[i], special=t == CONTROL, normalized=False)
-        for i, t in enumerate(types)
+        for i, t in enumerate(vocab.types.tolist())
         if t in (CONTROL, USER_DEFINED)
     ]
     tok.add_special_tokens([a for a in added if a.special])
     tok.add_tokens([a for a in added if not a.special])
 
 
-def _bos(tok: Tokenizer, meta: dict, tokens: Sequence[str]) -> None:
-    bos = meta.get("tokenizer.ggml.bos_token_id")
-    if meta.get("tokenizer.ggml.add_bos_token") and isinstance(bos, int) and bos < len(tokens):
-        b = tokens[bos]
+def _bos(tok: Tokenizer, vocab: GGUFVocab) -> None:
+    if vocab.bos is not None:
+        b = vocab.tokens[vocab.bos]
         tok.post_processor = processors.TemplateProcessing(
-            single=f"{b} $A", pair=f"{b} $A $B", special_tokens=[(b, bos)]
+            single=f"{b} $A", pair=f"{b} $A $B", special_tokens=[(b, vocab.bos)]
         )
 
 
-def from_gguf(meta: dict) -> Built | None:
-    """The tokenizer described by `tokenizer.ggml.*`, or None when the file has none."""
-    kind = meta.get("tokenizer.ggml.model")
-    tokens = meta.get("tokenizer.ggml.tokens")
-    if not isinstance(kind, str) or not isinstance(tokens, list) or not tokens:
-        return None
-    types = meta.get("tokenizer.ggml.token_type")
-    types = [int(t) for t in types] if types is not None else None
-    warnings: list[str] = []
-    if kind == "gpt2":
-        name = str(meta.get("tokenizer.ggml.pre") or "default")
-        merges_raw = meta.get("tokenizer.ggml.merges") or []
-        merges = [tuple(m.split(" ", 1)) for m in merges_raw if " " in m]
-        bpe = models.BPE(
-            _unique_vocab(tokens),
-            merges,
-            ignore_merges=name in ("llama-bpe", "llama3"),
-        )
-        tok = Tokenizer(bpe)
-        tok.pre_tokenizer = _byte_level_pre(name, warnings)
-        tok.decoder = decoders.ByteLevel()
-        source = f"GGUF metadata (byte-level BPE, {len(merges):,} merges, pre-tokenizer {name})"
-    elif kind == "llama":
-        scores = meta.get("tokenizer.ggml.scores")
-        tok = _sentencepiece_bpe(tokens, list(scores) if scores is not None else None, types, meta)
-        source = "GGUF metadata (SentencePiece BPE with byte fallback)"
-    else:
+MergeIds = Callable[[GGUFVocab, Callable[[], np.ndarray]], np.ndarray]
+
+
+def _derive(vocab: GGUFVocab, merge_ids: MergeIds | None) -> list[tuple[str, str]]:
+    """SentencePiece merges: derived from the pieces and scores (through `merge_ids`, a cache,
+    when given). Byte pieces (<0x41>) never merge: they only stand in for bytes."""
+    types = vocab.types
+
+    def derive() -> np.ndarray:
+        mergeable = {p: i for i, p in enumerate(vocab.tokens) if vocab.ids[p] == i}
+        if types is not None:
+            mergeable = {p: i for p, i in mergeable.items() if types[i] != BYTE}
+        return sentencepiece_merge_ids(mergeable, finite_scores(vocab.scores, len(vocab.tokens)))
+
+    pairs = merge_ids(vocab, derive) if merge_ids is not None else derive()
+    tokens = vocab.tokens
+    return [(tokens[a], tokens[b]) for a, b in pairs.tolist()]
+
+
+def build_gguf(vocab: GGUFVocab, merge_ids: MergeIds | None = None) -> Built:
+    """The `tokenizers` tokenizer the checked metadata describes."""
+    try:
+        if vocab.kind == "gpt2":
+            merges = [m.partition(" ")[::2] for m in check_merges(vocab.merges, vocab.tokens)]
+            tok = Tokenizer(
+                models.BPE(vocab.ids, merges, ignore_merges=vocab.pre in ("llama-bpe", "llama3"))
+            )
+            tok.pre_tokenizer = _byte_level_pre(vocab.pre)
+            tok.decoder = decoders.ByteLevel()
+        else:
+            tok = _sentencepiece_bpe(vocab, _derive(vocab, merge_ids))
+        _special(tok, vocab)
+        _bos(tok, vocab)
+    except ModelFormatError:
+        raise
+    except Exception as e:  # the tokenizers library raises bare Exceptions
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelFormatError(
-            f"GGUF tokenizer model {kind!r} is not supported (gpt2 and llama are); "
-            "rows can still be browsed by id"
-        )
-    _special(tok, tokens, types)
-    _bos(tok, meta, tokens)
-    return Built(tok, source, warnings)
+            f"GGUF tokenizer metadata: cannot build a tokenizer ({first})"
+        ) from None
+    return Built(tok, gguf_source(vocab), pre_tokenizer_warnings(vocab))
 
 
-def _sentencepiece_bpe(
-    tokens: Sequence[str], scores: Sequence[float] | None, types: Sequence[int] | None, meta: dict
-) -> Tokenizer:
-    vocab = _unique_vocab(tokens)
-    if scores is None:
-        scores = [-float(i) for i in range(len(tokens))]
-    # byte pieces (<0x41>) never merge: they only stand in for bytes with no piece of their own
-    mergeable = {p: i for p, i in vocab.items() if types is None or types[i] != BYTE}
-    unk_id = meta.get("tokenizer.ggml.unknown_token_id")
-    unk = tokens[unk_id] if isinstance(unk_id, int) and unk_id < len(tokens) else None
-    bpe = models.BPE(
-        vocab,
-        sentencepiece_merges(mergeable, scores),
-        unk_token=unk,
-        fuse_unk=True,
-        byte_fallback=True,
-    )
+def _sentencepiece_bpe(vocab: GGUFVocab, merges: list[tuple[str, str]]) -> Tokenizer:
+    unk = vocab.tokens[vocab.unk] if vocab.unk is not None else None
+    bpe = models.BPE(vocab.ids, merges, unk_token=unk, fuse_unk=True, byte_fallback=True)
     tok = Tokenizer(bpe)
     steps: list[normalizers.Normalizer] = [normalizers.Replace(" ", "▁")]
-    if meta.get("tokenizer.ggml.add_space_prefix", True):
+    if vocab.add_space_prefix:
         steps.insert(0, normalizers.Prepend("▁"))
     tok.normalizer = normalizers.Sequence(steps)
     tok.decoder = decoders.Sequence(

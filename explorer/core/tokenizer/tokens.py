@@ -7,14 +7,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tokenizers import Tokenizer
-
 from explorer.core.errors import ModelFormatError, TokenError, shown
 from explorer.core.filecheck import read_limited
 from explorer.core.limits import MAX_TOKENIZER_BYTES, check_text
 
 if TYPE_CHECKING:
     import numpy as np
+    from tokenizers import Tokenizer
 
 from explorer.core.tokenizer.text import (  # noqa: F401 - BYTE_TO_CHAR, parse_token_ref re-exported
     BYTE_FALLBACK,
@@ -86,7 +85,7 @@ class TokenizerInfo:
     """A tokenizer with padding/truncation off and readable labels for every id."""
 
     def __init__(self, tokenizer: Tokenizer, spec: dict, rows: int | None = None, source: str = ""):
-        self.tokenizer = tokenizer
+        self._tokenizer: Tokenizer | None = tokenizer
         self.source = source
         tokenizer.no_padding()
         tokenizer.no_truncation()
@@ -107,12 +106,25 @@ class TokenizerInfo:
         self.vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
         self.rows = rows
 
+    @property
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:  # a subclass that builds it on first use
+            self._tokenizer = self._build()
+            self._tokenizer.no_padding()
+            self._tokenizer.no_truncation()
+        return self._tokenizer
+
+    def _build(self) -> Tokenizer:
+        raise NotImplementedError
+
     @classmethod
     def from_file(cls, path: str | Path, rows: int | None = None) -> TokenizerInfo:
         path = Path(path)
         # read it ourselves: a regular file of bounded size, and any path (from_file needs UTF-8)
         data = read_limited(path, MAX_TOKENIZER_BYTES)
         try:
+            from tokenizers import Tokenizer  # loaded where a tokenizer is built
+
             tok = Tokenizer.from_str(data.decode("utf-8"))
             spec = _spec_of(tok)
         except Exception as e:  # the tokenizers library raises bare Exceptions

@@ -131,10 +131,7 @@ class ExplainDiagram(QWidget):
         d = self.data
         assert d is not None
         bottom = self.height() - MARGIN
-        p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(text)  # the product's dot: onehot(t) · E
-        p.drawEllipse(QPointF(left + fs * 0.5, top + fs * 1.1), fs * 0.2, fs * 0.2)
-        # E: a tall strip, as tall as the space allows
+        # E: a tall strip, as tall as the space allows (the product is spelled out beside it)
         e_w = max(fs * 2.4, min(90.0, (right - left) * 0.07))
         e_x = left + fs * 2.0
         e_top, e_bottom = top + fs * 1.6, bottom - fs * 1.4

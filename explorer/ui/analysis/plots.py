@@ -29,6 +29,7 @@ class Plot(pg.PlotWidget):
             axis = item.getAxis(side)
             axis.setPen(pen)
             axis.setTextPen(pen)
+            axis.enableAutoSIPrefix(False)  # 0.05 on the ticks, not 50 and a "(x0.001)" label
         item.setLabel("bottom", x_label)
         item.setLabel("left", y_label)
         show_solid_grid(item, alpha=0.15)
@@ -77,7 +78,7 @@ class DimensionBars(Plot):
     dimensionClicked = Signal(int)
 
     def __init__(self, parent=None):
-        super().__init__("Dimensions", "dimension", "std (bars), mean (line)", parent)
+        super().__init__("Dimensions", "dimension", "std (bars), mean", parent)
         # One brush per item (rogue dimensions are a second item): pyqtgraph draws a single-brush
         # item in one call, but loops in Python over bars that each have their own brush.
         self.bars = pg.BarGraphItem(x=[], height=[], width=1.0, brush=self.colour(), pen=None)

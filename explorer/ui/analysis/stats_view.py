@@ -25,9 +25,26 @@ from explorer.ui.analysis.table import TokenTable
 from explorer.ui.widgets.job_progress import JobProgressBar
 
 SUSPICIOUS_TIP = (
-    "Rows that look under-trained ('glitch' tokens, Land & Bartolo 2024): all zeros, a norm far "
-    "from the rest, or close to the mean of rows the model never trained. Click one to open it."
+    "Rows that may be under-trained ('glitch' tokens, Land & Bartolo 2024): all zeros, a norm "
+    "far from the rest, or close to the mean of rows the model never trained — each far beyond "
+    "the others (median ± 4 robust deviations). Many rows alike (rare pieces) form a group: "
+    "counted above, not listed. Click one to open it."
 )
+
+
+def group_text(groups: tuple[int, int, int]) -> str:
+    """The groups of rows that share a trait (counted, not listed), in a few words."""
+    small, large, near = groups
+    said = [
+        f"{count:,} {what}"
+        for count, what in (
+            (small, "with small norms"),
+            (large, "with large norms"),
+            (near, "close to the unused rows"),
+        )
+        if count
+    ]
+    return f"groups of rare pieces, not listed: {', '.join(said)}" if said else ""
 
 
 def summary_text(s: StatsShown) -> str:
@@ -43,7 +60,11 @@ def summary_text(s: StatsShown) -> str:
         parts.append(f"<span style='color:#dc2626'>rogue dimensions: {shown}</span>")
     else:
         parts.append("no rogue dimension")
-    parts.append(f"{len(r.suspicious):,} suspicious tokens")
+    n = len(r.suspicious)
+    parts.append(f"{n:,} suspicious token{'' if n == 1 else 's'}")
+    groups = group_text(r.norm_groups)
+    if groups:
+        parts.append(groups)
     if r.cached:
         parts.append("(from the cache)")
     return " · ".join(parts)
@@ -97,13 +118,14 @@ class StatsView(QWidget):
         plots.addWidget(top)
         plots.addWidget(dim_box)
 
-        self.suspicious = TokenTable(["ID", "Token", "Reason", "Score"])
+        # the reason takes the spare width: the token is short and must show whole
+        self.suspicious = TokenTable(["ID", "Token", "Reason", "Score"], stretch=2)
         self.suspicious.setToolTip(SUSPICIOUS_TIP)
         self.kinds = TokenTable(["Kind", "Tokens", "%"], stretch=0)
         self.lists = QTabWidget()
         self.lists.addTab(self.suspicious, "Suspicious tokens")
         self.lists.addTab(self.kinds, "Kinds")
-        self.lists.setMinimumWidth(250)
+        self._fit_lists()
 
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(plots)
@@ -125,6 +147,16 @@ class StatsView(QWidget):
         self.dimension.tokenClicked.connect(self.tokenActivated.emit)
         self.suspicious.tokenActivated.connect(self.tokenActivated.emit)
         self.clear("Open a model to see the statistics of its vocabulary")
+
+    def changeEvent(self, event) -> None:  # Qt naming: presentation mode's large type
+        super().changeEvent(event)
+        if event.type() == event.Type.FontChange:
+            self._fit_lists()
+
+    def _fit_lists(self) -> None:
+        """Room for an id, a short token and the start of its reason, in the current type."""
+        sample = "30,522  [MASK]  tiny"
+        self.lists.setMinimumWidth(max(250, self.fontMetrics().horizontalAdvance(sample) + 40))
 
     # -- controller → view -----------------------------------------------------------------------
     def clear(self, hint: str) -> None:

@@ -115,6 +115,8 @@ class CompareView(QWidget):
         layout.addWidget(self.busy_row)
         layout.addLayout(token_row)
         layout.addWidget(self.body, 1)
+        layout.addStretch(0)  # with nothing compared: the banner at the top, not mid-page
+        self._layout = layout
         self.clear("Open a model, then compare it with a second one: File › Compare With…")
 
     def _neighbors_part(self) -> QWidget:
@@ -184,9 +186,16 @@ class CompareView(QWidget):
         self._shown = None
         self.banner.setText(escape(hint))
         self.stop.setEnabled(False)
-        self.body.hide()
+        self._show_body(False)
         self.token.setText("")
         self.busy_row.hide()
+
+    def _show_body(self, on: bool) -> None:
+        """The comparison and its settings, or (nothing compared) the banner alone on top."""
+        self.body.setVisible(on)
+        self.k.setVisible(on)
+        self.points.setVisible(on)
+        self._layout.setStretch(self._layout.count() - 1, 0 if on else 1)
 
     def show_started(self, path: str) -> None:
         self.banner.setText(f"Opening <b>{escape(Path(path).name)}</b> and aligning vocabularies …")
@@ -217,7 +226,7 @@ class CompareView(QWidget):
         self.titles[1].setToolTip(b.path.name)
         self.map_a.set_title(f"A · {short(a.path.name)}")
         self.map_b.set_title(f"B · {short(b.path.name)} (aligned)")
-        self.body.show()
+        self._show_body(True)
 
     def clear_token(self, hint: str) -> None:
         self._shown = None

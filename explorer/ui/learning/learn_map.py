@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QWidget
 ANIMATION_MS = 500
 FRAME_MS = 50  # 20 frames a second: each frame repaints the map (~10 ms of the GUI thread)
 LABELLED = 30  # the most frequent tokens that carry a label (besides the watched ones)
+EMPTY_HINT = "Train: the most frequent tokens move here as they learn"
 FUNCTION = "#e0a800"
 CONTENT = "#2a6fb0"
 WATCHED = "#d62728"
@@ -37,8 +38,7 @@ class LabelLayer(pg.GraphicsObject):
         self.texts: list[str] = []
         self.colours: list[QColor] = []
         self.xy = np.zeros((0, 2), dtype=np.float32)
-        self.font = QFont()
-        self.font.setPointSize(8)
+        self.font = QFont()  # the window's type size: readable beside the rest
 
     def set_labels(self, texts: list[str], colours: list[str]) -> None:
         self.texts, self.colours = list(texts), [QColor(c) for c in colours]
@@ -71,7 +71,7 @@ class LearnMap(pg.PlotWidget):
         self.hideButtons()
         self.setMenuEnabled(False)
         self.getPlotItem().getViewBox().setAspectLocked(True)
-        self.setTitle("", color="#333", size="9pt")
+        self.setTitle(EMPTY_HINT, color="#555", size="10pt")
         self.setMinimumWidth(200)
         # One item per kind with a single brush: a per-point brush list costs more per frame
         # than the rest of the frame together.
@@ -160,4 +160,4 @@ class LearnMap(pg.PlotWidget):
         for item in self.scatters:
             item.clear()
         self.start_xy = self.target_xy = self.xy = np.zeros((0, 2), dtype=np.float32)
-        self.setTitle("")
+        self.setTitle(EMPTY_HINT, color="#555", size="10pt")

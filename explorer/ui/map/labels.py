@@ -31,6 +31,9 @@ LABELS_PER_TURN = 8  # label items changed per turn of the event loop (~0.4 ms e
 TRIES_PER_TURN = 60  # labels tried per turn of the event loop (~1 ms)
 TEXT = "#1a1a1a"
 HIGHLIGHT = "#d62728"
+CALLOUTS = 8  # the query's nearest neighbours that may move out, with a line, to get a label
+BOX_ALPHA = 110  # label boxes: enough to read the text, not so much the points beneath fade
+LEADER = "#777777"
 
 
 @dataclass
@@ -51,8 +54,13 @@ class LabelPool:
         self._next_turn = QTimer(plot, singleShot=True, interval=0)
         self._next_turn.timeout.connect(self._apply_a_turn)
         self.set_pixel_size(LABEL_PX)
+        self.text_colour = TEXT
+        # one item draws every callout's line, from the point to its label
+        self.leaders = pg.PlotCurveItem(connect="pairs", pen=pg.mkPen(LEADER, width=1))
+        self.leaders.setZValue(9)
+        plot.addItem(self.leaders, ignoreBounds=True)
         for _ in range(MAX_LABELS):
-            item = pg.TextItem(color=TEXT, anchor=(0, 0), fill=pg.mkBrush(255, 255, 255, 160))
+            item = pg.TextItem(color=TEXT, anchor=(0, 0), fill=pg.mkBrush(255, 255, 255, BOX_ALPHA))
             item.setFont(self.font)
             item.setZValue(10)
             item.hide()
@@ -70,8 +78,19 @@ class LabelPool:
         self._label_h = box.height()
         self._pad = box.width() - self._metrics.horizontalAdvance("Xg")
         self._widths: dict[int, float] = {}
+        self._points = np.zeros((0, 2))
         for slot in self._slots:
             slot.item.setFont(self.font)
+
+    def set_dark(self, dark: bool) -> None:
+        """Light text on dark boxes over a dark background (presentation in dark)."""
+        self.text_colour = "#f0f0f0" if dark else TEXT
+        fill = pg.mkBrush(0, 0, 0, BOX_ALPHA) if dark else pg.mkBrush(255, 255, 255, BOX_ALPHA)
+        for slot in self._slots:
+            slot.item.fill = fill
+            if not slot.highlighted:
+                slot.item.setColor(self.text_colour)
+            slot.item.update()
 
     def reset(self) -> None:
         """New points: forget the measured widths."""
@@ -143,7 +162,11 @@ class LabelPool:
             py = (y1 - coords[:, 1]) / (y1 - y0) * h_px
             inside = (px >= 0) & (px <= w_px) & (py >= 0) & (py <= h_px)
             cap = int(min(MAX_LABELS, max(8, w_px * h_px / 2600)))
-            placing = self._placing_labels(px, py, labels, order[inside[order]], (w_px, h_px), cap)
+            self._points = np.column_stack([px, py])
+            callouts = len(highlight_ids) + CALLOUTS
+            placing = self._placing_labels(
+                px, py, labels, order[inside[order]], (w_px, h_px), cap, callouts
+            )
         else:
             placing = _nothing()
         self._placing = self._place_then_queue(
@@ -168,6 +191,15 @@ class LabelPool:
         """Queue the changes that show `placed` (which slot shows which token, where)."""
         (w_px, h_px), ((x0, x1), (y0, y1)) = size, view
         placed = placed[: len(self._slots)]
+        lines = []
+        for p in placed:
+            if p.leader:  # from the point to the nearest point of its box
+                px, py = coords_px = self._points[p.index]
+                ex = min(max(px, p.x), p.x + p.w)
+                ey = min(max(py, p.y), p.y + p.h)
+                lines += [coords_px, (ex, ey)]
+        xy = np.asarray(lines, dtype=np.float64).reshape(-1, 2)
+        xy = np.column_stack([x0 + xy[:, 0] / w_px * (x1 - x0), y1 - xy[:, 1] / h_px * (y1 - y0)])
         by_token = {s.token_id: s for s in self._slots}
         wanted = {int(ids[p.index]) for p in placed}
         free = [s for s in self._slots if s.token_id not in wanted]
@@ -184,11 +216,12 @@ class LabelPool:
             highlighted = token_id in highlight_ids
             colour = None
             if slot.highlighted != highlighted:
-                colour = HIGHLIGHT if highlighted else TEXT
+                colour = HIGHLIGHT if highlighted else self.text_colour
                 slot.highlighted = highlighted
             pos = (x0 + p.x / w_px * (x1 - x0), y1 - p.y / h_px * (y1 - y0))
             steps.append((slot, partial(_show, slot.item, text, colour, pos)))
         steps.extend((None, slot.item.hide) for slot in free if slot.item.isVisible())
+        steps.append((None, partial(self.leaders.setData, xy[:, 0], xy[:, 1])))
         self._steps = steps
 
     def _apply_a_turn(self) -> None:
@@ -201,7 +234,7 @@ class LabelPool:
             w = self._widths[k] = self._metrics.horizontalAdvance(labels[k]) + self._pad
         return w
 
-    def _placing_labels(self, px, py, labels, order, size, cap):
+    def _placing_labels(self, px, py, labels, order, size, cap, callouts):
         index_of = {id(labels[k]): int(k) for k in order[:MAX_TRIES]}  # text -> its index
 
         def width_of(text: str) -> float:  # measured when tried: the steps share that work
@@ -223,6 +256,7 @@ class LabelPool:
             max_tries=MAX_TRIES,
             offset=9.0,  # clear of the larger highlighted markers
             tries_per_step=TRIES_PER_TURN,
+            callouts=callouts,
         )
 
 

@@ -72,7 +72,8 @@ class MapView(QWidget):
             width=14,
             colorMapMenu=False,
         )
-        self.colour_bar.axis.setTextPen("#333333")
+        self._bar_text = "#333333"
+        self.colour_bar.axis.setTextPen(self._bar_text)
         self.graphics.addItem(self.colour_bar, row=0, col=1)
         self.legend = pg.LegendItem(
             offset=(10, 10),
@@ -137,9 +138,14 @@ class MapView(QWidget):
 
     def frame_bulk(self, share: float = 0.98) -> None:
         """Frame the central `share` of the points on each axis: far-off outliers (special
-        tokens) must not squeeze the rest into a corner. Small maps show every point."""
+        tokens) must not squeeze the rest into a corner. Small maps, and axes without such
+        outliers, show every point."""
         share = 1.0 if len(self.coords) < 200 else share
         lo, hi = np.percentile(self.coords, [50 * (1 - share), 50 * (1 + share)], axis=0)
+        # every point when the farthest are not far out: none cut off at the edges
+        whole_lo, whole_hi = self.coords.min(axis=0), self.coords.max(axis=0)
+        near = (whole_hi - whole_lo) <= 1.5 * (hi - lo)
+        lo, hi = np.where(near, whole_lo, lo), np.where(near, whole_hi, hi)
         pad = (hi - lo) * 0.06 + 1e-9
         x_range, y_range = zip(lo - pad, hi + pad, strict=True)
         self.plot.getViewBox().setRange(xRange=x_range, yRange=y_range, padding=0)
@@ -202,6 +208,13 @@ class MapView(QWidget):
         self._labels.set_pixel_size(px)
         self._label_timer.start(0)
 
+    def set_dark(self, dark: bool) -> None:
+        """Labels and the colour bar's text for a dark background (presentation in dark)."""
+        self._labels.set_dark(dark)
+        self._bar_text = "#f0f0f0" if dark else "#333333"
+        self.colour_bar.axis.setTextPen(self._bar_text)
+        self._update_legend()
+
     def set_highlight(self, ids) -> None:
         highlight = {int(i) for i in ids}
         shown_before = {i for i in self.highlight_ids if i in self._index}
@@ -227,22 +240,19 @@ class MapView(QWidget):
         return QPointF(self.graphics.mapFromScene(scene))
 
     # -- colours ---------------------------------------------------------------------------------
-    def _colour_values(self) -> tuple[np.ndarray | None, float, float]:
+    def _colour_values(self) -> tuple[np.ndarray | None, np.ndarray]:
+        """The values the points are coloured by and, for a continuous scale, its knots: the
+        values at even quantiles, so that every colour step holds as many points (the query's
+        own similarity, 1, is left out)."""
         mode = self.colour_mode
         v = self.values.get(mode) if mode != "none" else None
         if v is None or mode in ("cluster", "kind"):
-            return v, 0.0, 1.0
-        if mode == "similarity":
-            exclude = [self._index[i] for i in self.highlight_ids if i in self._index]
-            lo, hi = figure.similarity_range(v, exclude)
-        else:
-            finite = v[np.isfinite(v)]
-            lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-            hi = hi if hi > lo else lo + 1.0
-        return v, lo, hi
+            return v, np.linspace(0.0, 1.0, PALETTE_STEPS + 1)
+        exclude = [self._index[i] for i in self.highlight_ids if i in self._index]
+        return v, figure.rank_knots(v, exclude if mode == "similarity" else (), PALETTE_STEPS + 1)
 
     def _point_brushes(self) -> list[QBrush] | QBrush:
-        v, lo, hi = self._colour_values()
+        v, knots = self._colour_values()
         n = len(self.ids)
         if v is None:
             return pg.mkBrush(*figure.DEFAULT_POINT, 210)
@@ -253,12 +263,12 @@ class MapView(QWidget):
             palette = brushes(np.array(figure.CATEGORICAL))
             return [palette[int(c) % len(palette)] for c in v[:n]]
         palette = continuous_brushes()
-        t = np.clip((np.nan_to_num(v, nan=lo) - lo) / (hi - lo), 0, 1)
+        t = np.nan_to_num(figure.rank_position(v, knots), nan=0.0)
         steps = np.minimum((t * PALETTE_STEPS).astype(int), PALETTE_STEPS - 1)
         return [palette[s] for s in steps]
 
     def _update_legend(self) -> None:
-        v, lo, hi = self._colour_values()
+        v, knots = self._colour_values()
         self.legend.clear()
         self.legend.hide()
         self.colour_bar.hide()
@@ -276,9 +286,18 @@ class MapView(QWidget):
                 self.legend.addItem(sample, drawable(name, self.font()))
             self.legend.show()
             return
-        self.colour_bar.setLevels((lo, hi))
+        # a bar of ranks, as the points are coloured: equal steps of colour, their edges
+        # labelled with the values there (the quantile knots)
+        stops = np.linspace(0.0, 1.0, PALETTE_STEPS + 1)
+        edges = np.repeat(stops, 2)[1:-1]
+        colours = np.repeat(figure.viridis(np.linspace(0, 1, PALETTE_STEPS)), 2, axis=0)
+        self.colour_bar.setColorMap(pg.ColorMap(edges, colours))
+        self.colour_bar.setLevels((0.0, 1.0))
+        marks = range(0, PALETTE_STEPS + 1, 4)
+        ticks = [(k / PALETTE_STEPS, f"{knots[k]:.3g}") for k in marks]
+        self.colour_bar.axis.setTicks([ticks, []])
         label = "cosine similarity" if self.colour_mode == "similarity" else "L2 norm"
-        self.colour_bar.axis.setLabel(label, color="#333333")
+        self.colour_bar.axis.setLabel(label, color=self._bar_text)
         self.colour_bar.show()
 
     def _update_overlay(self) -> None:

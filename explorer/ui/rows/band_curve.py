@@ -80,6 +80,13 @@ def thicken(top: np.ndarray, bottom: np.ndarray, width: int) -> tuple[np.ndarray
 class BandCurve(pg.PlotCurveItem):
     """A PlotCurveItem whose thin opaque line is painted as column spans on raster devices."""
 
+    def viewTransformChanged(self) -> None:
+        # PlotCurveItem's override skips GraphicsItem's, which forgets the cached view rect:
+        # without this, the spans kept the rows of the first range ever painted (a curve
+        # clipped flat once the plot zoomed out or grew)
+        pg.GraphicsItem.viewTransformChanged(self)
+        super().viewTransformChanged()
+
     def _width(self, p: QPainter) -> int:
         """The pen's width in device pixels."""
         return max(1, round(self.opts["pen"].widthF() * p.device().devicePixelRatioF()))

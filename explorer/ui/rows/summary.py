@@ -27,6 +27,8 @@ UNUSED_TIP = (
     "The tokenizer never produces this id: the row only pads the matrix to a round size, "
     "so its values were probably never trained"
 )
+# a title with the tallest scripts a vocabulary holds (their fallback fonts set the line height)
+TALLEST_TITLE = "Xg 弗里 জে ர்கள் अच्छ ญี่ 🐱"
 _CHIP = "QLabel { border: 1px solid palette(mid); border-radius: 9px; padding: 1px 8px; }"
 _UNUSED = (
     "QLabel { background: #E8A33A; color: #1B1300; border-radius: 9px; padding: 1px 8px;"
@@ -72,12 +74,25 @@ def peak_text(row: RowData, digits: int = 6) -> str:
     return "—" if i < 0 else f"{fmt(float(row.values[i]), digits)} at {i}"
 
 
+class TitleLabel(QLabel):
+    """The card's title, as tall as a line of any script from the start: a token in a script
+    whose fallback font has a taller line (CJK) made the card taller on first sight, and moved
+    the plots below it."""
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            probe = QLabel(TALLEST_TITLE)
+            probe.setFont(self.font())
+            self.setMinimumHeight(probe.sizeHint().height())
+
+
 class SummaryCard(QFrame):
     """One row: its readable piece, id, dtype and six statistics as tiles."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.title = QLabel()
+        self.title = TitleLabel()
         self.title.setTextFormat(Qt.TextFormat.PlainText)
         font = QFont(self.font())
         font.setPointSizeF(font.pointSizeF() * 1.6)

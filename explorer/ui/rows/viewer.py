@@ -8,7 +8,10 @@ import numpy as np
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QPalette, QShowEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -28,9 +31,7 @@ from explorer.ui.widgets.style import reserve_lines
 
 DEFAULT_HINT = "Click a token to see its embedding"
 SUB_HINT = "Select several tokens to overlay them and compare their cosine similarities."
-READOUT_HINT = (
-    "Hover the plot or the heatmap to read a value; double-click to find it in the table."
-)
+READOUT_HINT = "Hover to read a value; double-click to find it in the table."
 
 
 def stand_in_row(token_id: int = 0, dim: int = 4096) -> RowData:
@@ -63,6 +64,7 @@ class EmbeddingViewer(QWidget):
 
         self.overview = self._overview()
         self._plotted: list[RowData] = []  # the rows (the list itself) the plot shows
+        self._difference: tuple[list[RowData], list[RowData]] | None = None  # rows, [a − b]
 
         self.values = ValuesTable()
         self.cosine = CosinePanel()
@@ -163,6 +165,17 @@ class EmbeddingViewer(QWidget):
         self.heatmap_caption.setTextFormat(Qt.TextFormat.PlainText)
         self.heatmap_caption.setWordWrap(True)
         reserve_lines(self.heatmap_caption)  # "row ±…, clipped" wraps on some rows only
+        # a model-wide scale set by a few huge dimensions washes a row out: its own range
+        self.row_range = QCheckBox("row range")
+        self.row_range.setToolTip(
+            "Colour this row on its own range (its largest |value|) rather than the scale "
+            "shared by every row of the model"
+        )
+        self.row_range.setVisible(False)  # only when there is a shared scale to leave
+        keep = self.row_range.sizePolicy()
+        keep.setRetainSizeWhenHidden(True)
+        self.row_range.setSizePolicy(keep)
+        self.row_range.toggled.connect(lambda _: self.set_levels(self.shared_limit))
         heat_box = QWidget()
         hv = QVBoxLayout(heat_box)
         hv.setContentsMargins(0, 0, 0, 0)
@@ -178,12 +191,27 @@ class EmbeddingViewer(QWidget):
         self.readout = QLabel(READOUT_HINT)
         self.readout.setTextFormat(Qt.TextFormat.PlainText)
         self.readout.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        # its width is what is left beside the check boxes: a narrow window cuts it, never
+        # grows for it
+        self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         overview = QWidget()
         ov = QVBoxLayout(overview)
         ov.setContentsMargins(0, 4, 0, 0)
         ov.setSpacing(2)
         ov.addWidget(self.splitter, 1)
-        ov.addWidget(self.readout)
+        # two overlaid rows are a thicket of crossing lines: their difference is one curve
+        self.difference = QCheckBox("plot the difference")
+        self.difference.setToolTip("Plot one curve, the first row minus the second")
+        keep = self.difference.sizePolicy()
+        keep.setRetainSizeWhenHidden(True)  # appearing must not move the plot
+        self.difference.setSizePolicy(keep)
+        self.difference.hide()
+        self.difference.toggled.connect(lambda _: self._fill_shown_page())
+        readout_row = QHBoxLayout()
+        readout_row.addWidget(self.readout, 1)
+        readout_row.addWidget(self.difference)
+        readout_row.addWidget(self.row_range)  # under the heatmap
+        ov.addLayout(readout_row)
 
         return overview
 
@@ -243,6 +271,7 @@ class EmbeddingViewer(QWidget):
         """Shared symmetric heatmap levels ±limit for the whole model; None or ≤ 0: per row."""
         ok = limit is not None and math.isfinite(limit) and limit > 0
         self.shared_limit = float(limit) if ok else None  # type: ignore[arg-type]
+        self.row_range.setVisible(self.shared_limit is not None)
         if self.rows:
             self.heatmap.set_limit(self.limit())
             self._caption_heatmap()
@@ -252,8 +281,9 @@ class EmbeddingViewer(QWidget):
         return self.rows[self.current] if 0 <= self.current < len(self.rows) else None
 
     def limit(self) -> float:
-        """Heatmap half-range: the shared one, else the largest |value| of the rows shown."""
-        if self.shared_limit is not None:
+        """Heatmap half-range: the shared one (unless the row's own range is asked for), else
+        the largest |value| of the rows shown."""
+        if self.shared_limit is not None and not self.row_range.isChecked():
             return self.shared_limit
         peaks = [np.nanmax(np.abs(r.values[np.isfinite(r.values)]), initial=0.0) for r in self.rows]
         peak = float(max(peaks, default=0.0))
@@ -267,6 +297,21 @@ class EmbeddingViewer(QWidget):
             self._show_current()
 
     # -- internals ----------------------------------------------------------------------------
+    def _plot_rows(self) -> list[RowData]:
+        """What the plot shows: the rows, or the difference of two when asked for (made once
+        per pair: the same list while nothing changes)."""
+        two = len(self.rows) == 2
+        self.difference.setVisible(two)
+        if not (two and self.difference.isChecked()):
+            return self.rows
+        if self._difference is None or self._difference[0] is not self.rows:
+            a, b = self.rows
+            values = a.values - b.values
+            label = f"{a.label} − {b.label}"
+            diff = RowData(a.id, label, a.dtype, values, values, row_stats(values), False)
+            self._difference = (self.rows, [diff])
+        return self._difference[1]
+
     def _tab_shown(self, _index: int) -> None:
         self._fill_shown_page()
 
@@ -277,9 +322,9 @@ class EmbeddingViewer(QWidget):
         ~1 ms on the overview, the cosine table's fill ~11 ms of a two-row click). (The heatmap's,
         ~1 ms, is left: filled on the way back, its image was painted twice.)"""
         page = self.tabs.currentWidget()
-        if page is self.overview and self._plotted is not self.rows:
-            self.plot.set_rows(self.rows)
-            self._plotted = self.rows  # set_rows and clear make a new list
+        if page is self.overview and self._plotted is not self._plot_rows():
+            self._plotted = self._plot_rows()
+            self.plot.set_rows(self._plotted)
         elif page is self.values and self.values.row is not self.current_row:
             self.values.set_row(self.current_row)
         elif page is self.cosine:
@@ -300,11 +345,8 @@ class EmbeddingViewer(QWidget):
             self.heatmap_caption.setText("")
             return
         r, c = self.heatmap.shape
-        scale = (
-            "model-wide"
-            if self.shared_limit is not None
-            else ("this row" if len(self.rows) == 1 else "these rows")
-        )
+        shared = self.shared_limit is not None and not self.row_range.isChecked()
+        scale = "model-wide" if shared else ("this row" if len(self.rows) == 1 else "these rows")
         who = f"{row.label} · " if len(self.rows) > 1 else ""
         values = row.values[np.isfinite(row.values)]
         peak = float(np.abs(values).max()) if values.size else 0.0
@@ -320,7 +362,7 @@ class EmbeddingViewer(QWidget):
             + "Blue negative, white 0, red positive. The colour scale is "
             + (
                 "shared by every row of this model, so rows can be compared."
-                if self.shared_limit is not None
+                if shared
                 else "the largest |value| of the rows shown."
             )
         )

@@ -22,7 +22,8 @@ class SteadyLabel(QLabel):
         self._fit()
 
     def setText(self, text: str) -> None:
-        wider = self.fontMetrics().horizontalAdvance(text) > self._room
+        # while wrapping the label follows its text: the template stays the unwrapped one
+        wider = not self.wordWrap() and self.fontMetrics().horizontalAdvance(text) > self._room
         super().setText(text)
         if wider:
             self.template = text

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QFontDatabase, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 ACCENT_LIGHT = QColor("#2563eb")
 ACCENT_DARK = QColor("#60a5fa")
+
+
+def add_bundled_fonts() -> None:
+    """Make the fonts the app carries (the frozen app's CJK fallback) known to Qt, so that
+    tokens in those scripts are not drawn as boxes on a system without such a font."""
+    from explorer.core.resources import fonts_dir
+
+    folder = fonts_dir()
+    for path in sorted(folder.glob("*.tt[fc]")) if folder.is_dir() else ():
+        QFontDatabase.addApplicationFont(str(path))
 
 
 def system_is_dark() -> bool:

@@ -69,6 +69,19 @@ def quiet_offscreen_warnings() -> None:
         qInstallMessageHandler(_quiet_offscreen)
 
 
+def select_all(state, refs: list[str], screenshot: bool) -> None:
+    """Select the tokens named by --select, in order; for a screenshot a reference that is
+    not a token stops the command (ExplorerError)."""
+    errors: list[str] = []
+    state.statusMessage.connect(errors.append)
+    try:
+        for n, ref in enumerate(refs):
+            if not state.select_ref(ref, add=n > 0) and screenshot:
+                raise ExplorerError(errors[-1] if errors else f"{ref}: not a token")
+    finally:
+        state.statusMessage.disconnect(errors.append)
+
+
 def _open_tokenizer_once(state, window, path: str) -> None:
     """`gui -t PATH`: the model's rows read through that tokenizer, once the model is open."""
     if state.model is not None:
@@ -121,12 +134,13 @@ def launch(args: argparse.Namespace) -> int:
 
         from explorer.app.settings import save_text, wait_for_writes
         from explorer.app.state import AppState, open_job
-        from explorer.ui.widgets.style import apply_theme
+        from explorer.ui.widgets.style import add_bundled_fonts, apply_theme
         from explorer.ui.window.first_frame import after_first_frame
         from explorer.ui.window.main_window import MainWindow
 
         tuning.tune_process()
     apply_theme(app)  # type: ignore[arg-type]
+    add_bundled_fonts()
     settings = QSettings()
     path = None if session and not args.path else initial_path(args, settings)
 
@@ -142,17 +156,16 @@ def launch(args: argparse.Namespace) -> int:
         window.token_pane.set_text(text)
     if args.select:
         if state.model is not None:
-            errors: list[str] = []
-            state.statusMessage.connect(errors.append)
-            if not state.select_ref(args.select) and args.screenshot:
+            try:
+                select_all(state, args.select, screenshot=bool(args.screenshot))
+            except ExplorerError:
                 window.close()
-                raise ExplorerError(errors[-1] if errors else f"{args.select}: not a token")
-            state.statusMessage.disconnect(errors.append)
+                raise
         else:  # the model is still opening
 
             def select_once(_model) -> None:
                 state.modelChanged.disconnect(select_once)
-                state.select_ref(args.select)
+                select_all(state, args.select, screenshot=False)
 
             state.modelChanged.connect(select_once)
     if tokenizer:

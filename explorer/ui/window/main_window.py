@@ -42,6 +42,7 @@ from explorer.ui.tokens import feature as tokens
 from explorer.ui.widgets.recent_paths import add_path_actions
 from explorer.ui.widgets.steady_tabs import SteadyTabWidget
 from explorer.ui.window.first_frame import after_first_frame
+from explorer.ui.window.guide import show_guide
 from explorer.ui.window.presentation import Presenter
 from explorer.ui.window.status import make_status_bar
 
@@ -177,6 +178,7 @@ class MainWindow(QMainWindow):
         )
         host.add_action("file", "quit", "&Quit", self.close, "Ctrl+Q")
         self._rebuild_recent()
+        host.add_action("help", "help", "&What am I looking at?", self.show_guide, "F1")
         host.add_action("help", "help", "&About", self._about)
 
     def _make_view_actions(self) -> None:
@@ -294,6 +296,9 @@ class MainWindow(QMainWindow):
     def focus_text(self) -> None:
         self.tokens.focus_text()
 
+    def show_guide(self) -> QMessageBox:
+        return show_guide(self, lambda: self.host.show_tab(self.analysis.explain_view))
+
     def _about(self) -> None:
         QMessageBox.about(
             self,
@@ -344,9 +349,13 @@ class MainWindow(QMainWindow):
                 after_first_frame(self, self.maps.controller.warm_up)
 
     def closeEvent(self, event) -> None:
-        if self.persist:
-            self.settings.setValue("window/geometry", self.saveGeometry())
-            self.settings.setValue("window/state", self.saveState())
+        if self.persist:  # the normal layout, not presentation mode's
+            geometry, layout = self.presenter.normal_layout() or (
+                self.saveGeometry(),
+                self.saveState(),
+            )
+            self.settings.setValue("window/geometry", geometry)
+            self.settings.setValue("window/state", layout)
             self.settings.sync()
         self.jobs.shutdown(self.quit_wait_ms)
         self.state.close_tokenizer()

@@ -68,6 +68,12 @@ def take(app: QCoreApplication, window: MainWindow, shot: Shot) -> str | None:
         names = window.host.tab_keys() + VIEWER_TABS
         return f"--tab {tab!r}: no such tab (one of: {', '.join(names)})"
     _settle(app, window, clock)
+    if tab is not None and tab.lower() in VIEWER_TABS:  # enabled once the rows are shown
+        _show_tab(window, tab.lower())
+        if window.viewer.tabs.currentIndex() != VIEWER_TABS.index(tab.lower()):
+            window.close()
+            return f"--tab {tab}: not shown for this selection (cosine needs two or more tokens)"
+        _settle(app, window, clock)
     if shot.map_stage is not None:
         error = _press_map(app, window, clock, shot.map_stage)
         if error:

@@ -118,21 +118,45 @@ class _Cursor:
         return [self.value(item) for _ in range(count)]
 
     def _strings(self, count: int) -> list[str] | None:
-        data, pos, out = self.data, self.pos, []
+        data, pos = self.data, self.pos
+        starts: list[int] = []
         unpack = struct.Struct("<Q").unpack_from
         end = len(data)
+        first = pos
+        mark = starts.append
         for _ in range(count):
             if pos + 8 > end:
                 raise self.fail("a string array runs past the end of the file")
-            (n,) = unpack(data, pos)
-            pos += 8
-            if pos + n > end:
-                raise self.fail("a string array runs past the end of the file")
-            if not self.skip_arrays:
-                out.append(str(data[pos : pos + n], "utf-8", "replace"))
-            pos += n
+            mark(pos)
+            pos += 8 + unpack(data, pos)[0]
+        if pos > end:
+            raise self.fail("a string array runs past the end of the file")
         self.pos = pos
-        return None if self.skip_arrays else out
+        if self.skip_arrays:
+            return None
+        return _decode_strings(bytes(data[first:pos]), np.array(starts, np.int64) - first)
+
+
+def _decode_strings(region: bytes, starts: np.ndarray) -> list[str]:
+    """The strings of a GGUF string array (`region`: each one's 8-byte length, then its bytes;
+    `starts`: where each length is), decoded at once: every length becomes eight NULs, the
+    whole region is decoded in one call and split on them. An array whose strings hold NULs
+    themselves is decoded one string at a time."""
+    if not len(starts):
+        return []
+    raw = np.frombuffer(region, np.uint8)
+    lengths = (starts[:, None] + np.arange(8)).reshape(-1)
+    if np.count_nonzero(raw == 0) == np.count_nonzero(raw[lengths] == 0):  # no NUL in strings
+        cleared = raw.copy()
+        cleared[lengths] = 0
+        out = cleared.tobytes().decode("utf-8", "replace").split("\0" * 8)[1:]
+        if len(out) == len(starts):
+            return out
+    ends = np.append(starts[1:], len(region)).tolist()
+    return [
+        str(region[a + 8 : b], "utf-8", "replace")
+        for a, b in zip(starts.tolist(), ends, strict=True)
+    ]
 
 
 @dataclass
@@ -180,6 +204,8 @@ class GGUFFile:
         out = cls(path)
         for _ in range(n_kv):
             key = c.string()
+            if key in out.metadata:
+                raise c.fail(f"metadata key {key!r} is given twice")
             out.metadata[key] = c.value(c.take("I", 4))
         infos = []
         for _ in range(n_tensors):
@@ -240,7 +266,9 @@ def split_parts(path: Path) -> list[Path]:
     m = _SPLIT.match(path.name)
     if not m:
         return [path]
-    count = int(m.group("count"))
+    part, count = int(m.group("part")), int(m.group("count"))
+    if not 1 <= part <= count:
+        raise ModelFormatError(f"{path.name}: not a valid split name (part {part} of {count})")
     stem = m.group("stem")
     parts = [path.with_name(f"{stem}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1)]
     missing = [p.name for p in parts if not p.is_file()]
