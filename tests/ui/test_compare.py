@@ -201,7 +201,7 @@ def test_a_session_keeps_the_second_model_and_reports_it_missing(qtbot, models, 
 
 def test_with_nothing_compared_the_page_says_how_at_the_top(qtbot, window):
     win = window()
-    win.host.show_tab(win.compare.view)
+    win.host.show_tab(win.compare.page)  # its first page: the two-model view
     view = win.compare.view
     qtbot.waitUntil(view.banner.isVisible)
     assert "Compare With" in view.banner.text()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 from gguf import quants
 from gguf.constants import GGML_QUANT_SIZES
@@ -15,6 +14,7 @@ from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import AnalysisError
 from explorer.core.filecheck import check_mapped
 from explorer.core.model.decode import decode_rows, ggml_type
+from explorer.core.model.dtypes import BF16, stored_name
 from explorer.core.quant import kernels
 
 # Rows quantised at a time: gguf's numpy quantisers make several float32 copies of a block.
@@ -54,11 +54,7 @@ def type_of(matrix: np.ndarray) -> str:
     qtype = ggml_type(matrix)
     if qtype is not None:
         return T(qtype).name
-    if matrix.dtype == np.dtype(ml_dtypes.bfloat16):
-        return "BF16"
-    return {np.dtype("<f4"): "F32", np.dtype("<f2"): "F16", np.dtype("<f8"): "F64"}.get(
-        matrix.dtype, str(matrix.dtype)
-    )
+    return stored_name(matrix.dtype)
 
 
 @dataclass
@@ -142,7 +138,7 @@ def simulate(ref: Precision, type_name: str, ctx: JobContext = NULL_CONTEXT) -> 
     block_rows = max(1, SIMULATE_BLOCK_VALUES // max(1, ref.dim))
     first = quants.quantize(np.zeros((1, ref.dim), dtype=np.float32), qtype)
     if qtype == T.BF16:
-        stored = np.empty((ref.rows, ref.dim), dtype=ml_dtypes.bfloat16)
+        stored = np.empty((ref.rows, ref.dim), dtype=BF16)
     elif qtype == T.F16:
         stored = np.empty((ref.rows, ref.dim), dtype=np.float16)
     else:
