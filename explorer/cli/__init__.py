@@ -33,6 +33,7 @@ COMMAND_MODULES = {
     "stats": "stats",
     "compare-head": "head",
     "compare": "compare",
+    "quant": "quant",
     "learn": "learn",
     "gui": "gui",
 }

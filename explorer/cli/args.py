@@ -108,3 +108,15 @@ def _pixel_size(text: str) -> tuple[int, int]:
 
 
 pixel_size = _wrap(_pixel_size)  # WIDTHxHEIGHT in pixels: a window's or a figure's size
+
+
+def _type_names(text: str) -> list[str]:
+    names = [n.strip().upper() for n in text.split(",")]
+    if not all(n and n.replace("_", "").isalnum() and n.isascii() for n in names):
+        raise ExplorerError(
+            f"types {limits.shown_arg(text)}: expected names separated by commas, e.g. Q8_0,Q4_0"
+        )
+    return list(dict.fromkeys(names))
+
+
+type_names = _wrap(_type_names)  # GGML type names separated by commas: Q8_0,Q5_1,Q4_0

@@ -152,7 +152,8 @@ def test_window_compares_from_the_file_menu_cancels_and_presents(qtbot, models, 
     win.state.select([vocab(a)["cat"]])
     c = win.compare.controller
     win.compare.compare_with(b)
-    assert win.centre.currentWidget() is win.compare.view
+    assert win.centre.currentWidget() is win.compare.page
+    assert win.compare.page.currentWidget() is win.compare.view
     c.cancel()  # whatever was started is dropped; nothing is left running
     assert not win.compare.view.busy_row.isVisible()
     idle(qtbot, win)
@@ -187,7 +188,8 @@ def test_a_session_keeps_the_second_model_and_reports_it_missing(qtbot, models, 
     c = second.compare.controller
     qtbot.waitUntil(lambda: c.pair is not None, timeout=60000)
     assert c.pair.b.path.resolve() == b.resolve()
-    assert second.centre.currentWidget() is second.compare.view
+    assert second.centre.currentWidget() is second.compare.page
+    assert second.compare.page.currentWidget() is second.compare.view
 
     shutil.move(b, tmp_path / "gone")
     third = window(with_model=False)
@@ -199,7 +201,7 @@ def test_a_session_keeps_the_second_model_and_reports_it_missing(qtbot, models, 
 
 def test_with_nothing_compared_the_page_says_how_at_the_top(qtbot, window):
     win = window()
-    win.host.show_tab(win.compare.view)
+    win.host.show_tab(win.compare.page)  # its first page: the two-model view
     view = win.compare.view
     qtbot.waitUntil(view.banner.isVisible)
     assert "Compare With" in view.banner.text()

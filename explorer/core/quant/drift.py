@@ -1,0 +1,134 @@
+"""Neighbour drift: for a sample of tokens, their exact cosine top-k among all token rows at
+both precisions, how many they share and how far each reference neighbour moved in rank."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.core.context import NULL_CONTEXT, JobContext
+from explorer.core.quant.precision import Precision
+from explorer.core.ranking import top_k_rows
+
+K = 10
+DEPTH = 50  # ranks followed at the other precision; a neighbour beyond them counts as DEPTH
+BLOCK_VALUES = 1 << 23  # decoded values per block of candidate rows (32 MB of float32)
+FIRST_BLOCK = 256
+SAMPLE = 2000
+
+
+@dataclass
+class Drift:
+    ids: np.ndarray  # int64 [n]: the sampled rows
+    ref_top: np.ndarray  # int64 [n, DEPTH]: neighbours at the reference precision, best first
+    other_top: np.ndarray  # int64 [n, DEPTH]
+    ref_scores: np.ndarray  # float32 [n, DEPTH]: the reference cosines of ref_top
+    k: int = K
+
+    @property
+    def overlap(self) -> np.ndarray:
+        """int [n]: reference top-k neighbours also in the other precision's top-k."""
+        a, b = self.ref_top[:, : self.k], self.other_top[:, : self.k]
+        return np.array([len(set(x) & set(y)) for x, y in zip(a.tolist(), b.tolist(), strict=True)])
+
+    @property
+    def gap(self) -> np.ndarray:
+        """float [n]: reference cosine of the k-th neighbour minus that of the next one."""
+        if self.ref_scores.shape[1] <= self.k:
+            return np.full(len(self.ids), np.nan)
+        return self.ref_scores[:, self.k - 1] - self.ref_scores[:, self.k]
+
+    @property
+    def displacement(self) -> np.ndarray:
+        """float [n]: mean |rank change| of the reference top-k at the other precision (ranks
+        from 0; a neighbour beyond DEPTH counts as rank DEPTH)."""
+        out = np.zeros(len(self.ids))
+        for n, (a, b) in enumerate(
+            zip(self.ref_top.tolist(), self.other_top.tolist(), strict=True)
+        ):
+            where = {t: r for r, t in enumerate(b)}
+            out[n] = np.mean([abs(where.get(t, DEPTH) - r) for r, t in enumerate(a[: self.k])])
+        return out
+
+
+def sample_ids(measured: np.ndarray, size: int = SAMPLE, seed: int = 0) -> np.ndarray:
+    """A sorted random sample of the measured rows (all of them when there are fewer)."""
+    pool = np.flatnonzero(measured)
+    if len(pool) <= size:
+        return pool.astype(np.int64)
+    return np.sort(np.random.default_rng(seed).choice(pool, size=size, replace=False))
+
+
+def _unit(rows: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
+    rows = rows.astype(np.float32, copy=False)
+    with np.errstate(all="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64))
+        unit = (rows / norms[:, None]).astype(np.float32)
+    bad = ~(np.isfinite(norms) & (norms > 0))
+    if keep is not None:
+        bad |= ~keep
+    unit[bad] = 0.0
+    return unit
+
+
+class _Best:
+    """Running top-`depth` per query over blocks of candidates."""
+
+    def __init__(self, queries: int, depth: int):
+        self.scores = np.full((queries, depth), -np.inf, dtype=np.float32)
+        self.ids = np.full((queries, depth), -1, dtype=np.int64)
+
+    def add(self, scores: np.ndarray, offset: int) -> None:
+        depth = self.scores.shape[1]
+        floor = self.scores[:, -1]
+        if np.isneginf(floor).any():  # not yet full: take each query's best of the block
+            cols = top_k_rows(scores, min(depth, scores.shape[1]))
+            q = np.repeat(np.arange(len(scores)), cols.shape[1])
+            c = cols.ravel()
+        else:
+            q, c = np.nonzero(scores > floor[:, None])
+            if not len(q):
+                return
+        s = scores[q, c]
+        all_q = np.concatenate([np.repeat(np.arange(len(scores)), depth), q])
+        all_s = np.concatenate([self.scores.ravel(), s])
+        all_i = np.concatenate([self.ids.ravel(), c + offset])
+        order = np.lexsort((all_i, -all_s, all_q))
+        counts = np.bincount(all_q, minlength=len(scores))
+        take = (np.cumsum(counts) - counts)[:, None] + np.arange(depth)
+        self.scores = all_s[order][take]
+        self.ids = all_i[order][take]
+
+
+def neighbour_drift(
+    ref: Precision,
+    other: Precision,
+    ids: np.ndarray,
+    candidates: np.ndarray,
+    ctx: JobContext = NULL_CONTEXT,
+) -> Drift:
+    """Exact cosine top-DEPTH of each row in `ids` among the `candidates` rows (bool [rows];
+    the query itself excluded), at both precisions, in one pass over both matrices."""
+    ids = np.asarray(ids, dtype=np.int64)
+    depth = min(DEPTH, max(1, int(np.count_nonzero(candidates)) - 1))
+    queries = [_unit(p.decode_ids(ids)) for p in (ref, other)]
+    best = [_Best(len(ids), depth), _Best(len(ids), depth)]
+    # a small first block fills the running lists; later blocks only pass what beats them
+    starts = [0, min(ref.rows, FIRST_BLOCK)]
+    step = max(256, BLOCK_VALUES // max(1, ref.dim))
+    starts += list(range(starts[1] + step, ref.rows, step))
+    for start, stop in zip(starts, [*starts[1:], ref.rows], strict=True):
+        if stop <= start:
+            continue
+        ctx.check("neighbour drift")
+        keep = candidates[start:stop]
+        mine = np.flatnonzero((ids >= start) & (ids < stop))
+        for p, q, b in zip((ref, other), queries, best, strict=True):
+            scores = q @ _unit(p.decode_block(start, stop), keep).T
+            if not keep.all():
+                scores[:, ~keep] = -np.inf
+            scores[mine, ids[mine] - start] = -np.inf  # not its own neighbour
+            b.add(scores, start)
+        ctx.progress(stop / ref.rows)
+    return Drift(ids, best[0].ids, best[1].ids, best[0].scores, min(K, depth))

@@ -1,0 +1,279 @@
+"""The precision view: what quantisation does to the open model's embedding, as the quant
+controller measured it; no computation here.
+
+Top: the types to simulate and the buttons. Then one summary line per compared type (click a
+line to show that type below), the most damaged tokens of the chosen type (sortable; a click
+opens the token), the distribution of the relative error and captions that explain it.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.app.controllers.quant import (
+    DEFAULT_TYPES,
+    TYPES,
+    PrecisionShown,
+    RowShown,
+    TypeShown,
+)
+from explorer.ui.analysis.plots import Histogram
+from explorer.ui.analysis.table import TokenTable
+from explorer.ui.compare.row_pair_plot import RowPairPlot
+from explorer.ui.widgets.flow_layout import FlowLayout
+from explorer.ui.widgets.job_progress import JobProgressBar
+
+SUMMARY = [
+    "Type",
+    "Bits",
+    "Rel. error",
+    "p99",
+    "max",
+    "Cosine",
+    "min",
+    "Top-10 kept",
+    "Rank shift",
+    "Sample",
+]
+DAMAGED = ["#", "Kind", "Token", "Rel. error", "Cosine", "‖q‖/‖r‖", "Max |err|", "‖r‖"]
+ERROR = "<span style='color:#b91c1c'>{}</span>"
+
+
+def summary_row(t: TypeShown) -> tuple:
+    s = t.summary
+    rel, cos, top = s["relative_error"], s["cosine"], s["top10_overlap"]
+    kept = top["mean"] * 10 if top["mean"] is not None else None
+    return (
+        s["type"],
+        t.bits,
+        rel["median"],
+        rel["p99"],
+        rel["max"],
+        cos["median"],
+        cos["min"],
+        kept,
+        s["rank_displacement"]["mean"],
+        top["sample"],
+    )
+
+
+class PrecisionView(QWidget):
+    simulateRequested = Signal(list)  # type names
+    filesRequested = Signal()  # compare with the second model of the Compare tab
+    cancelRequested = Signal()
+    tokenActivated = Signal(int)
+    typeChosen = Signal(int)  # index of the compared type shown below the summary
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._shown: PrecisionShown | None = None
+        self.types: dict[str, QCheckBox] = {}
+        boxes = QWidget()
+        chooser = FlowLayout(boxes)
+        chooser.addWidget(QLabel("Simulate:"))
+        for name in TYPES:
+            box = QCheckBox(name)
+            box.setChecked(name in DEFAULT_TYPES)
+            box.setToolTip(f"Quantise the open model to {name} in memory (gguf package)")
+            self.types[name] = box
+            chooser.addWidget(box)
+        self.simulate = QPushButton("Simulate")
+        self.simulate.setToolTip(
+            "Quantise the open model's embedding to the ticked types and decode it again with "
+            "the gguf package; nothing is written"
+        )
+        self.simulate.clicked.connect(self._simulate)
+        self.files = QPushButton("Against second model")
+        self.files.setMaximumWidth(self.files.sizeHint().width() * 3 // 2)
+        self.files.setToolTip(
+            "Compare with the second model (File › Compare With…) when it is this model at "
+            "another precision: the same vocabulary, row for row"
+        )
+        self.files.setEnabled(False)
+        self.files.clicked.connect(self.filesRequested.emit)
+        buttons = QHBoxLayout()
+        buttons.addWidget(boxes, 1)
+        buttons.addWidget(self.simulate)
+        buttons.addWidget(self.files)
+
+        self.bar = JobProgressBar()
+        self.cancel = QPushButton("Cancel")
+        self.cancel.clicked.connect(self.cancelRequested.emit)
+        self.busy_row = QWidget()
+        busy = QHBoxLayout(self.busy_row)
+        busy.setContentsMargins(0, 0, 0, 0)
+        busy.addWidget(self.bar, 1)
+        busy.addWidget(self.cancel)
+        self.busy_row.hide()
+
+        self.banner = QLabel("")
+        self.banner.setTextFormat(Qt.TextFormat.RichText)
+        self.banner.setWordWrap(True)
+        self.summary = TokenTable(SUMMARY, sortable=False, stretch=0)
+        self.summary.clicked.connect(lambda index: self.show_type(index.row()))
+        self.summary.setToolTip("One line per compared type: click one to see it below")
+
+        self.damaged_title = QLabel("")
+        self.damaged = TokenTable(DAMAGED, stretch=len(DAMAGED) - 1)
+        token = self.damaged.horizontalHeader()
+        token.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)  # pieces can be long
+        token.resizeSection(2, 11 * self.fontMetrics().averageCharWidth() + 12)
+        self.damaged.setToolTip(
+            "The rows with the largest relative error ‖q − r‖/‖r‖; click one to open the token"
+        )
+        self.damaged.tokenActivated.connect(self.tokenActivated.emit)
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addWidget(self.damaged_title)
+        lv.addWidget(self.damaged, 1)
+
+        self.histogram = Histogram("Relative error per row", "‖q − r‖ / ‖r‖")
+        self.histogram.setMinimumHeight(140)
+        self.captions = QLabel("")
+        self.captions.setWordWrap(True)
+        self.captions.setTextFormat(Qt.TextFormat.RichText)
+        self.captions.setAlignment(Qt.AlignmentFlag.AlignTop)
+        right = QWidget()
+        rv = QVBoxLayout(right)
+        rv.setContentsMargins(0, 0, 0, 0)
+        self.row = RowPairPlot()
+        self.plots = QTabWidget()
+        self.plots.setDocumentMode(True)
+        self.plots.addTab(self.histogram, "Distribution")
+        self.plots.addTab(self.row, "Two rows")
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self.captions)
+        rv.addWidget(self.plots, 3)
+        rv.addWidget(scroll, 2)
+        # the two rows need the height; the captions are about the distribution
+        self.plots.currentChanged.connect(
+            lambda _i: scroll.setVisible(self.plots.currentWidget() is self.histogram)
+        )
+
+        self.detail = QSplitter(Qt.Orientation.Horizontal)
+        self.detail.addWidget(left)
+        self.detail.addWidget(right)
+        self.detail.setStretchFactor(0, 3)
+        self.detail.setStretchFactor(1, 2)
+        self.body = QSplitter(Qt.Orientation.Vertical)
+        self.body.addWidget(self.summary)
+        self.body.addWidget(self.detail)
+        self.body.setStretchFactor(0, 1)
+        self.body.setStretchFactor(1, 4)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addLayout(buttons)
+        layout.addWidget(self.busy_row)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.body, 1)
+        self.clear("Choose types and press Simulate to see what quantisation does to this model")
+
+    # -- requests ------------------------------------------------------------------------------
+    def chosen(self) -> list[str]:
+        return [name for name, box in self.types.items() if box.isChecked()]
+
+    def _simulate(self) -> None:
+        if self.chosen():
+            self.simulateRequested.emit(self.chosen())
+
+    def set_second_model(self, name: str | None) -> None:
+        self.files.setEnabled(name is not None)
+        self.files.setText(f"Against {name}" if name else "Against second model")
+
+    # -- what the controller sends --------------------------------------------------------------
+    def clear(self, hint: str) -> None:
+        self._shown = None
+        self.banner.setText(escape(hint))
+        self.summary.set_rows([], [])
+        self.damaged.set_rows([], [])
+        self.damaged_title.setText("")
+        self.histogram.set_histogram(np.zeros(0), np.zeros(0))
+        self.captions.setText("")
+        self.row.clear()
+        self.plots.setCurrentWidget(self.histogram)
+        self.body.setVisible(False)
+
+    def show_started(self, text: str) -> None:
+        self.banner.setText(escape(text) + " …")
+
+    def show_error(self, message: str) -> None:
+        self.banner.setText(ERROR.format(escape(message)))
+
+    def set_busy(self, busy: bool) -> None:
+        self.busy_row.setVisible(busy)
+        self.simulate.setEnabled(not busy)
+        if not busy:
+            self.bar.setValue(0)
+
+    def set_progress(self, text: str, fraction: float) -> None:
+        self.bar.show_progress(text, fraction)
+
+    def show_result(self, shown: PrecisionShown) -> None:
+        self._shown = shown
+        first = shown.types[0].summary
+        what = (
+            "quantised in memory with the gguf package and decoded again"
+            if first["simulated"]
+            else f"<b>{escape(first['other'])}</b>"
+        )
+        self.banner.setText(
+            f"<b>{escape(shown.reference)}</b> as stored ({first['rows']:,} rows with a token) "
+            f"against {what}. Relative error ‖q − r‖/‖r‖ and cosine(q, r) per row (median, 99th "
+            "percentile, extreme); "
+            "“Top-10 kept”: of each sampled token's 10 nearest neighbours (exact cosine), how "
+            "many both precisions share; “Rank shift”: how far they move in rank on average."
+        )
+        self.summary.set_rows([summary_row(t) for t in shown.types], [-1] * len(shown.types))
+        rows = self.summary.verticalHeader().defaultSectionSize() * len(shown.types)
+        header = self.summary.horizontalHeader().sizeHint().height()
+        self.summary.setFixedHeight(header + rows + 2 * self.summary.frameWidth() + 2)
+        self.body.setVisible(True)
+        width = max(1, self.detail.width())
+        self.detail.setSizes([width * 64 // 100, width * 36 // 100])
+        self.show_type(len(shown.types) - 1)  # the coarsest chosen type: the most to see
+
+    def show_type(self, index: int) -> None:
+        if self._shown is None or not 0 <= index < len(self._shown.types):
+            return
+        t = self._shown.types[index]
+        name = t.summary["type"]
+        self.summary.selectRow(index)
+        self.damaged_title.setText(
+            f"Most damaged tokens at {name} ({len(t.rows)} of {t.summary['rows']:,})"
+            if t.rows
+            else f"{name}: no row changed"
+        )
+        self.damaged.set_rows(t.rows, t.ids)
+        self.histogram.getPlotItem().setTitle(
+            f"Relative error per row, {name}",
+            color=self.palette().text().color().name(),
+            size="10pt",
+        )
+        self.histogram.set_histogram(t.edges, t.counts)
+        self.captions.setText("".join(f"<p>{escape(c)}</p>" for c in t.captions))
+        self.typeChosen.emit(index)
+
+    def show_row(self, row: RowShown) -> None:
+        if row.shown is self._shown:
+            self.row.show_row(row)
+            self.plots.setCurrentWidget(self.row)

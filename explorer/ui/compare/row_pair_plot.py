@@ -1,0 +1,85 @@
+"""One token's row at two precisions: both rows over the dimensions, and their difference with
+half a quantisation step of each value's block around zero (what rounding can cost there)."""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from explorer.app.controllers.quant import RowShown
+from explorer.ui.analysis.plots import Plot
+
+
+def worst_block(row: RowShown) -> str:
+    """A sentence about the block with the largest error, when the row has blocks."""
+    blocks = row.pair.blocks
+    if blocks is None:
+        return ""
+    size = blocks.block_size
+    err = np.abs(row.pair.other - row.pair.ref).reshape(-1, size).max(axis=1)
+    b = int(np.argmax(err))
+    top = float(np.abs(row.pair.ref[b * size : (b + 1) * size]).max())
+    return (
+        f" Largest error in block {b} (values {b * size}–{(b + 1) * size - 1}): its scale "
+        f"{abs(float(blocks.scale[b])):.4g} follows its largest value {top:.4g}."
+    )
+
+
+class RowPairPlot(QWidget):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.title = QLabel("Click a token to see its two rows")
+        self.title.setWordWrap(True)
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.values = Plot("Values", "dimension", "value")
+        self.diff = Plot("Difference", "dimension", "q − r")
+        self.diff.setXLink(self.values)
+        self.ref = self.values.plot(
+            pen=pg.mkPen(self.values.colour(0), width=1.2), name="reference"
+        )
+        self.other = self.values.plot(pen=pg.mkPen(self.values.colour(1), width=1.2), name="other")
+        step = pg.mkPen(self.diff.colour(2), width=1, style=Qt.PenStyle.DashLine)
+        self.step_above = self.diff.plot(pen=step, stepMode="center")
+        self.step_below = self.diff.plot(pen=step, stepMode="center")
+        self.error = self.diff.plot(pen=pg.mkPen(self.diff.colour(3), width=1))
+        for plot in (self.values, self.diff):
+            plot.setMinimumHeight(110)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.values, 1)
+        layout.addWidget(self.diff, 1)
+
+    def clear(self) -> None:
+        for item in (self.ref, self.other, self.step_above, self.step_below, self.error):
+            item.setData([], [])
+        self.title.setText("Click a token to see its two rows")
+
+    def show_row(self, row: RowShown) -> None:
+        pair = row.pair
+        x = np.arange(len(pair.ref))
+        self.ref.setData(x, pair.ref)
+        self.other.setData(x, pair.other)
+        self.error.setData(x, pair.other - pair.ref)
+        half = pair.half_step
+        if half is not None:
+            edges = np.arange(len(half) + 1) - 0.5
+            self.step_above.setData(edges, half)
+            self.step_below.setData(edges, -half)
+        else:
+            self.step_above.setData([], [])
+            self.step_below.setData([], [])
+        guide = " Dashed: half a step of each value's block." if half is not None else ""
+        ref, other = self.values.colour(0).name(), self.values.colour(1).name()
+        self.title.setText(
+            f"<b>{escape(row.label)}</b> (#{pair.id}) at {escape(pair.type_name)}: relative "
+            f"error {row.relative_error:.4g}. <span style='color:{ref}'>Reference</span>, "
+            f"<span style='color:{other}'>{escape(pair.type_name)}</span>."
+            f"{escape(worst_block(row) + guide)}"
+        )
+        for plot in (self.values, self.diff):
+            plot.getPlotItem().enableAutoRange()
