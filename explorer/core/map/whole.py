@@ -170,6 +170,7 @@ def knn_graph(
 
     if len(x) <= EXACT_KNN_MAX:
         return knn_cosine(x, k, ctx)
+    ctx.progress(0.0, f"neighbour graph of {len(x):,} rows (NN-descent)")
     ctx.check("the whole-vocabulary map")
     index = import_pynndescent().NNDescent(
         x,
@@ -245,12 +246,11 @@ def whole_map(
     x = knn_vectors(model, params, ctx.part(0.05, 0.05, "Reading rows for the neighbour graph"))
     t = time.perf_counter()
     k = min(params.n_neighbors, model.rows)
-    graph_ctx = ctx.part(0.1, 0.35, f"Neighbour graph of {model.rows:,} rows")
-    knn = knn_graph(x, k, params.seed, graph_ctx)
+    knn = knn_graph(x, k, params.seed, ctx.part(0.1, 0.35))
     del x
     seconds["graph"] = time.perf_counter() - t
     t = time.perf_counter()
-    coords = layout(knn, picture, params, ctx.part(0.45, 0.55, "UMAP layout"))
+    coords = layout(knn, picture, params, ctx.part(0.45, 0.55))
     seconds["layout"] = time.perf_counter() - t
     seconds["total"] = time.perf_counter() - start
     save_cached(model, params, coords, cache_dir)
