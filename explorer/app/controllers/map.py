@@ -15,6 +15,7 @@ from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import LaneSpec
 from explorer.app.state import AppState
 from explorer.core.map import pipeline as map_layout
+from explorer.core.map import whole
 from explorer.core.map.pipeline import MapData, MapRequest
 from explorer.core.model.embedding import EmbeddingModel
 
@@ -52,6 +53,25 @@ class MapController(FeatureController):
             req,
             previous,
             label="Making the map",
+            on_result=self._final_ready,
+            on_partial=self._preview_ready,
+            on_error=self._failed,
+            on_progress=self.progress.emit,
+        )
+
+    def request_whole(self, params: whole.WholeParams, plain: bool = True) -> None:
+        """Map every row of the current model: the PCA picture first, then the layout (shown at
+        once when it is cached)."""
+        model = self.state.model
+        if model is None:
+            return
+        self._set_busy(True)
+        self.lane.submit(
+            map_layout.whole_vocabulary,
+            model,
+            params,
+            plain,
+            label="Mapping the whole vocabulary",
             on_result=self._final_ready,
             on_partial=self._preview_ready,
             on_error=self._failed,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -208,9 +209,11 @@ def whole_map(
     ctx: JobContext = NULL_CONTEXT,
     cache_dir: Path | None = None,
     use_cache: bool = True,
+    on_picture: Callable[[WholeMap], None] | None = None,
 ) -> WholeMap:
     """Every row of `model` on one map. The first picture goes out as ``ctx.partial`` (a
-    WholeMap with stage "pca"); the final UMAP layout is returned (and cached)."""
+    WholeMap with stage "pca"), or to `on_picture` if given; the final UMAP layout is returned
+    (and cached)."""
     import time
 
     params = params or WholeParams()
@@ -228,7 +231,8 @@ def whole_map(
     start = time.perf_counter()
     picture = first_picture(model, params, ctx.part(0.0, 0.05, "First picture (PCA)"))
     seconds["first_picture"] = time.perf_counter() - start
-    ctx.partial(WholeMap(picture, hidden, final=False, stage="pca", seconds=dict(seconds)))
+    first = WholeMap(picture, hidden, final=False, stage="pca", seconds=dict(seconds))
+    (on_picture or ctx.partial)(first)
 
     x = knn_vectors(model, params, ctx.part(0.05, 0.05, "Reading rows for the neighbour graph"))
     t = time.perf_counter()
