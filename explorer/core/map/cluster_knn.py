@@ -30,8 +30,11 @@ def _centroids(x: np.ndarray, clusters: int, seed: int, rounds: int = 6) -> np.n
     c = sample[rng.choice(take, clusters, replace=False)].copy()
     for _ in range(rounds):
         near = np.argmax(sample @ c.T, axis=1)
-        sums = np.zeros_like(c)
-        np.add.at(sums, near, sample)
+        order = np.argsort(near, kind="stable")
+        starts = np.searchsorted(near[order], np.arange(clusters))
+        padded = np.vstack([sample[order], np.zeros((1, sample.shape[1]), sample.dtype)])
+        sums = np.add.reduceat(padded, starts, axis=0)
+        sums[np.diff(np.append(starts, take)) == 0] = 0.0  # reduceat's empty groups
         empty = ~sums.any(axis=1)
         sums[empty] = sample[rng.choice(take, int(empty.sum()), replace=False)]
         c = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
