@@ -85,6 +85,8 @@ def test_whole_vocabulary_picture_then_layout_then_from_the_cache(qtbot, tmp_pat
     maps.mapReady.connect(shown.append)
     state.open(slice_)
     params = whole.WholeParams(n_neighbors=8, n_epochs=10, seed=2)
+    maps.request_whole(params, only_cached=True)  # never laid out: nothing to show
+    assert shown == [] and not maps.running
     maps.request_whole(params)
     assert [d.final for d in shown] == [False, True] and all(d.whole for d in shown)
     picture, final = shown
@@ -92,6 +94,6 @@ def test_whole_vocabulary_picture_then_layout_then_from_the_cache(qtbot, tmp_pat
     assert np.array_equal(picture.nb.ids, final.nb.ids) and np.isfinite(final.coords).all()
     assert len(final.norms) == 2048 and final.clusters is not None
     assert layout_of(final) is None  # sessions do not store 2,048 points: the cache has them
-    maps.request_whole(params)  # again: straight from the cache, no first picture
+    maps.request_whole(params, only_cached=True)  # again: straight from the cache
     assert [d.final for d in shown[2:]] == [True]
     assert np.array_equal(shown[2].coords, final.coords)

@@ -59,9 +59,12 @@ class MapController(FeatureController):
             on_progress=self.progress.emit,
         )
 
-    def request_whole(self, params: whole.WholeParams, plain: bool = True) -> None:
+    def request_whole(
+        self, params: whole.WholeParams, plain: bool = True, only_cached: bool = False
+    ) -> None:
         """Map every row of the current model: the PCA picture first, then the layout (shown at
-        once when it is cached)."""
+        once when it is cached). `only_cached`: show the cached layout if there is one, else
+        nothing."""
         model = self.state.model
         if model is None:
             return
@@ -71,8 +74,9 @@ class MapController(FeatureController):
             model,
             params,
             plain,
+            only_cached=only_cached,
             label="Mapping the whole vocabulary",
-            on_result=self._final_ready,
+            on_result=self._whole_ready,
             on_partial=self._preview_ready,
             on_error=self._failed,
             on_progress=self.progress.emit,
@@ -124,6 +128,12 @@ class MapController(FeatureController):
         self.data = data
         self.mapReady.emit(data)
         self._set_busy(False)
+
+    def _whole_ready(self, data: MapData | None) -> None:
+        if data is None:  # not cached, and only the cache was asked for
+            self._set_busy(False)
+        else:
+            self._final_ready(data)
 
     def _failed(self, error: BaseException) -> None:
         self._set_busy(False)

@@ -167,11 +167,15 @@ def whole_vocabulary(
     params: whole.WholeParams,
     plain: bool = True,
     ctx: JobContext = NULL_CONTEXT,
-) -> MapData:
+    only_cached: bool = False,
+) -> MapData | None:
     """Every row on one map (explorer.core.map.whole): the PCA picture as ``ctx.partial``, then
-    the UMAP layout (at once from the cache when it was laid out before). `plain` leaves out rows
-    beyond the tokenizer and special tokens. Points come in a fixed random order, so that labels
-    (placed in point order) spread over the map rather than follow the ids."""
+    the UMAP layout (at once from the cache when it was laid out before; with `only_cached`,
+    None when it was not). `plain` leaves out rows beyond the tokenizer and special tokens.
+    Points come in a fixed random order, so that labels (placed in point order) spread over the
+    map rather than follow the ids."""
+    if only_cached and whole.load_cached(model, params) is None:
+        return None
     keep = ~whole.hidden_rows(model) if plain else np.ones(model.rows, dtype=bool)
     ids = np.flatnonzero(keep)
     ids = ids[np.random.default_rng(params.seed).permutation(len(ids))]

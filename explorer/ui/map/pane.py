@@ -262,14 +262,18 @@ class MapPane(QWidget):
             return
         self.controller.request(req)
 
-    def request_whole(self) -> None:
-        """Every row of the model, coloured by kind (a cached layout shows at once)."""
+    def request_whole(self, only_cached: bool = False) -> None:
+        """Every row of the model, coloured by kind (a cached layout shows at once).
+        `only_cached`: show it only if it is cached (choosing the source does that)."""
+        if self.state.model is None:
+            return
         params = whole.WholeParams(
             n_neighbors=self.n_neighbors.value(), min_dist=round(self.min_dist.value(), 3)
         )
         self.wanted_colour = "kind"
-        self.title.setText("The whole vocabulary: first picture (PCA)…")
-        self.controller.request_whole(params, plain=self.plain.isChecked())
+        if not only_cached:
+            self.title.setText("The whole vocabulary: first picture (PCA)…")
+        self.controller.request_whole(params, self.plain.isChecked(), only_cached)
 
     def map_chosen(self) -> None:
         """A new map of the box-chosen tokens (their old positions are kept where possible)."""
@@ -371,6 +375,8 @@ class MapPane(QWidget):
         self.export_button.setEnabled(False)
         self._chosen_changed([])
         self.title.setText(self._idle_title(self.state.selection))
+        if self.source.currentData() == "whole":
+            self.request_whole(only_cached=True)
 
     def _source_changed(self) -> None:
         source = self.source.currentData()
@@ -378,6 +384,8 @@ class MapPane(QWidget):
         self.n.setEnabled(source not in ("list", "whole"))
         self.method.setEnabled(source != "whole")
         self.plain.setVisible(source in ("sample", "whole"))
+        if source == "whole" and self.data is None:  # laid out before: show it at once
+            self.request_whole(only_cached=True)
 
     def _chosen_changed(self, ids) -> None:
         self.chosen.setText(f"{len(ids):,} chosen" if ids else "")
