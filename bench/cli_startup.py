@@ -1,6 +1,7 @@
 """Whole-process CLI times beside the scripts they should be compared with, interleaved.
 
     python bench/cli_startup.py [--rounds 7] [--project-rounds 3] [--skip-project]
+                                [--python /tmp/fresh/bin/python]
 
 * `info`, `tokenize`, `vector` on the built-in demo model against a 10-line script that reads
   the safetensors header and one row from the memory map (numpy import included);
@@ -8,6 +9,10 @@
 * `project --around cat -n 500 --out cat.png` against a fresh-process plain
   `umap.UMAP(metric="cosine").fit_transform` of the same 500 rows (saved to .npy first);
   goal: at most 0.2x.
+
+`--python` runs both sides with another interpreter: a fresh venv with `pip install .` shows
+what a new user gets (today's dependency versions, ml_dtypes' among them; run it from outside
+the checkout with PYTHONPATH unset, so that the installed package is the one measured).
 
 Every figure is a whole process (`python -m explorer ...`), started the way a user starts it.
 The commands run in interleaved rounds so that other load on the machine hits all of them
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -60,16 +66,31 @@ def report(times: Times, base: str, goal: float) -> None:
         cpu_ratio = "" if name == base else f" ({cpu / ref_cpu:.2f}x)"
         print(
             f"  {name:<44} median {med:6.3f} s  min {min(w for w, _ in ts):6.3f} s"
+            f"  max {max(w for w, _ in ts):6.3f} s"
             f"  CPU {cpu:6.3f} s{cpu_ratio}{ratio}"
         )
 
 
-def cli_figures(rounds: int, tmp: Path) -> None:
-    from explorer.core.resources import demo_model_dir
+def versions(py: str) -> str:
+    """Where `py`'s explorer comes from and the versions that decide its start-up."""
+    code = (
+        "import importlib.metadata as m, explorer; print(explorer.__file__, *("
+        "f'{d} {m.version(d)}' for d in ('numpy', 'ml_dtypes', 'safetensors', 'tokenizers')))"
+    )
+    return subprocess.run([py, "-c", code], capture_output=True, text=True).stdout.strip()
 
-    weights = demo_model_dir() / "model.safetensors"
+
+def cli_figures(rounds: int, tmp: Path, py: str) -> None:
+    demo = subprocess.run(
+        [py, "-c", "from explorer.core.resources import demo_model_dir; print(demo_model_dir())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    weights = Path(demo) / "model.safetensors"
     (tmp / "baseline.py").write_text(BASELINE)
-    py, ee = sys.executable, [sys.executable, "-m", "explorer"]
+    ee = [py, "-m", "explorer"]
+    print(f"interpreter {py}: {versions(py)}")
     commands = {
         "10-line script (header + one row)": [py, str(tmp / "baseline.py"), str(weights), "3710"],
         "info --json": [*ee, "info", "--json"],
@@ -116,11 +137,12 @@ def main() -> None:
     ap.add_argument("--project-rounds", type=int, default=3)
     ap.add_argument("--skip-project", action="store_true")
     ap.add_argument("--skip-cli", action="store_true")
+    ap.add_argument("--python", default=sys.executable, help="interpreter for the CLI figures")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory(prefix="ee-cli-bench-") as tmp:
         if not args.skip_cli:
-            cli_figures(args.rounds, Path(tmp))
+            cli_figures(args.rounds, Path(tmp), args.python)
         if not args.skip_project:
             project_figures(args.project_rounds, Path(tmp))
 

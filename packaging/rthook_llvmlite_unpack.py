@@ -1,8 +1,8 @@
 # PyInstaller runtime hook: LLVM (llvmlite/binding/libllvmlite.so, 160 MB stripped, every LLVM
 # target) travels xz-compressed (about 30 MB; packaging/build.sh packs it). The first time anything
 # imports llvmlite's binding (numba: search kernels, UMAP), the library is unpacked once into the
-# user cache folder and loaded from there; the numba-free commands never pay for it, and on that
-# first launch the window leaves numba to its workers (EMBEDDING_EXPLORER_UNPACK_LLVM).
+# user cache folder and loaded from there; the numba-free commands never pay for it, and the
+# window loads numba on a worker after its first frame.
 import contextlib
 import importlib.abc
 import importlib.util
@@ -80,6 +80,3 @@ class _FfiFinder(importlib.abc.MetaPathFinder):
 
 if os.path.isfile(_PACKED):  # an unpacked library (a build without packing) needs nothing
     sys.meta_path.insert(0, _FfiFinder())
-    if not _target()[1]:
-        # unpacking takes seconds: the window must not wait for it (explorer.app.tuning reads this)
-        os.environ["EMBEDDING_EXPLORER_UNPACK_LLVM"] = "1"

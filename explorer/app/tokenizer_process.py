@@ -9,6 +9,7 @@ box's order as arrays, made on a thread.
 It exits when its stdin closes.
 
     python -m explorer.app.tokenizer_process MODEL_PATH [TENSOR]
+    python -m explorer.app.tokenizer_process TOKENIZER_PATH "" ROWS
 """
 
 from __future__ import annotations
@@ -83,15 +84,21 @@ def _vocab_order(info: Any, rows: int) -> list[np.ndarray]:
 _WORK = {"kinds": _kinds, "vocab_order": _vocab_order}
 
 
-def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
+def serve(
+    path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO, rows: int | None = None
+) -> int:
+    """Serve the tokenizer of the model at `path`; with `rows`, the tokenizer at `path` itself
+    (File › Open tokenizer…) for a matrix of that many rows."""
     from explorer.core.errors import ExplorerError
-    from explorer.core.model.tokenizer import load_tokenizer
+    from explorer.core.model.tokenizer import load_tokenizer, tokenizer_at
     from explorer.core.tokenizer.vocab_table import VocabTable
 
     # Not niced (see TokenizerService): it holds no lock the window needs, and its thread pools
     # leave a core (tuning.background_env).
     try:
-        info, warnings = load_tokenizer(path, tensor=tensor)
+        info, warnings = (
+            tokenizer_at(path, rows) if rows is not None else load_tokenizer(path, tensor=tensor)
+        )
     except ExplorerError as e:
         write_message(out, {"op": "error", "message": str(e)})
         return 2
@@ -127,7 +134,9 @@ def serve(path: str, tensor: str | None, inp: BinaryIO, out: BinaryIO) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
     out = reply_channel()
-    return serve(args[0], args[1] if len(args) > 1 and args[1] else None, sys.stdin.buffer, out)
+    tensor = args[1] if len(args) > 1 and args[1] else None
+    rows = int(args[2]) if len(args) > 2 else None
+    return serve(args[0], tensor, sys.stdin.buffer, out, rows)
 
 
 if __name__ == "__main__":

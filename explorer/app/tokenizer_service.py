@@ -33,13 +33,17 @@ class TokenizerService:
     """One child process answering encode requests; safe to call from several worker threads.
     If the child dies, the next request starts a new one (the vocabulary is not sent again)."""
 
-    def __init__(self, path: str | Path, tensor: str | None = None):
+    def __init__(self, path: str | Path, tensor: str | None = None, rows: int | None = None):
+        """The tokenizer of the model at `path`; with `rows`, the tokenizer at `path` itself (a
+        tokenizer.json, a folder or a GGUF) for a matrix of that many rows."""
         command = [sys.executable, "-m", "explorer.app.tokenizer_process", str(path)]
         self._lock = threading.Lock()
         self._closed = False
         # Not niced (unlike the index builder): on a busy machine a niced load waits behind every
         # other process (a 2 s open took over 30 s at load 11), and the window waits for it.
-        self._child = Child([*command, tensor or ""], niced=False)
+        self._child = Child(
+            [*command, tensor or "", *([str(rows)] if rows is not None else [])], niced=False
+        )
 
     def _first_message(self) -> Message:
         try:

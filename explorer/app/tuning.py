@@ -14,8 +14,9 @@
 * The errand thread (settings writes, reaping an old child) starts here, not on the GUI thread
   later: starting a thread waits for it to run (`explorer/app/errands.py`).
 * numba's start (its CPU target, the scan kernels from its cache: ~0.7 s, much of it holding
-  the GIL) and the fast index's modules happen on the GUI thread before the window shows
-  (`start_kernels`), not on a worker later, where they froze the window for ~120 ms at a time.
+  the GIL; seconds on a frozen app's first launch, which unpacks LLVM) waits until the window
+  has drawn its first frame, then runs on the warm-up worker (`start_kernels`): the window may
+  stutter for ~120 ms at a time while it imports, but it is on screen at once.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ def tune_process() -> None:
     sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
     errands.start_threads()
     limit_blas_threads()
-    start_kernels()
     freeze_long_lived()  # the start-up's ~240k objects: full passes took 60-80 ms as a model opened
 
 
@@ -61,21 +61,12 @@ def gc_off_while_starting() -> Iterator[None]:
         gc.enable()
 
 
-def numba_loads_quickly() -> bool:
-    """False on a frozen app's first launch, whose first numba import unpacks LLVM for seconds
-    (packaging/rthook_llvmlite_unpack.py sets the variable): the window must not wait for that."""
-    return not os.environ.get("EMBEDDING_EXPLORER_UNPACK_LLVM")
-
-
 def start_kernels() -> None:
-    """Start numba and load the search kernels now, unless that means unpacking LLVM (then the
-    first job that needs them does it on its worker). The fast index's modules too (~20 ms):
-    imported by the neighbours job as a model opened, they held the GIL while the window
-    showed the model."""
-    if numba_loads_quickly():
-        from explorer.core.search import exact as search_exact
+    """Start numba and load the search kernels (a job for the warm-up worker, after the window's
+    first frame): a search that comes first loads them on its own worker."""
+    from explorer.core.search import exact as search_exact
 
-        search_exact.warm_up()
+    search_exact.warm_up()
 
 
 def limit_blas_threads() -> None:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from explorer import __version__
 from explorer.cli import common
 from explorer.core.errors import ExplorerError, one_line
+from explorer.core.model.files import DEMO
 
 # command name -> module under explorer.cli
 COMMAND_MODULES = {
@@ -71,7 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = args_list[0] if args_list else None
     if first is None or (first not in COMMANDS and first not in ("-h", "--help", "--version")):
-        if first is not None and not first.startswith("-") and not os.path.exists(first):
+        if (
+            first is not None
+            and not first.startswith("-")
+            and not os.path.exists(first)
+            and first != DEMO
+        ):
             # a typo such as `infoo` should not open a window that then fails
             return common.fail(
                 f"{first!r} is neither a command ({', '.join(sorted(COMMANDS))}) "

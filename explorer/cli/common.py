@@ -15,6 +15,7 @@ import numpy as np
 from explorer.core.context import JobContext
 from explorer.core.errors import ExplorerError, one_line
 from explorer.core.model.embedding import EmbeddingModel
+from explorer.core.model.files import MODEL_KINDS
 from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
 
@@ -24,30 +25,43 @@ def add_model_options(p: argparse.ArgumentParser, json_flag: bool = True) -> Non
         "-m",
         "--model",
         metavar="PATH",
-        help="model folder, .safetensors or .safetensors.index.json (default: built-in demo)",
+        help=f"{MODEL_KINDS}, or `demo` (default: the built-in demo)",
     )
     p.add_argument("--tensor", metavar="NAME", help="embedding tensor name (overrides detection)")
+    p.add_argument(
+        "-t",
+        "--tokenizer",
+        metavar="PATH",
+        help="read the rows through this tokenizer (a tokenizer.json, a folder or a .gguf) "
+        "instead of the model's own, and check that it belongs to them",
+    )
     if json_flag:
         p.add_argument("--json", action="store_true", help="print JSON to stdout")
 
 
-def load_model(args: argparse.Namespace, tokenizer: bool = True) -> EmbeddingModel:
-    return open_model(args.model or demo_model_dir(), tensor=args.tensor, tokenizer=tokenizer)
+def load_model(
+    args: argparse.Namespace, tokenizer: bool = True, warn: bool = True
+) -> EmbeddingModel:
+    """The model of `-m` (default: the demo); with `-t`, read through that tokenizer, checked
+    (`warn`: a mismatch is a line on stderr; else it is among the model's warnings only)."""
+    other = getattr(args, "tokenizer", None)
+    model = open_model(
+        args.model or demo_model_dir(), tensor=args.tensor, tokenizer=tokenizer and not other
+    )
+    if other:
+        with_tokenizer(model, other, warn)
+    return model
 
 
-def label_of(model: EmbeddingModel, token_id: int) -> str:
-    """`model.label(token_id)` for one id, without building the whole vocabulary's labels
-    (0.3 s for 30k tokens, which a one-row command should not pay)."""
-    tok = model.tokenizer
-    if tok is None:
-        return model.label(token_id)
-    from explorer.core.tokenizer.tokens import TokenizerInfo  # loaded already: the model has one
+def with_tokenizer(model: EmbeddingModel, path: str, warn: bool = True) -> None:
+    """`model` read through the tokenizer at `path`, checked against its rows; a mismatch is one
+    warning line on stderr (`warn`)."""
+    from explorer.core.model.tokenizer import tokenizer_at
 
-    assert isinstance(tok, TokenizerInfo)  # the CLI loads it in-process
-    piece = tok.tokenizer.id_to_token(token_id) if 0 <= token_id < tok.vocab_size else None
-    if piece is None:  # ids beyond the vocabulary or holes in it: the general path
-        return model.label(token_id)
-    return tok.piece_text(token_id, piece)
+    model.use_tokenizer(*tokenizer_at(path, model.rows))
+    verdict = model.check_tokenizer()
+    if warn and verdict is not None and verdict.warning and sys.stderr is not None:
+        sys.stderr.write(f"embedding-explorer: warning: {verdict.warning}\n")
 
 
 def used_rows(model: EmbeddingModel) -> np.ndarray:

@@ -21,7 +21,7 @@ def register(sub) -> None:
         action="append",
         metavar="PATH",
         required=True,
-        help="a model (give -m twice: A then B)",
+        help="a model (give -m twice: A then B): a path, or `demo` for the built-in demo",
     )
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--token", metavar="TEXT", help="a token's text in A, or #id")

@@ -28,6 +28,13 @@ def register(sub) -> None:
     )
     p.add_argument("--tensor", metavar="NAME", help="embedding tensor name (overrides detection)")
     p.add_argument(
+        "-t",
+        "--tokenizer",
+        metavar="PATH",
+        help="read the rows through this tokenizer (a tokenizer.json, a folder or a .gguf) "
+        "instead of the model's own, and check that it belongs to them",
+    )
+    p.add_argument(
         "--screenshot",
         metavar="FILE.png",
         help="save a PNG of the whole window once every job is done, then exit "

@@ -46,18 +46,16 @@ def run(args: argparse.Namespace) -> int:
         from explorer.core.errors import AnalysisError
 
         raise AnalysisError(f"-k must be from 1 to 10000, not {args.k}")
-    result = head.head_cosine(model).as_dict()
+    cos_result = head.head_cosine(model)
+    result = cos_result.as_dict()
     if token_id is not None:
         result.update(head.token_view(model, token_id, args.k).as_dict())
     if args.json:
         print_json(result)
         return 0
-    lines = []
-    if result["tied"]:
-        lines.append(f"{model.path.name}: the output head is tied — it is the embedding matrix E.")
-    else:
+    lines = [cos_result.statement(model.path.name)]
+    if not cos_result.tied:
         c = result["cosine"]
-        lines.append(f"{model.path.name}: separate output head {model.output_tensor}")
         lines.append(
             f"cosine(E[i], U[i]) over {model.rows:,} tokens: mean {c['mean']:.4f}, "
             f"median {c['median']:.4f}, min {c['min']:.4f}, max {c['max']:.4f}"
@@ -68,10 +66,12 @@ def run(args: argparse.Namespace) -> int:
         tok = result["token"]
         lines.append(f"token {tok['text']} (#{tok['id']}), cosine(E[t], U[t]) = {tok['score']:.4f}")
         lines += _rows("neighbours in E (cosine):", result["neighbors_input"])
-        if not result["tied"]:
+        if not cos_result.tied:
             lines += _rows("neighbours in U (cosine):", result["neighbors_output"])
             lines.append(f"overlap: {result['overlap']} of {args.k}")
-        what = "E[t]·Eᵀ (tied)" if result["tied"] else "E[t]·Uᵀ"
+        what = "E[t]·Uᵀ"
+        if cos_result.tied:
+            what = "E[t]·Eᵀ (as if tied)" if cos_result.no_head else "E[t]·Eᵀ (tied)"
         lines += _rows(f"direct path, top logits of {what}:", result["direct_path"])
     sys.stdout.write("\n".join(lines) + "\n")
     return 0

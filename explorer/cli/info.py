@@ -15,9 +15,11 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = load_model(args)
+    model = load_model(args, warn=False)  # the warnings are part of what info prints
     used_rows(model)
     model.check_head()  # every row of a stored head, not only the sampled ones
+    if model.tokenizer_match is None:  # -t checked it already
+        model.check_tokenizer()
     info = model.info()
     if args.json:
         print_json(info)
@@ -36,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
         f"output head {info['output_tensor'] or '-'}  tied: {tied}  ({info['head']})",
         f"tokenizer   {tok}"
         + (f", {info['unused_rows']} unused rows" if info["unused_rows"] else ""),
+        *([f"            {model.tokenizer_match.sentence}"] if model.tokenizer_match else []),
         *(f"warning     {w}" for w in info["warnings"]),
     ]
     print("\n".join(lines))

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
+from explorer.api.model import Model
 from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model, print_json
-from explorer.core.search.neighbors import (
-    MAX_K,
-    METRICS,
-    NeighborSearcher,
-    query_for_expression,
-    query_for_ids,
-    query_for_text,
-)
-from explorer.core.tokenizer.text import parse_token_ref
+from explorer.core.search.neighbors import MAX_K, METRICS, query_for_expression, query_for_text
+
+if TYPE_CHECKING:
+    from explorer.core.search.queries import Query
 
 
 def register(sub) -> None:
@@ -63,35 +60,34 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = load_model(args)
+    model = Model(load_model(args))
+    query: int | str | Query
     if args.id is not None:
-        query = query_for_ids(model, [args.id])
+        query = args.id
     elif args.token is not None:
-        query = query_for_ids(model, [parse_token_ref(args.token, model.tokenizer)])
+        query = model.token_id(args.token)  # exactly one token, unlike an expression's term
     elif args.text is not None:
-        query = query_for_text(model, args.text)
+        query = query_for_text(model.core, args.text)  # a phrase even if it holds + or -
     else:
-        query = query_for_expression(model, args.expr)
-    searcher = NeighborSearcher(model)
+        query = query_for_expression(model.core, args.expr)  # its hint is printed below
     if args.fast:
-        searcher.build_fast_index()
-    elif not args.exact:
-        searcher.load_cached_fast_index()  # never build one for a single query
-    result = searcher.search(
+        model.searcher().build_fast_index()
+    result = model.neighbors(
         query,
         k=args.k,
         metric=args.metric,
         include_query=args.include_query,
         exact=True if args.exact else (False if args.fast else None),
     )
-    tok = model.tokenizer
-    rows = []
-    for token_id, score in zip(result.ids.tolist(), result.scores.tolist(), strict=True):
-        piece = tok.piece(token_id) if tok is not None else None
-        row = {"id": token_id, "piece": piece, "text": model.label(token_id), "score": score}
-        if model.is_unused(token_id):
+    rows: list[dict] = []
+    for n in result:
+        row: dict = {"id": n.id, "piece": n.piece, "text": n.text, "score": n.score}
+        if n.unused:
             row["unused"] = True
         rows.append(row)
+    hint = getattr(query, "hint", None)
+    if hint:
+        sys.stderr.write(f"hint: {hint}\n")
     if result.skipped:
         sys.stderr.write(
             f"note: {result.skipped} rows that are all zeros or hold NaN/inf were left out\n"
@@ -99,11 +95,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
         return 0
-    kind = result.path_label
-    if args.fast and result.path != "fast":
+    kind = result.how
+    if args.fast and result.exact:
         sys.stderr.write(f"note: answered exactly: {result.note}\n")
     score_name = {"cosine": "cosine", "dot": "dot", "l2": "distance"}[args.metric]
-    print(f"neighbours of {query.description}  ({args.metric}, {kind})")
+    print(f"neighbours of {result.query}  ({args.metric}, {kind})")
     width = max([len(r["text"]) for r in rows] + [5])
     print(f"{'rank':>4}  {'token':<{width}}  {'id':>8}  {score_name:>9}")
     for rank, r in enumerate(rows, 1):

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from explorer.api.model import Model
+from explorer.api.results import Tokens
 from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model, print_json
 from explorer.core.errors import TokenError
@@ -50,13 +52,9 @@ def run(args: argparse.Namespace) -> int:
     if (args.text is None) == (args.file is None):
         raise TokenError("give either TEXT or --file FILE")
     texts = list(_lines(args.file)) if args.file is not None else None  # bad file: fail early
-    model = load_model(args)
-    if model.tokenizer is None:
-        raise TokenError(
-            f"{model.path}: no tokenizer.json beside the model, so text cannot be tokenized"
-        )
+    model = Model(load_model(args))
     if texts is None:
-        tokens = model.tokenizer.encode(args.text, special=args.special)
+        tokens = model.tokenize(args.text, special=args.special)
         if args.json:
             print_json([t.as_dict() for t in tokens])
             return 0
@@ -64,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{len(tokens)} tokens, {len(args.text) / max(1, len(tokens)):.2f} characters/token")
         return 0
     for number, text in enumerate(texts, start=1):
-        tokens = model.tokenizer.encode(text, special=args.special) if text else []
+        tokens = model.tokenize(text, special=args.special) if text else Tokens()
         if args.json:
             print_json({"line": number, "text": text, "tokens": [t.as_dict() for t in tokens]})
         else:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
+from explorer.api.model import Model
 from explorer.cli import args as args_
-from explorer.cli.common import add_model_options, json_safe, label_of, load_model, print_json
+from explorer.cli.common import add_model_options, json_safe, load_model, print_json
 from explorer.core.errors import ExplorerError
-from explorer.core.tokenizer.text import parse_token_ref
 
 FORMATS = ("json", "csv", "npy")
 
@@ -52,14 +52,13 @@ def _csv(values: np.ndarray) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = load_model(args)
-    ref = args.id if args.id is not None else parse_token_ref(args.token, model.tokenizer)
-    token_id = model.check_id(ref)
-    values = model.vector(token_id)
+    model = Model(load_model(args))
+    token_id = model.token_id(args.id if args.id is not None else args.token)
+    values = model.row(token_id)
     fmt = _format(args)
     obj = {
         "id": token_id,
-        "label": label_of(model, token_id),
+        "label": model.label(token_id),
         "dtype": model.dtype,
         "values": values.astype(float).tolist(),
     }

@@ -83,7 +83,8 @@ def test_compare_head(untied, tmp_path):
     out = run_cli("compare-head", "-m", str(folder), "--json", cache=tmp_path)
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
-    assert set(d) == {"tied", "cosine", "extremes"} and d["tied"] is False
+    assert set(d) == {"tied", "shown_as_tied", "head", "cosine", "extremes"}
+    assert d["tied"] is False and d["head"].startswith("untied")
     e64, u64 = e.astype(np.float64), u.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         cos = (e64 * u64).sum(1) / (np.linalg.norm(e64, axis=1) * np.linalg.norm(u64, axis=1))
@@ -98,7 +99,13 @@ def test_compare_head(untied, tmp_path):
     ].tolist()
     tied = run_cli("compare-head", "--token", "cat", "-k", "3", "--json", cache=tmp_path)
     t = json.loads(tied.stdout)
-    assert t["tied"] is True and t["cosine"] is None and t["direct_path"][0]["text"] == "cat"
+    assert t["shown_as_tied"] is True and t["cosine"] is None
+    assert t["direct_path"][0]["text"] == "cat"
+    # the demo (an encoder) has no head: one answer, in the same words as `info`
+    info = json.loads(run_cli("info", "--json", cache=tmp_path).stdout)
+    assert t["tied"] is info["tied"] is None and t["head"] == info["head"]
+    text = run_cli("compare-head", cache=tmp_path).stdout
+    assert info["head"] in text and "shown as if tied" in text and "is tied" not in text
     bad = run_cli("compare-head", "-m", str(folder), "--id", "999999")
     assert bad.returncode == 2 and "out of range" in bad.stderr
 

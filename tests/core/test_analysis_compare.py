@@ -23,12 +23,13 @@ def _model_b(tmp_path, kind="bpe", vocab=300, dim=16):
     return open_model(folder), matrix
 
 
-def _cos_top(m, q, k):
+def _cos_top(m, q, k, hide=()):
     m = m.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         cos = m @ m[q] / (np.linalg.norm(m, axis=1) * np.linalg.norm(m[q]))
     cos = np.where(np.isfinite(cos), cos, -np.inf)
     cos[q] = -np.inf
+    cos[np.asarray(hide, dtype=np.int64)] = -np.inf  # rows the other model cannot align
     return np.lexsort((np.arange(len(cos)), -cos))[:k].tolist()
 
 
@@ -60,7 +61,8 @@ def test_neighbors_overlap_and_jaccard_equal_numpy(pair):
     t = a.tokenizer.find(" cat")
     result = compare.compare_neighbors(a, b, t, k=8, alignment=align)
     j = align.to_b(t)
-    top_a, top_b = _cos_top(ea, t, 8), _cos_top(eb, j, 8)
+    top_a = _cos_top(ea, t, 8, np.flatnonzero(align.a_to_b < 0))
+    top_b = _cos_top(eb, j, 8, np.flatnonzero(align.b_to_a < 0))
     assert [r.id for r in result.a] == top_a and [r.id for r in result.b] == top_b
     mapped = {int(align.a_to_b[i]) for i in top_a if align.a_to_b[i] >= 0}
     both = len(mapped & set(top_b))
@@ -94,3 +96,27 @@ def test_overlap_distribution_agrees_with_single_comparisons(pair):
     d = dist.as_dict()
     assert sum(d["histogram"]["counts"]) == len(dist.ids)
     assert d["mean_overlap"] == pytest.approx(dist.overlaps.mean())
+
+
+def test_rows_beyond_the_tokenizer_are_in_neither_list(tmp_path):
+    """Rows no token of the other model can align with never count against the overlap."""
+    src = tmp_path / "tok.json"
+    make_bpe_tokenizer(src, vocab_size=300)
+    vocab = Tokenizer.from_file(str(src)).get_vocab_size(with_added_tokens=True)
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((vocab, 16)).astype(np.float32)
+    extra = 20
+    padded = np.concatenate([base, np.zeros((extra, 16), np.float32)])
+    tok_a = Tokenizer.from_file(str(src))
+    t = tok_a.token_to_id("cat") or tok_a.encode("cat").ids[0]
+    padded[vocab:] = base[t] + 0.01 * rng.standard_normal((extra, 16))  # nearest to t, unaligned
+    write_model(tmp_path / "a", matrix=padded, tokenizer=src)
+    write_model(tmp_path / "b", matrix=base, tokenizer=src)
+    a, b = open_model(tmp_path / "a"), open_model(tmp_path / "b")
+    assert a.unused_rows == extra
+    result = compare.compare_neighbors(a, b, t, k=8)
+    assert all(r.id < vocab for r in result.a)
+    assert result.overlap == 8  # the same rows in both models: every neighbour shared
+    assert [r.id for r in result.a] == _cos_top(base, t, 8)
+    dist = compare.overlap_distribution(a, b, sample=20, k=5)
+    assert (dist.overlaps == 5).all()

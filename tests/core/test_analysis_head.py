@@ -65,7 +65,13 @@ def test_tied_head_says_so_and_uses_e_for_the_direct_path(tmp_path):
     folder, e, _ = planted_model(tmp_path / "m", "BF16", tied=True)
     model = open_model(folder)
     d = head.head_cosine(model).as_dict()
-    assert d == {"tied": True, "cosine": None, "extremes": []}
+    assert d == {
+        "tied": True,
+        "shown_as_tied": True,
+        "head": model.head.words,
+        "cosine": None,
+        "extremes": [],
+    }
     t = model.tokenizer.find(" cat")
     view = head.token_view(model, t, k=5)
     e64 = e.astype(np.float64)

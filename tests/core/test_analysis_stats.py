@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -82,9 +83,13 @@ def test_kernel_and_block_paths_agree(tmp_path):
     model = open_model(folder)
     kernel = streaming_pass(model)
     bf16 = model.matrix
-    model.matrix = bf16.astype(np.float32)  # same values: the kernel on decoded float32 blocks
+    model.matrix = bf16.view(ml_dtypes.bfloat16).astype(
+        np.float32
+    )  # same values: the kernel on decoded float32 blocks
     decoded = streaming_pass(model)
-    model.matrix = bf16.astype(np.float64)  # same values: the numpy path (float64 input)
+    model.matrix = bf16.view(ml_dtypes.bfloat16).astype(
+        np.float64
+    )  # same values: the numpy path (float64 input)
     blocks = streaming_pass(model)
     for other in (decoded, blocks):
         np.testing.assert_array_equal(kernel.sq, other.sq)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.core.errors import ModelFormatError, PickleRefusedError
+from explorer.core.errors import ModelFormatError
 from explorer.core.model.open import open_model
 from explorer.core.model.tokenizer import load_tokenizer
 from tests.support.models import random_matrix, stored, write_gguf, write_model
@@ -58,6 +58,6 @@ def test_no_tokenizer_and_bad_paths(tmp_path):
     assert load_tokenizer(tmp_path / "bare", rows=64) == (None, [])
     with pytest.raises(ModelFormatError, match="no such file"):
         load_tokenizer(tmp_path / "missing")
-    (tmp_path / "model.bin").write_bytes(np.zeros(4).tobytes())
-    with pytest.raises(PickleRefusedError):
+    (tmp_path / "model.bin").write_bytes(np.zeros(4).tobytes())  # a .bin, but no pickle
+    with pytest.raises(ModelFormatError, match="not a model file"):
         load_tokenizer(tmp_path / "model.bin")

@@ -11,7 +11,6 @@ import pytest
 
 from explorer.core.context import JobContext
 from explorer.core.errors import Cancelled, ExplorerError, TokenError
-from explorer.core.model.formats.safetensors import DTYPES
 from explorer.core.model.open import open_model
 from explorer.core.search import exact as search_exact
 from explorer.core.search.fast import KIND
@@ -24,6 +23,7 @@ from explorer.core.search.neighbors import (
     query_for_vector,
 )
 from tests.support.jobs import Recorder
+from tests.support.models import NUMPY_DTYPES
 from tests.support.models import write_model as write_files
 from tests.support.tokenizers import word_tokenizer
 
@@ -49,7 +49,7 @@ def write_model(
 ) -> Path:
     """The embedding alone in `dtype`, with a tokenizer of WORDS split at whitespace only."""
     words = word_tokenizer(WORDS, specials=["[UNK]"], split_punctuation=False)
-    stored = np.asarray(matrix).astype(DTYPES[dtype])
+    stored = np.asarray(matrix).astype(NUMPY_DTYPES[dtype])
     write_files(folder, matrix=stored, tokenizer=words if tokenizer else None, layers=False)
     return folder
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -207,13 +208,13 @@ def test_build_decodes_bf16_blocks_exactly_into_one_reused_buffer(slice_model):
     from explorer.core.search import build as search_build
 
     model = slice_model
-    assert model.matrix.dtype.name == "bfloat16"
+    assert model.dtype == "BF16" and model.matrix.dtype.itemsize == 2
     decode = search_build.decoder(model)
     buf = np.full((64, model.dim), np.nan, np.float32)
     for start, stop in ((0, 64), (100, 130)):
         rows = decode(start, stop, buf)
         assert np.shares_memory(rows, buf) and rows.shape == (stop - start, model.dim)
-        want = np.asarray(model.matrix[start:stop]).astype(np.float32)
+        want = np.asarray(model.matrix[start:stop]).view(ml_dtypes.bfloat16).astype(np.float32)
         np.testing.assert_array_equal(rows.view(np.uint32), want.view(np.uint32))  # bit-exact
 
 

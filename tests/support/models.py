@@ -17,7 +17,7 @@ import numpy as np
 from gguf import GGMLQuantizationType as T
 from tokenizers import Tokenizer
 
-from explorer.core.model.formats.safetensors import DTYPES, write_safetensors
+from explorer.core.model.formats.safetensors import write_safetensors
 from tests.support.tokenizers import (
     WORDS,
     bert_words,
@@ -28,7 +28,17 @@ from tests.support.tokenizers import (
 TENSOR = "model.embed_tokens.weight"
 # the safetensors dtypes test data is built in: every float one, and two integer ones
 NUMPY_DTYPES: dict[str, np.dtype] = {
-    name: DTYPES[name] for name in ("F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2", "I64", "I32")
+    name: np.dtype(t)
+    for name, t in (
+        ("F64", "<f8"),
+        ("F32", "<f4"),
+        ("F16", "<f2"),
+        ("BF16", ml_dtypes.bfloat16),
+        ("F8_E4M3", ml_dtypes.float8_e4m3fn),
+        ("F8_E5M2", ml_dtypes.float8_e5m2),
+        ("I64", "<i8"),
+        ("I32", "<i4"),
+    )
 }
 
 

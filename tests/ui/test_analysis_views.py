@@ -230,6 +230,8 @@ def test_head_view_without_a_head_in_the_files_says_so(qtbot, tmp_path):
     activate(qtbot, controller)
     assert state.model.tied is None
     assert "No output head in these files" in view.banner.text()
+    assert state.model.head.words in view.banner.text()  # the words `info` and the CLI use
+    assert "as if tied" in view.titles[1].text() and "1 (as if tied)" in view.token.text()
     e = matrix.astype(np.float64)
     assert view.direct.source.ids == list(np.argsort(-(e[9] @ e.T))[:4])
 

@@ -1,7 +1,6 @@
-"""numba starts on the GUI thread before the window shows (later, on a worker, it froze the
-window in ~120 ms stretches), except on a frozen app's first launch, whose first numba import
-unpacks LLVM for seconds (packaging/rthook_llvmlite_unpack.py): then the window leaves every
-numba import to its workers, so that the first window never waits for it."""
+"""The first frame comes first: a splash before the window's own imports, and the window before
+numba, scikit-learn and umap-learn, which load afterwards on a worker, never on the GUI thread
+(they take seconds on a fresh install), as does the model the window opens."""
 
 from __future__ import annotations
 
@@ -13,57 +12,72 @@ import sys
 SCRIPT = r"""
 import builtins, json, os, sys, threading, time
 
-importers = []  # for every `import numba` statement: made on the GUI thread?
+HEAVY = ("numba", "sklearn", "umap", "scipy", "tokenizers")
+seen = {"numba_importers": []}  # for every `import numba` statement: on the GUI thread?
 plain_import = builtins.__import__
 
 def spy(name, *args, **kwargs):  # sees cached imports too, which wait on a worker's import
     if name == "numba" or name.startswith("numba."):
-        importers.append(threading.current_thread() is threading.main_thread())
+        seen["numba_importers"].append(threading.current_thread() is threading.main_thread())
     return plain_import(name, *args, **kwargs)
 
 builtins.__import__ = spy
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
-from explorer.app import tuning
-from explorer.app.state import AppState
-from explorer.core.resources import demo_model_dir
-from explorer.ui.window.main_window import MainWindow
 
-tuning.tune_process()
-app = QApplication([])
-window = MainWindow(AppState(), QSettings(), persist=False, warm_up=True)
-window.open_path(str(demo_model_dir()))
-window.token_pane.set_text("The cat sat on the mat")
-window.show()
-start = time.monotonic()
-while time.monotonic() < start + 120 and (not importers or time.monotonic() < start + 3):
-    app.processEvents()
-    time.sleep(0.01)
-print(json.dumps(importers))
-sys.stdout.flush()
-os._exit(0)  # the warm-up may still be compiling; this test is only about who imports
+from explorer.ui.window import splash
+show_splash = splash.show_splash
+
+def spied_splash(app):
+    seen["window_imported_before_splash"] = "explorer.ui.window.main_window" in sys.modules
+    shown = show_splash(app)
+    from explorer.ui.window import main_window
+
+    global plain_show
+    plain_show = main_window.MainWindow.show
+    main_window.MainWindow.show = show
+    return shown
+
+splash.show_splash = spied_splash
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+def finish(window):
+    seen["model_opened"] = window.state.model is not None
+    seen["splash_closed"] = not any(
+        w.isVisible() and w.windowTitle().endswith("(starting)")
+        for w in QApplication.topLevelWidgets()
+    )
+    print(json.dumps(seen))
+    sys.stdout.flush()
+    os._exit(0)  # the warm-up may still be compiling; this test is only about the order
+
+def show(window):
+    seen["heavy_at_show"] = sorted({m.split(".")[0] for m in sys.modules} & set(HEAVY))
+    seen["model_at_show"] = window.state.model is not None
+    plain_show(window)
+    start = time.monotonic()
+    def poll():
+        done = seen["numba_importers"] and window.state.model is not None
+        if done or time.monotonic() > start + 240:
+            finish(window)
+        QTimer.singleShot(20, poll)
+    QTimer.singleShot(0, poll)
+
+from explorer.cli import main
+main(["gui"])
 """
 
 
-def numba_importers(tmp_path, first_launch: bool) -> list[bool]:
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "config"))
-    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
-    env.pop("EMBEDDING_EXPLORER_UNPACK_LLVM", None)
-    if first_launch:  # what the runtime hook sets when LLVM is not unpacked yet
-        env["EMBEDDING_EXPLORER_UNPACK_LLVM"] = "1"
+def test_the_window_shows_before_the_heavy_imports_and_the_model(tmp_path):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path))
+    env |= {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     proc = subprocess.run(
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300, env=env
     )
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def test_first_launch_leaves_numba_to_the_workers(tmp_path):
-    importers = numba_importers(tmp_path, first_launch=True)
-    assert importers, "the map's warm-up never imported numba"  # the spy sees imports
-    assert not any(importers), "the GUI thread imported numba on a first launch"
-
-
-def test_later_launches_start_numba_before_the_window_shows(tmp_path):
-    importers = numba_importers(tmp_path, first_launch=False)
-    assert importers and importers[0], "numba was first imported on a worker"
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["window_imported_before_splash"] is False
+    assert seen["heavy_at_show"] == [] and seen["model_at_show"] is False, seen
+    assert seen["model_opened"] and seen["splash_closed"], seen
+    assert seen["numba_importers"], "the warm-up never imported numba"  # the spy sees imports
+    assert not any(seen["numba_importers"]), "the GUI thread imported numba"

@@ -14,6 +14,7 @@ from explorer.app import tuning
 from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import LaneSpec
 from explorer.app.state import AppState
+from explorer.core.context import JobContext
 from explorer.core.map import pipeline as map_layout
 from explorer.core.map import whole
 from explorer.core.map.pipeline import MapData, MapRequest
@@ -106,14 +107,12 @@ class MapController(FeatureController):
         self.state.statusMessage.emit("Map cancelled")
 
     def warm_up(self) -> None:
-        """Compile umap-learn in the background, once per process (idempotent)."""
+        """Load numba's search kernels and what a map needs, and compile umap-learn, on the
+        background lane, once per process (idempotent). The window calls this after its first
+        frame: these imports take seconds on a fresh install."""
         if _warmed or self.warm_lane.busy:
             return
-        map_layout.preload()  # on this (GUI) thread: the window calls this before it is shown
-        # what the imports made lives as long as the process: out of the cyclic GC's full passes,
-        # which the compiling worker would otherwise run over it, holding the GIL for long
-        tuning.freeze_long_lived()
-        self.warm_lane.submit(map_layout.warm_up, label="Compiling UMAP", on_result=_set_warmed)
+        self.warm_lane.submit(_warm_up, label="Loading the kernels", on_result=_set_warmed)
 
     def model_changed(self, model: EmbeddingModel) -> None:
         self._set_busy(False)
@@ -142,6 +141,16 @@ class MapController(FeatureController):
     def _set_busy(self, busy: bool) -> None:
         self.running = busy
         self.busyChanged.emit(busy)
+
+
+def _warm_up(ctx: JobContext) -> bool:
+    tuning.start_kernels()
+    ctx.check()
+    map_layout.preload()
+    # what the imports made lives as long as the process: out of the cyclic GC's full passes,
+    # which the compiling worker would otherwise run over it, holding the GIL for long
+    tuning.freeze_long_lived()
+    return map_layout.warm_up(ctx)
 
 
 def _set_warmed(_done: object) -> None:

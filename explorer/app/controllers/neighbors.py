@@ -41,6 +41,7 @@ class Neighbors:
     result: NeighborResult
     model: EmbeddingModel
     hidden: int = 0  # unused rows left out of `result` (they ranked among the top k)
+    hint: str | None = None  # a better way to ask (for a typed expression)
 
 
 def is_placeholder(model: EmbeddingModel, token_id: int) -> bool:
@@ -78,7 +79,7 @@ def search_neighbors(
     hidden = 0
     if hide_unused:
         result, hidden = without_placeholders(model, result, k)
-    return Neighbors(ids, query.description, result, model, hidden)
+    return Neighbors(ids, query.description, result, model, hidden, query.hint)
 
 
 def build_index(searcher: NeighborSearcher, ctx: JobContext) -> bool:
@@ -223,6 +224,8 @@ class NeighborsController(FeatureController):
             return
         self.latest = found
         self.resultsReady.emit(found)
+        if found.hint:
+            self.state.statusMessage.emit(f"Hint: {found.hint}")
 
     def _failed(self, error: BaseException) -> None:
         self.searching.emit(False)

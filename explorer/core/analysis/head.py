@@ -52,13 +52,26 @@ class HeadCosine:
     lowest: list[TokenScore]
     highest: list[TokenScore]
     cached: bool = False
+    no_head: bool = False  # no output head in the files (an encoder, word vectors): as if tied
+    words: str = ""  # what `info` and the model panel say about the head
+
+    def statement(self, name: str) -> str:
+        """One sentence on the head, the same in `compare-head` as in `info` and the Head tab."""
+        if self.no_head:
+            return f"{name}: {self.words} — shown as if tied (U = E)."
+        if self.tied:
+            return f"{name}: the output head is tied — it is the embedding matrix E."
+        return f"{name}: separate output head {self.output_tensor}"
 
     def as_dict(self) -> dict:
-        """{"tied", "cosine": {mean, median, min, max, histogram} or null when tied, "extremes"}."""
+        """{"tied" (null: no head in the files, as `info` says), "shown_as_tied", "head",
+        "cosine": {mean, median, min, max, histogram} or null when tied, "extremes"}."""
         extremes = [dict(t.as_dict(), end="lowest") for t in self.lowest]
         extremes += [dict(t.as_dict(), end="highest") for t in self.highest]
         return {
-            "tied": self.tied,
+            "tied": None if self.no_head else self.tied,
+            "shown_as_tied": self.tied,
+            "head": self.words,
             "cosine": None if self.cosine is None else summary(self.cosine),
             "extremes": extremes,
         }
@@ -114,7 +127,10 @@ def head_cosine(
     """The per-token cosine between E and U over the vocabulary (nothing to compute when tied)."""
     if is_tied(model):
         ctx.progress(1.0)
-        return HeadCosine(True, model.output_tensor, None, [], [])
+        no_head = model.tied is None and model.output_tensor is None
+        return HeadCosine(
+            True, model.output_tensor, None, [], [], no_head=no_head, words=model.head.words
+        )
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     params = {"version": 1, "output": model.output_tensor}
     arrays = cached.load(model, CACHE_KIND, params, root) if use_cache else None
@@ -134,6 +150,7 @@ def head_cosine(
         [token_score(model, i, cos[i]) for i in low],
         [token_score(model, i, cos[i]) for i in high],
         cached=from_cache,
+        words=model.head.words,
     )
 
 

@@ -13,7 +13,6 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 
 from explorer.core.analysis import cached, undertrained
@@ -22,11 +21,11 @@ from explorer.core.analysis.dimensions import outlier_dimensions
 from explorer.core.analysis.kinds import TokenKinds, token_kinds
 from explorer.core.cache import default_cache_dir
 from explorer.core.context import NULL_CONTEXT, JobContext
+from explorer.core.model.dtypes import BF16 as _BF16
 
 HISTOGRAM_BINS = 50
 CACHE_KIND = "stats"
 CACHE_VERSION = 1
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 KERNEL_BLOCK_BYTES = 128 << 20  # stored bytes per kernel call: a cancel is seen within ~0.1 s
 
 

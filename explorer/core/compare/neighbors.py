@@ -128,6 +128,15 @@ def _rows(model, ids, scores, to_other: np.ndarray, other_set: set[int]) -> list
     return out
 
 
+def _unaligned(align: VocabAlignment) -> tuple[frozenset[int], frozenset[int]]:
+    """Rows of A and of B with no token of the same bytes in the other model (rows beyond the
+    tokenizer among them): they can never be shared, so neither list shows them."""
+    return (
+        frozenset(np.flatnonzero(align.a_to_b < 0).tolist()),
+        frozenset(np.flatnonzero(align.b_to_a < 0).tolist()),
+    )
+
+
 def compare_neighbors(
     a,
     b,
@@ -145,11 +154,12 @@ def compare_neighbors(
             f"token {a.label(a_id)} (#{a_id}) of the first model has no token with the same "
             "bytes in the second model"
         )
+    hide_a, hide_b = _unaligned(align)
     res_a = NeighborSearcher(a).search(
-        query_for_ids(a, [a_id]), k, exact=True, ctx=ctx.part(0, 0.5)
+        query_for_ids(a, [a_id], hidden=hide_a), k, exact=True, ctx=ctx.part(0, 0.5)
     )
     res_b = NeighborSearcher(b).search(
-        query_for_ids(b, [b_id]), k, exact=True, ctx=ctx.part(0.5, 0.5)
+        query_for_ids(b, [b_id], hidden=hide_b), k, exact=True, ctx=ctx.part(0.5, 0.5)
     )
     overlap, jaccard = _overlap(res_a.ids, res_b.ids, align.a_to_b)
     set_a, set_b = set(res_a.ids.tolist()), set(res_b.ids.tolist())
@@ -203,14 +213,15 @@ def overlap_distribution(
     ids = np.sort(rng.choice(shared, size=min(sample, len(shared)), replace=False))
     ids = ids[_usable(a, ids) & _usable(b, align.a_to_b[ids])]  # cosine needs a non-zero row
     sa, sb = NeighborSearcher(a), NeighborSearcher(b)
+    hide_a, hide_b = _unaligned(align)
     overlaps = np.zeros(len(ids), dtype=np.int64)
     jaccards = np.zeros(len(ids), dtype=np.float64)
     for start in range(0, len(ids), BATCH):
         ctx.check("comparison")
         part = ids[start : start + BATCH]
         done = ctx.part(start / max(1, len(ids)), 0.0)  # the searches: no progress of their own
-        qa = [query_for_ids(a, [int(i)]) for i in part]
-        qb = [query_for_ids(b, [int(align.a_to_b[i])]) for i in part]
+        qa = [query_for_ids(a, [int(i)], hidden=hide_a) for i in part]
+        qb = [query_for_ids(b, [int(align.a_to_b[i])], hidden=hide_b) for i in part]
         ra = sa.search_many(qa, k, exact=True, ctx=done)
         rb = sb.search_many(qb, k, exact=True, ctx=done)
         for n, (x, y) in enumerate(zip(ra, rb, strict=True)):

@@ -24,6 +24,7 @@ from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import ExplorerError
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.model.heads import HeadEvidence
+from explorer.core.tokenizer.match import Verdict
 
 if TYPE_CHECKING:  # twin's kernels import numba (LLVM): only when a twin is made
     from explorer.core.learning.twin import RandomTwin
@@ -115,5 +116,6 @@ def twin_model(
         _handles=[],
         head=HeadEvidence(None, "none: a random twin has no output head"),
         _head_matrix=None,
+        tokenizer_match=Verdict.unchecked("not checked: a random twin's rows are noise by design"),
     )
     return TwinEmbedding(**fields, twin=twin, real=real)

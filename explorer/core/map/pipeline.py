@@ -246,9 +246,8 @@ def clusters_of(
 
 
 def preload() -> None:
-    """Import what a map needs: scikit-learn's k-means and the layout kernels' module. Imports
-    hold the GIL for long stretches (loading shared libraries), so the window does this while
-    it is being built, before it is shown, rather than on a worker while the user works."""
+    """Import what a map needs: scikit-learn's k-means and the layout kernels' module (seconds
+    on a fresh install; the window does it on its warm-up worker after its first frame)."""
     import sklearn.cluster  # noqa: F401
 
     from explorer.core.map import umap as layout  # noqa: F401

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.core.model.dtypes import bf16_to_float32, is_bf16
+
 
 def ggml_type(raw: np.ndarray) -> int | None:
     """The GGML quantisation type of raw GGUF blocks (uint8 tagged by formats.gguf), else None."""
@@ -24,6 +26,8 @@ def decode_rows(raw: np.ndarray) -> np.ndarray:
             return np.zeros((*raw.shape[:-1], raw.shape[-1] // size * block), np.float32)
         plain = np.ascontiguousarray(raw).view(np.uint8)
         return np.asarray(dequantize(plain, GGMLQuantizationType(qtype)), dtype=np.float32)
+    if is_bf16(raw.dtype):
+        return bf16_to_float32(raw)
     if raw.dtype == np.float64:
         return np.array(raw, dtype=np.float64)
     return raw.astype(np.float32)

@@ -24,6 +24,7 @@ from explorer.core.model.heads import HeadEvidence
 from explorer.core.model.tensors import config_value
 
 if TYPE_CHECKING:  # `tokenizers` loads only where a tokenizer is built, never in the window
+    from explorer.core.tokenizer.match import Verdict
     from explorer.core.tokenizer.tokens import TokenizerInfo
     from explorer.core.tokenizer.vocab_table import VocabTokenizer
 
@@ -46,10 +47,29 @@ class EmbeddingModel:
     head: HeadEvidence = field(default_factory=lambda: HeadEvidence(None, "unknown"))
     tokenizer_warnings: list[str] = field(default_factory=list)
     _head_matrix: np.ndarray | None = field(default=None, repr=False)
+    tokenizer_match: Verdict | None = None  # check_tokenizer's verdict, once made
 
     @property
     def warnings(self) -> list[str]:
-        return [*self.head.warnings, *self.tokenizer_warnings]
+        mismatch = self.tokenizer_match.warning if self.tokenizer_match else None
+        return [*self.head.warnings, *self.tokenizer_warnings, *([mismatch] if mismatch else [])]
+
+    def use_tokenizer(
+        self, tokenizer: TokenizerInfo | VocabTokenizer | None, warnings: list[str]
+    ) -> None:
+        """Read the rows through another tokenizer (one from elsewhere); check_tokenizer judges
+        whether it belongs to them."""
+        self.tokenizer, self.tokenizer_warnings, self.tokenizer_match = tokenizer, warnings, None
+        for cached in ("used_rows", "unused_rows"):
+            self.__dict__.pop(cached, None)
+
+    def check_tokenizer(self, ctx: JobContext = NULL_CONTEXT) -> Verdict | None:
+        """Does the tokenizer belong to these rows? Reads a few thousand rows (worker thread);
+        sets `tokenizer_match` (None: no tokenizer)."""
+        from explorer.core.tokenizer.match import check_model
+
+        self.tokenizer_match = check_model(self, ctx=ctx)
+        return self.tokenizer_match
 
     @property
     def tokenizer_source(self) -> str | None:
@@ -184,6 +204,11 @@ class EmbeddingModel:
             "output_tensor": self.output_tensor,
             "tokenizer_vocab_size": self.tokenizer_vocab_size,
             "tokenizer_source": self.tokenizer_source,
+            **(
+                {"tokenizer_match": self.tokenizer_match.as_dict()}
+                if self.tokenizer_match is not None
+                else {}
+            ),
             "unused_rows": self.unused_rows,
             "file_size": self.file_size,
             "files": [str(f) for f in self.files],

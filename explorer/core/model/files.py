@@ -3,16 +3,25 @@ name and shape from the headers (nothing of the matrix is read here)."""
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from explorer.core.errors import ModelFormatError, PickleRefusedError
+from explorer.core.filecheck import open_regular
 from explorer.core.model.formats.jsonfile import load_json
 from explorer.core.model.formats.safetensors import FLOAT_DTYPES, SafetensorsFile, TensorInfo
 from explorer.core.model.tensors import find_embedding
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
+# What opens, for help texts and errors.
+MODEL_KINDS = (
+    "a model folder, .safetensors, .safetensors.index.json or .gguf file, or word vectors "
+    "(.txt/.vec text, word2vec .bin, .npy with a word list)"
+)
+DEMO = "demo"  # the name of the built-in demo model, wherever a model path is asked for
 
 
 def _pickle_message(path: Path) -> str:
@@ -23,10 +32,52 @@ def _pickle_message(path: Path) -> str:
     )
 
 
+def _ctranslate2_spec(head: bytes) -> str | None:
+    """The model spec's name if `head` starts like CTranslate2's model.bin (faster-whisper,
+    CTranslate2 converters): a small binary version, then the spec's name as a short string."""
+    if len(head) < 8:
+        return None
+    version, length = struct.unpack_from("<IH", head)
+    name = head[6 : 6 + length]
+    if not 1 <= version <= 64 or not 2 <= length <= 128 or len(name) != length:
+        return None
+    text = name[:-1]
+    if name[-1:] != b"\0" or not text.isascii() or not text.replace(b"_", b"").isalnum():
+        return None
+    return text.decode("ascii")
+
+
+def refuse_checkpoint(path: Path) -> NoReturn:
+    """The error for a .bin/.pt/.pth/.ckpt file, named by what its first bytes show it to be."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(256)
+    except ModelFormatError:
+        head = b""
+    spec = _ctranslate2_spec(head)
+    if spec is not None:
+        raise ModelFormatError(
+            f"{path.name} is a CTranslate2 model ({spec}, as faster-whisper uses), not a PyTorch "
+            "checkpoint; neither Embedding Explorer nor torch.load reads it. Open the original "
+            "model's safetensors instead (the Hugging Face repository it was converted from)."
+        )
+    if head[:4] == b"PK\x03\x04" or head[:1] == b"\x80" or not head:
+        raise PickleRefusedError(_pickle_message(path))
+    raise ModelFormatError(
+        f"{path.name}: not a model file Embedding Explorer reads (neither a pickle checkpoint, "
+        "safetensors nor GGUF)"
+    )
+
+
 def expand(path: str | Path) -> Path:
-    """The path to open: `~` expanded; a cached Hugging Face repo id or an Ollama model name
-    that is not a path resolves to its files."""
+    """The path to open: `~` expanded; `demo` (when no such file is here) is the built-in demo;
+    a cached Hugging Face repo id or an Ollama model name that is not a path resolves to its
+    files."""
     found = Path(path).expanduser()
+    if not found.exists() and str(path) == DEMO:
+        from explorer.core.resources import demo_model_dir
+
+        return demo_model_dir()
     if not found.exists():
         from explorer.core.model.stores import resolve
 
@@ -67,7 +118,7 @@ def resolve(path: Path) -> Sources:
     if not path.exists():
         raise ModelFormatError(f"{path}: no such file or folder")
     if path.is_file() and path.suffix.lower() in PICKLE_SUFFIXES:
-        raise PickleRefusedError(_pickle_message(path))
+        refuse_checkpoint(path)
     if path.is_dir():
         index = path / "model.safetensors.index.json"
         single = path / "model.safetensors"
@@ -85,16 +136,13 @@ def resolve(path: Path) -> Sources:
             return Sources("safetensors-sharded", others, {}, path)
         pickles = [p for p in sorted(path.iterdir()) if p.suffix.lower() in PICKLE_SUFFIXES]
         if pickles:
-            raise PickleRefusedError(_pickle_message(pickles[0]))
+            refuse_checkpoint(pickles[0])
         raise ModelFormatError(f"{path}: folder holds no .safetensors file")
     if path.name.endswith(".index.json"):
         return _resolve_index(path)
     if path.suffix.lower() == ".safetensors":
         return Sources("safetensors", [path], {}, path.parent)
-    raise ModelFormatError(
-        f"{path.name}: not a model file "
-        "(expected a folder, .safetensors or .safetensors.index.json)"
-    )
+    raise ModelFormatError(f"{path.name}: not a model file (expected {MODEL_KINDS})")
 
 
 def _resolve_index(index: Path) -> Sources:
@@ -119,12 +167,21 @@ def _resolve_index(index: Path) -> Sources:
     return Sources("safetensors-sharded", files, where, index.parent)
 
 
+# Mistral's params.json (consolidated.safetensors folders) names what config.json calls
+_PARAMS = {"dim": "hidden_size", "vocab_size": "vocab_size", "n_layers": "num_hidden_layers"}
+
+
 def read_config(folder: Path) -> dict:
-    cfg = folder / "config.json"
-    if not cfg.is_file():
-        return {}
-    data = load_json(cfg, "not valid JSON")
-    return data if isinstance(data, dict) else {}
+    """config.json, else Mistral's params.json under config.json's names."""
+    cfg, params = folder / "config.json", folder / "params.json"
+    if cfg.is_file():
+        data = load_json(cfg, "not valid JSON")
+        return data if isinstance(data, dict) else {}
+    if params.is_file():
+        data = load_json(params, "not valid JSON")
+        if isinstance(data, dict):
+            return {_PARAMS[k]: v for k, v in data.items() if k in _PARAMS}
+    return {}
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Open a model, read-only: a folder, a .safetensors, .safetensors.index.json or .gguf file.
+"""Open a model, read-only: a folder, a .safetensors, .safetensors.index.json or .gguf file,
+or word vectors (.txt/.vec text, word2vec .bin, .npy with a word list).
 
 Each format has one opener; `open_model` picks it from what the path holds, and every opener
 ends in `embedding.assemble`. No format imports this module back.
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 from explorer.core.model.embedding import EmbeddingModel, assemble
 from explorer.core.model.files import expand, gguf_in, locate
 from explorer.core.model.formats.safetensors import FLOAT_DTYPES
+from explorer.core.model.formats.wordvec import kind_of as word_vectors_in
 from explorer.core.model.tensors import OUTPUT_NAMES
 
 if TYPE_CHECKING:
@@ -23,6 +25,10 @@ def open_model(
 ) -> EmbeddingModel:
     """Open a model folder, a .safetensors, .safetensors.index.json or .gguf file, read-only."""
     path = expand(path)
+    if word_vectors_in(path):
+        from explorer.core.model.open_wordvec import open_wordvec
+
+        return open_wordvec(path, path, tokenizer=tokenizer)
     gguf_file = gguf_in(path)
     if gguf_file is not None:
         from explorer.core.model.open_gguf import open_gguf  # imports gguf only for GGUF files

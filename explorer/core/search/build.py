@@ -18,13 +18,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 
 from explorer.core import cache
 from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.filecheck import check_mapped
 from explorer.core.model.decode import ggml_type
+from explorer.core.model.dtypes import BF16 as _BF16
 from explorer.core.search import codes as search_codes
 from explorer.core.search.fast import SignIndex, folder_for, load, save_arrays
 from explorer.core.search.fast import cache_key as _key
@@ -38,7 +38,6 @@ SAMPLE_CHUNK = 256  # rows read at a time for the mean direction (4 MB at dim 40
 BLOCK_BYTES = 16 << 20
 K = 10
 KEEP = 32  # per query: the top K plus room for rows tied with the K-th (duplicate rows)
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def decoder(model) -> Callable[[int, int, np.ndarray], np.ndarray]:

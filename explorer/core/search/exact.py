@@ -14,7 +14,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 from numba import get_num_threads, njit, prange, types
 from numba.extending import intrinsic
@@ -22,11 +21,11 @@ from numba.extending import intrinsic
 from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.filecheck import check_mapped
 from explorer.core.model.decode import decode_rows, ggml_type
+from explorer.core.model.dtypes import BF16 as _BF16
 
 # Bytes of stored matrix per block: big enough to amortise a parallel launch, small enough that
 # a cancel is noticed within a few milliseconds and decoded copies stay small.
 BLOCK_BYTES = 128 << 20
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 # numba's fallback "workqueue" threading layer aborts on concurrent launches from two threads
 # (GUI search lane + index build); one lock per process keeps every layer safe.
 KERNEL_LOCK = threading.Lock()
@@ -139,9 +138,7 @@ def block_rows(matrix: np.ndarray) -> int:
 def _decode(block: np.ndarray) -> np.ndarray:
     if block.dtype == np.float32 or block.dtype == np.float64:
         return block
-    if ggml_type(block) is not None:
-        return decode_rows(block)
-    return block.astype(np.float32)
+    return decode_rows(block)
 
 
 def _dense_block(block, q32, dots, sq, start: int, stop: int) -> None:
@@ -249,7 +246,7 @@ def widen_dots(
     for start in range(0, len(redo), 4096):
         part = redo[start : start + 4096]
         check_mapped(matrix)
-        d[part] = np.asarray(matrix[ids[part]]).astype(np.float64) @ q64
+        d[part] = _decode(np.asarray(matrix[ids[part]])).astype(np.float64) @ q64
     return d
 
 

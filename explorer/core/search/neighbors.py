@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import ml_dtypes
 import numpy as np
 
 from explorer.core.cache import default_cache_dir
 from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import ExplorerError
+from explorer.core.model.dtypes import BF16
 from explorer.core.model.embedding import EmbeddingModel
 from explorer.core.ranking import top_k, top_unordered
 from explorer.core.search.queries import (  # noqa: F401 - re-exported for callers
@@ -40,7 +40,7 @@ FAST_METRICS = ("cosine", "dot")
 MAX_K = 100_000
 # Up to this many stored values an exact scan takes a few milliseconds: no index needed.
 CHEAP_EXACT_VALUES = 64_000_000
-_KERNEL_DTYPES = (np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32), np.dtype(np.float64))
+_KERNEL_DTYPES = (BF16, np.dtype(np.float32), np.dtype(np.float64))
 
 
 @dataclass
@@ -224,8 +224,9 @@ class NeighborSearcher:
         sq = self._sq[where]
         valid = self._valid[where].copy()
         ids = np.arange(self.model.rows)[where] if isinstance(where, slice) else where
-        if not include_query and q.exclude:
-            ex = np.fromiter(q.exclude, dtype=np.int64)
+        left_out = q.left_out(include_query)
+        if left_out:
+            ex = np.fromiter(left_out, dtype=np.int64)
             if isinstance(where, slice):
                 valid[ex] = False
             else:
@@ -244,6 +245,7 @@ class NeighborSearcher:
         # float32 dots pick the candidates; their scores are then recomputed in float64 from
         # the stored rows, so that near-ties and tiny l2 distances come out exactly.
         cand = top_unordered(key, max(2 * k, k + 64))
+        cand = cand[np.argsort(ids[cand], kind="stable")]  # equal scores: lower id first
         rows = self.model.vectors(ids[cand]).astype(np.float64)
         # einsum, not BLAS: waking OpenBLAS threads for 100 rows costs more than it saves, and
         # they spin for a while afterwards, slowing the next scan.
@@ -277,11 +279,7 @@ class NeighborSearcher:
             self._penalty = np.where(self._valid, 0, -np.inf).astype(np.float32)
             self._norms32 = np.sqrt(np.where(self._valid, self._sq, 0)).astype(np.float32)
             self._ones = np.ones(self.model.rows, np.float32)
-        exclude = (
-            np.fromiter(q.exclude, dtype=np.int64)
-            if q.exclude and not include_query
-            else np.zeros(0, dtype=np.int64)
-        )
+        exclude = np.fromiter(q.left_out(include_query), dtype=np.int64)
         c1, c2 = index.stats.settings[metric]
         scale = self._norms32 if metric == "dot" else self._ones
         assert scale is not None

@@ -18,6 +18,11 @@ class Query:
     vector: np.ndarray  # float32 [dim]
     exclude: frozenset[int]  # the query's own token ids (left out unless include_query)
     description: str
+    hidden: frozenset[int] = frozenset()  # always left out (special tokens, for expressions)
+    hint: str | None = None  # a better way to ask, for the user
+
+    def left_out(self, include_query: bool) -> frozenset[int]:
+        return self.hidden if include_query else self.exclude | self.hidden
 
 
 def _mean_rows(model: EmbeddingModel, ids: Sequence[int]) -> np.ndarray:
@@ -28,13 +33,15 @@ def _mean_rows(model: EmbeddingModel, ids: Sequence[int]) -> np.ndarray:
     return (counts.astype(np.float64) @ vecs / counts.sum()).astype(np.float32)
 
 
-def query_for_ids(model: EmbeddingModel, ids: Sequence[int]) -> Query:
-    """The mean of the given rows."""
+def query_for_ids(
+    model: EmbeddingModel, ids: Sequence[int], hidden: frozenset[int] = frozenset()
+) -> Query:
+    """The mean of the given rows (`hidden`: rows never to answer with)."""
     ids = [model.check_id(int(i)) for i in ids]
     if not ids:
         raise TokenError("no token ids given")
     desc = model.label(ids[0]) if len(set(ids)) == 1 else f"mean of {len(ids)} tokens"
-    return Query(_mean_rows(model, ids), frozenset(ids), desc)
+    return Query(_mean_rows(model, ids), frozenset(ids), desc, hidden)
 
 
 def _need_tokenizer(model: EmbeddingModel, what: str):
@@ -123,19 +130,52 @@ def _term_ids(model: EmbeddingModel, term: str) -> list[int]:
     return [model.check_id(found)]
 
 
+def _with_space_mark(term: str) -> str:
+    """A term as a title shows it: leading spaces as ␣ (' king' is the token ␣king)."""
+    bare = term.lstrip(" ")
+    return "␣" * (len(term) - len(bare)) + bare
+
+
+def _spaced_twin(model: EmbeddingModel, term: str, ids: list[int]) -> bool:
+    """True if `term` (a bare word) reads differently with a space before it, as a word inside
+    a sentence does in byte-level BPE and SentencePiece vocabularies ('king' vs '␣king')."""
+    if parse_hash_id(term) is not None or term.startswith(" ") or model.tokenizer is None:
+        return False
+    try:
+        twin = model.tokenizer.find(" " + term)
+    except TokenError:
+        return False
+    return [twin] != ids
+
+
 def query_for_expression(model: EmbeddingModel, expr: str) -> Query:
-    """A vector expression such as 'king - man + woman' ('#id' terms; multi-token term = mean)."""
+    """A vector expression such as 'king - man + woman' ('#id' terms; multi-token term = mean).
+
+    Special tokens are left out of its neighbours (they are no answer to an analogy), and bare
+    words that have a ␣-prefixed twin in this vocabulary give a hint to use it."""
     total = np.zeros(model.dim, dtype=np.float64)
     exclude: set[int] = set()
-    shown = []
+    shown, suggested, twins = [], [], 0
     for sign, term in _split_expression(expr):
         ids = _term_ids(model, term)
         total += sign * _mean_rows(model, ids).astype(np.float64)
         exclude.update(ids)
-        shown.append(("- " if sign < 0 else "+ ") + term)
+        op = "- " if sign < 0 else "+ "
+        shown.append(op + _with_space_mark(term))
+        twin = _spaced_twin(model, term, ids)
+        twins += twin
+        suggested.append(op + (f"' {term}'" if twin else term))
     desc = " ".join(shown)
     desc = desc[2:] if desc.startswith("+ ") else desc
-    return Query(total.astype(np.float32), frozenset(exclude), desc)
+    hint = None
+    if twins:
+        better = " ".join(suggested)
+        better = better[2:] if better.startswith("+ ") else better
+        hint = f"words inside a sentence start with ␣ here; try {better}"
+    special = getattr(model.tokenizer, "special_ids", None) or ()
+    return Query(
+        total.astype(np.float32), frozenset(exclude), desc, frozenset(special) - exclude, hint
+    )
 
 
 def query_for_vector(vector, description: str = "vector") -> Query:

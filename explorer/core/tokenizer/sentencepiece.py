@@ -87,6 +87,8 @@ def _parse(data: bytes) -> SentencePieceModel:
                     score = struct.unpack("<f", v)[0]
                 elif n == 3 and w == 0:
                     kind = v
+            if not piece:  # SentencePiece itself refuses empty pieces
+                raise ValueError(f"piece {len(m.pieces)} is empty")
             m.pieces.append(piece)
             m.scores.append(score)
             m.types.append(kind)

@@ -1,15 +1,13 @@
-"""Build a real `tokenizers` tokenizer from what a model ships when there is no tokenizer.json:
-GGUF metadata (`tokenizer.ggml.*`), `vocab.json` + `merges.txt`, or `vocab.txt`.
+"""Build a real `tokenizers` tokenizer from a GGUF file's metadata (`tokenizer.ggml.*`); the
+files of a folder without tokenizer.json are read by `explorer.core.tokenizer.folder`.
 
 Each builder returns the tokenizer and the words saying where it came from.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, processors
 from tokenizers import pre_tokenizers as pre
@@ -146,56 +144,3 @@ def _sentencepiece_bpe(
         [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
     )
     return tok
-
-
-# -- Hugging Face folders without tokenizer.json ------------------------------------------------
-def _lower_case(folder: Path) -> bool:
-    cfg = folder / "tokenizer_config.json"
-    try:
-        data = json.loads(cfg.read_text(encoding="utf-8")) if cfg.is_file() else {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        data = {}
-    return bool(data.get("do_lower_case", True)) if isinstance(data, dict) else True
-
-
-def from_folder(folder: Path) -> Built | None:
-    """vocab.json + merges.txt (GPT-2/RoBERTa), vocab.txt (BERT WordPiece) or tokenizer.model
-    (SentencePiece); None if none of them is there."""
-    vocab_json, merges_txt = folder / "vocab.json", folder / "merges.txt"
-    vocab_txt = folder / "vocab.txt"
-    try:
-        if vocab_json.is_file() and merges_txt.is_file():
-            tok = Tokenizer(models.BPE.from_file(str(vocab_json), str(merges_txt)))
-            tok.pre_tokenizer = pre.ByteLevel(add_prefix_space=False)
-            tok.decoder = decoders.ByteLevel()
-            return Built(tok, "vocab.json + merges.txt (byte-level BPE)")
-        if vocab_txt.is_file():
-            lower = _lower_case(folder)
-            tok = Tokenizer(models.WordPiece.from_file(str(vocab_txt), unk_token="[UNK]"))
-            tok.normalizer = normalizers.BertNormalizer(lowercase=lower, strip_accents=None)
-            tok.pre_tokenizer = pre.BertPreTokenizer()
-            tok.decoder = decoders.WordPiece()
-            _bert_specials(tok)
-            cased = "lower-cased" if lower else "cased"
-            return Built(tok, f"vocab.txt (WordPiece, {cased})")
-        spm = folder / "tokenizer.model"
-        if spm.is_file():
-            from explorer.core.tokenizer import sentencepiece as sentencepiece_model
-
-            tok, source = sentencepiece_model.build(sentencepiece_model.read_model(spm))
-            return Built(tok, source)
-    except ModelFormatError:
-        raise
-    except Exception as e:  # the tokenizers library raises bare Exceptions
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ModelFormatError(f"{folder.name}: cannot build a tokenizer ({first})") from None
-    return None
-
-
-def _bert_specials(tok: Tokenizer) -> None:
-    names = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-    present = [t for t in names if tok.token_to_id(t) is not None]
-    tok.add_special_tokens(present)
-    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
-    if cls is not None and sep is not None:
-        tok.post_processor = processors.BertProcessing(("[SEP]", sep), ("[CLS]", cls))

@@ -42,6 +42,8 @@ def _encode(tokenizer: Tokenizer, text: str, special: bool):
         return tokenizer.encode_batch([text], add_special_tokens=special)[0]
     except Exception as e:  # tokenizers raises plain Exception
         first = (str(e).splitlines() or [type(e).__name__])[0]
+        if "Missing [UNK] token" in first:  # a word-level vocabulary without an unknown token
+            raise TokenError(f"{shown(text)} holds a word that is not in the vocabulary") from None
         raise TokenError(f"the tokenizer cannot encode {shown(text)}: {first}") from None
 
 

@@ -33,7 +33,7 @@ def score_rows(scores: list[TokenScore]) -> tuple[list[tuple], list[int]]:
 
 def banner_text(shown: HeadShown) -> str:
     r = shown.result
-    if r.tied and shown.model.tied is None and shown.model.output_tensor is None:
+    if r.no_head:
         return (
             "<b>No output head in these files</b> "
             f"({escape(shown.model.head.words)}): nothing here scores next tokens. Shown as if "
@@ -60,6 +60,7 @@ class HeadView(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self._tied_words = "tied"  # "as if tied" for a model with no head in its files
         self.banner = QLabel("")
         self.banner.setTextFormat(Qt.TextFormat.RichText)
         self.banner.setWordWrap(True)
@@ -142,7 +143,9 @@ class HeadView(QWidget):
         self.histogram.set_histogram(shown.hist_edges, shown.hist_counts)
         self.lowest.set_rows(*score_rows(r.lowest))
         self.highest.set_rows(*score_rows(r.highest))
-        self.titles[1].setText("<b>Neighbours in U</b>" + (" (= E, tied)" if r.tied else ""))
+        self._tied_words = "as if tied" if r.no_head else "tied"
+        tied = f" (= E, {self._tied_words})" if r.tied else ""
+        self.titles[1].setText("<b>Neighbours in U</b>" + tied)
         self.titles[2].setText("<b>Direct path</b> " + ("E[t] · Eᵀ" if r.tied else "E[t] · Uᵀ"))
 
     def clear_token(self, hint: str) -> None:
@@ -155,7 +158,7 @@ class HeadView(QWidget):
         both = {s.id for s in v.neighbors_input} & {s.id for s in v.neighbors_output}
         shown_bold = set() if v.tied else both
         k = len(v.neighbors_input)
-        cos = "1 (tied)" if v.tied else f"{v.token.score:.3f}"
+        cos = f"1 ({self._tied_words})" if v.tied else f"{v.token.score:.3f}"
         self.token.setText(
             f"Token <b>{escape(v.token.text)}</b> (id {v.token.id:,}): cos(E[t], U[t]) = {cos} · "
             f"<b>{v.overlap} of {k}</b> nearest neighbours are the same in both spaces"

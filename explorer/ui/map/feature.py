@@ -28,8 +28,6 @@ def install(host: Host, state: AppState, warm_up: bool = False) -> Map:
     controller = MapController(state)
     pane = MapPane(state, controller, warm_up=warm_up)
     host.add_tab(pane, "Map", "A UMAP map of a neighbourhood of tokens")
-    if warm_up:
-        controller.warm_up()
     feature = Map(controller, pane, KindsController(state))
     _colour_by_kind(feature)
     host.add_view_state("map", lambda: capture(pane), lambda v: apply(feature, host, v))

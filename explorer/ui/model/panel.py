@@ -7,13 +7,14 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
 
 from explorer.app.state import AppState
 from explorer.core.model.embedding import EmbeddingModel
+from explorer.core.tokenizer.match import Verdict
 from explorer.core.units import human_size, short_source
 
 
 def describe(model: EmbeddingModel) -> dict[str, tuple[str, str]]:
     """Field → (shown text, tooltip). Cheap: no per-vocabulary work beyond cached labels."""
     files = model.files
-    warnings = model.warnings
+    warnings = [*model.head.warnings, *model.tokenizer_warnings]  # the match has its own line
     tied = (
         model.head.words + "".join(f"\n⚠ {w}" for w in warnings),
         "Decided from the stored tensors (compared when both are present), checked against "
@@ -46,11 +47,39 @@ def describe(model: EmbeddingModel) -> dict[str, tuple[str, str]]:
         "Dtype": (model.dtype, "Stored element type; values are shown exactly"),
         "Output head": tied,
         "Tokenizer": tok,
+        "Match": match_words(model, model.tokenizer_match),
     }
 
 
+def match_words(model: EmbeddingModel, verdict: Verdict | None) -> tuple[str, str]:
+    """Whether the tokenizer belongs to the rows, in words (and the figures in the tooltip)."""
+    if model.tokenizer is None:
+        return "— (no tokenizer)", "Without a tokenizer the rows are known by id only"
+    if verdict is None:
+        return "checking the rows…", "Spelling variants of a word should have close rows"
+    mark = {"matches": "✓ ", "unknown": ""}.get(verdict.verdict, "⚠ ")
+    figures = [
+        *([(w := verdict.shift_words)[:1].upper() + w[1:]] if verdict.shift_words else []),
+        f"{verdict.pairs:,} spelling-variant pairs (cat / ␣cat / Cat / cats / ##cat)",
+        *([f"AUC against random partners {verdict.auc:.2f}"] if verdict.auc is not None else []),
+        *(
+            [
+                f"{verdict.untrained_rows:,} special and never-used rows: norm "
+                f"{verdict.untrained_norm:.2f} × the word rows'"
+            ]
+            if verdict.untrained_norm is not None
+            else []
+        ),
+    ]
+    return (
+        mark + verdict.sentence,
+        "Does this tokenizer belong to these rows? Rows of spelling variants of one word are "
+        "close when the ids line up.\n" + "\n".join(figures),
+    )
+
+
 class ModelPanel(QWidget):
-    FIELDS = ("Path", "Format", "Tensor", "Shape", "Dtype", "Output head", "Tokenizer")
+    FIELDS = ("Path", "Format", "Tensor", "Shape", "Dtype", "Output head", "Tokenizer", "Match")
     ELIDED = ("Path", "Tensor")  # long names are cut in the middle (the tooltip has them whole)
 
     def __init__(self, state: AppState, parent: QWidget | None = None):
@@ -67,7 +96,7 @@ class ModelPanel(QWidget):
             value = QLabel("—")
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             value.setTextFormat(Qt.TextFormat.PlainText)
-            value.setWordWrap(name in ("Output head", "Tokenizer"))
+            value.setWordWrap(name in ("Output head", "Tokenizer", "Match"))
             value.setMinimumWidth(60)
             self.values[name] = value
             key = QLabel(name)
@@ -90,6 +119,15 @@ class ModelPanel(QWidget):
                 label.setToolTip(text + ("\n" + tip if tip and tip != text else ""))
             else:
                 label.setText(text)
+        self._fit_height()
+
+    def show_verdict(self, model: EmbeddingModel, verdict: Verdict | None) -> None:
+        """The tokenizer check's verdict (None: still checking) for `model`, if it is shown."""
+        if model is not self.state.model:
+            return
+        text, tip = match_words(model, verdict)
+        self.values["Match"].setText(text)
+        self.values["Match"].setToolTip(tip)
         self._fit_height()
 
     def _fit_height(self) -> None:

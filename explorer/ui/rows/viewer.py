@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QPalette, QShowEvent
@@ -15,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.core.model.dtypes import BF16, bf16_to_float32
 from explorer.core.rows.numbers import row_stats
 from explorer.core.rows.read import RowData
 from explorer.ui.rows.cosine import CosinePanel
@@ -36,8 +36,9 @@ READOUT_HINT = (
 def stand_in_row(token_id: int = 0, dim: int = 4096) -> RowData:
     """A BF16 row of the size of a large model's, with values of a trained embedding's scale."""
     rng = np.random.default_rng(token_id)
-    raw = (rng.standard_normal(dim) * 0.02).astype(ml_dtypes.bfloat16)
-    values = raw.astype(np.float32)
+    wide = (rng.standard_normal(dim) * 0.02).astype(np.float32)
+    raw = (wide.view(np.uint32) >> 16).astype(BF16)  # the high half: a BF16 value
+    values = bf16_to_float32(raw)
     return RowData(token_id, "the", "BF16", raw, values, row_stats(values), unused=False)
 
 

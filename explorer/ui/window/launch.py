@@ -69,14 +69,34 @@ def quiet_offscreen_warnings() -> None:
         qInstallMessageHandler(_quiet_offscreen)
 
 
+def _open_tokenizer_once(state, window, path: str) -> None:
+    """`gui -t PATH`: the model's rows read through that tokenizer, once the model is open."""
+    if state.model is not None:
+        window.model.match.open_tokenizer(path)
+        return
+
+    def when_open(_model) -> None:
+        state.modelChanged.disconnect(when_open)
+        window.model.match.open_tokenizer(path)
+
+    state.modelChanged.connect(when_open)
+
+
 def launch(args: argparse.Namespace) -> int:
     """The window's exit code; a command line it cannot start with raises ExplorerError (the
     CLI prints it as one line, exit code 2)."""
-    if args.path and not Path(args.path).expanduser().exists():
-        raise ExplorerError(f"{args.path}: no such file or folder")
+    if args.path:
+        from explorer.core.model.files import expand  # `demo`, repo ids, Ollama names
+
+        args.path = str(expand(args.path))
+        if not Path(args.path).exists():
+            raise ExplorerError(f"{args.path}: no such file or folder")
     folder = Path(args.screenshot or ".").expanduser().resolve().parent
     if args.screenshot and not folder.is_dir():
         raise ExplorerError(f"{args.screenshot}: cannot write the PNG: there is no folder {folder}")
+    tokenizer = getattr(args, "tokenizer", None)
+    if tokenizer and not Path(tokenizer).expanduser().exists():
+        raise ExplorerError(f"{tokenizer}: no such tokenizer file or folder")
     session = getattr(args, "session", None)
     if session and not Path(session).expanduser().is_file():
         raise ExplorerError(f"{session}: no such session file")
@@ -89,16 +109,23 @@ def launch(args: argparse.Namespace) -> int:
         from PySide6.QtCore import QCoreApplication, QSettings
         from PySide6.QtWidgets import QApplication
 
+        quiet_offscreen_warnings()
+        QCoreApplication.setOrganizationName("embedding-explorer")
+        QCoreApplication.setApplicationName("Embedding Explorer")
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        splash = None
+        if not args.screenshot:  # the window's imports take seconds on a fresh install
+            from explorer.ui.window.splash import show_splash
+
+            splash = show_splash(app)  # type: ignore[arg-type]
+
         from explorer.app.settings import save_text, wait_for_writes
         from explorer.app.state import AppState, open_job
         from explorer.ui.widgets.style import apply_theme
+        from explorer.ui.window.first_frame import after_first_frame
         from explorer.ui.window.main_window import MainWindow
 
-        quiet_offscreen_warnings()
         tuning.tune_process()
-    QCoreApplication.setOrganizationName("embedding-explorer")
-    QCoreApplication.setApplicationName("Embedding Explorer")
-    app = QApplication.instance() or QApplication(sys.argv[:1])
     apply_theme(app)  # type: ignore[arg-type]
     settings = QSettings()
     path = None if session and not args.path else initial_path(args, settings)
@@ -109,8 +136,7 @@ def launch(args: argparse.Namespace) -> int:
         if path is not None:
             state.set_opened(open_job(path, args.tensor))
     window = MainWindow(state, settings, persist=not args.screenshot, warm_up=not args.screenshot)
-    if state.model is None and path is not None:
-        window.open_path(path, args.tensor)
+    opening = path if state.model is None else None
     text = initial_text(args, settings)
     if text is not None:
         window.token_pane.set_text(text)
@@ -129,10 +155,15 @@ def launch(args: argparse.Namespace) -> int:
                 state.select_ref(args.select)
 
             state.modelChanged.connect(select_once)
+    if tokenizer:
+        _open_tokenizer_once(state, window, str(Path(tokenizer).expanduser()))
     if session:
         window.sessions.controller.open(Path(session).expanduser())
     if args.screenshot:
         from explorer.ui.window.screenshot import DEFAULT_SIZE, Shot, take
+
+        if opening is not None:
+            window.open_path(opening, args.tensor)
 
         size = getattr(args, "size", None) or DEFAULT_SIZE
         shot = Shot(args.screenshot, size, getattr(args, "tab", None), getattr(args, "map", None))
@@ -142,6 +173,10 @@ def launch(args: argparse.Namespace) -> int:
         return 0
     window.quit_wait_ms = QUIT_WAIT_MS
     window.show()
+    if splash is not None:
+        after_first_frame(window, splash.close)
+    if opening is not None:  # the first frame first: the opening worker would hold the GIL
+        after_first_frame(window, lambda: window.open_path(opening, args.tensor))
     code = app.exec()
     save_text(settings, state.text)
     wait_for_writes()  # os._exit follows

@@ -41,12 +41,15 @@ from explorer.ui.slides import feature as slides
 from explorer.ui.tokens import feature as tokens
 from explorer.ui.widgets.recent_paths import add_path_actions
 from explorer.ui.widgets.steady_tabs import SteadyTabWidget
+from explorer.ui.window.first_frame import after_first_frame
 from explorer.ui.window.presentation import Presenter
 from explorer.ui.window.status import make_status_bar
 
 LEFT_WIDTH = 400  # px of the left dock column in the default layout
 SHORT_WINDOW = 680  # px: below this height the text and neighbours docks are tabbed together
-MODEL_FILTER = "Models (*.safetensors *.gguf *.json);;All files (*)"
+MODEL_FILTER = (
+    "Models (*.safetensors *.gguf *.json);;Word vectors (*.txt *.vec *.bin *.npy);;All files (*)"
+)
 
 
 def dropped_path(urls: list[QUrl]) -> str | None:
@@ -66,12 +69,14 @@ class MainWindow(QMainWindow):
         warm_up: bool = False,
     ):
         """`persist=False` (headless screenshots) neither reads nor writes geometry, recents or
-        the neighbour-index cache; `warm_up=True` compiles umap-learn in the background now."""
+        the neighbour-index cache; `warm_up=True` loads the search kernels and compiles umap-learn
+        in the background once the window has drawn its first frame."""
         super().__init__()
         self.state = state if state is not None else AppState(parent=self)
         self.jobs = self.state.jobs
         self.settings = settings if settings is not None else QSettings()
         self.persist = persist
+        self._warm_up = warm_up
         self.quit_wait_ms = 5000  # launch() shortens it: os._exit follows, no join needed
         self.setWindowTitle(TITLE)
         self.setAcceptDrops(True)
@@ -163,7 +168,8 @@ class MainWindow(QMainWindow):
             "Open model &file…",
             self.open_file_dialog,
             "Ctrl+Shift+O",
-            "Open a .safetensors or .gguf file, or a .safetensors.index.json (Ctrl+Shift+O)",
+            "Open a .safetensors or .gguf file, a .safetensors.index.json, or word vectors "
+            "(.txt, .vec, .bin, .npy) (Ctrl+Shift+O)",
         )
         self.recent_menu = host.add_menu("file", "recent", QMenu("Open &recent", self))
         host.add_action(
@@ -334,6 +340,8 @@ class MainWindow(QMainWindow):
             self._shown = True
             if not self._restored:
                 self.default_layout()
+            if self._warm_up:
+                after_first_frame(self, self.maps.controller.warm_up)
 
     def closeEvent(self, event) -> None:
         if self.persist:

@@ -13,11 +13,11 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 from gguf.constants import GGML_QUANT_SIZES, GGUF_MAGIC, GGMLQuantizationType
 
 from explorer.core.errors import ModelFormatError
+from explorer.core.model.dtypes import BF16
 
 _SPLIT = re.compile(r"^(?P<stem>.*)-(?P<part>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
 # value type → (struct code, size); 8 = string, 9 = array
@@ -40,7 +40,7 @@ _NUMPY |= {10: "<u8", 11: "<i8", 12: "<f8"}
 FLOAT_TYPES: dict[int, tuple[str, np.dtype]] = {
     GGMLQuantizationType.F32: ("F32", np.dtype("<f4")),
     GGMLQuantizationType.F16: ("F16", np.dtype("<f2")),
-    GGMLQuantizationType.BF16: ("BF16", np.dtype(ml_dtypes.bfloat16)),
+    GGMLQuantizationType.BF16: ("BF16", BF16),
     GGMLQuantizationType.F64: ("F64", np.dtype("<f8")),
 }
 MAX_ITEMS = 1 << 28  # more array items or tensors than this is not a real file

@@ -1,7 +1,8 @@
 """A validating safetensors header parser with read-only memory-mapped tensor access.
 
 We parse the header ourselves: the `safetensors` numpy framework cannot read BF16 without
-extra set-up and would read whole tensors; here only the requested rows are ever touched.
+`ml_dtypes` (slow to import) and would read whole tensors; here only the requested rows are
+ever touched. The library still validates the header (it reads no tensor, so BF16 needs nothing).
 """
 
 from __future__ import annotations
@@ -13,34 +14,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 from safetensors import safe_open
 
 from explorer.core.errors import ModelFormatError
 from explorer.core.filecheck import FileStamp, open_regular
+from explorer.core.model.dtypes import FLOAT_NAMES, ITEMSIZES, numpy_dtype, stored_name
 
 # Header bigger than this is not a real model header (real ones are a few MB at most).
 MAX_HEADER_BYTES = 100 * 1024 * 1024
 
-DTYPES: dict[str, np.dtype] = {
-    "F64": np.dtype("<f8"),
-    "F32": np.dtype("<f4"),
-    "F16": np.dtype("<f2"),
-    "BF16": np.dtype(ml_dtypes.bfloat16),
-    "F8_E4M3": np.dtype(ml_dtypes.float8_e4m3fn),
-    "F8_E5M2": np.dtype(ml_dtypes.float8_e5m2),
-    "I64": np.dtype("<i8"),
-    "I32": np.dtype("<i4"),
-    "I16": np.dtype("<i2"),
-    "I8": np.dtype("i1"),
-    "U64": np.dtype("<u8"),
-    "U32": np.dtype("<u4"),
-    "U16": np.dtype("<u2"),
-    "U8": np.dtype("u1"),
-    "BOOL": np.dtype("?"),
-}
-FLOAT_DTYPES = ("F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2")
+FLOAT_DTYPES = FLOAT_NAMES
 
 
 def _size(n: int) -> str:
@@ -169,7 +153,7 @@ class SafetensorsFile:
         if not isinstance(entry, dict):
             raise self._fail(f"{what}: header entry is not an object")
         dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-        if not isinstance(dtype, str) or dtype not in DTYPES:
+        if not isinstance(dtype, str) or dtype not in ITEMSIZES:
             raise self._fail(f"{what}: unknown dtype {_short(dtype)}")
         if not isinstance(shape, list) or not all(
             isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**63 for s in shape
@@ -191,7 +175,7 @@ class SafetensorsFile:
                 f"{what}: data ends at byte {offsets[1]} but the data section is only "
                 f"{data_len} bytes (file truncated?)"
             )
-        expected = math.prod(shape) * DTYPES[dtype].itemsize
+        expected = math.prod(shape) * ITEMSIZES[dtype]
         if expected != offsets[1] - offsets[0]:
             raise self._fail(
                 f"{what}: shape {_short(shape)} × {dtype} needs {_short(expected)} bytes "
@@ -205,7 +189,7 @@ class SafetensorsFile:
         """The tensor as a read-only memory map in its stored dtype (nothing is read yet)."""
         if name not in self._maps:
             info = self.tensors[name]
-            dtype = DTYPES[info.dtype]
+            dtype = numpy_dtype(info.dtype)
             if info.nbytes == 0:
                 arr = np.zeros(info.shape, dtype=dtype)
             else:
@@ -226,16 +210,6 @@ class SafetensorsFile:
         self._maps.clear()
 
 
-def dtype_name(dtype: np.dtype) -> str:
-    dtype = np.dtype(dtype)
-    if dtype.byteorder == ">":
-        dtype = dtype.newbyteorder("<")
-    for name, dt in DTYPES.items():
-        if dt == dtype:
-            return name
-    raise ValueError(f"no safetensors dtype for numpy {dtype}")
-
-
 @dataclass(frozen=True)
 class RowBlocks:
     """A tensor to write block by block, so that it is never in memory whole: its dtype and
@@ -251,8 +225,8 @@ def write_safetensors(
     tensors: Mapping[str, np.ndarray | RowBlocks],
     metadata: dict[str, str] | None = None,
 ) -> None:
-    """Write arrays (any dtype in DTYPES, including ml_dtypes bf16/f8) as a .safetensors file;
-    a tensor given as RowBlocks is written one block at a time."""
+    """Write arrays (any stored dtype: tagged BF16 bits, ml_dtypes' bf16/f8 too) as a
+    .safetensors file; a tensor given as RowBlocks is written one block at a time."""
     header: dict[str, object] = {}
     if metadata:
         header["__metadata__"] = metadata
@@ -261,7 +235,7 @@ def write_safetensors(
     for name, arr in tensors.items():
         sizes[name] = math.prod(arr.shape) * np.dtype(arr.dtype).itemsize
         header[name] = {
-            "dtype": dtype_name(arr.dtype),
+            "dtype": stored_name(arr.dtype),
             "shape": list(arr.shape),
             "data_offsets": [offset, offset + sizes[name]],
         }
@@ -274,7 +248,7 @@ def write_safetensors(
         for name, arr in tensors.items():
             written = 0
             for block in arr.blocks if isinstance(arr, RowBlocks) else (arr,):
-                if dtype_name(block.dtype) != dtype_name(arr.dtype):
+                if stored_name(block.dtype) != stored_name(arr.dtype):
                     raise ValueError(f"{name}: a block of {block.dtype}, not {arr.dtype}")
                 if block.dtype.byteorder == ">":  # safetensors is little-endian
                     block = block.astype(block.dtype.newbyteorder("<"))
