@@ -57,19 +57,3 @@ def preservation(exact: np.ndarray, on_map: np.ndarray) -> float:
     k = exact.shape[1]
     hits = [len(np.intersect1d(a, b)) for a, b in zip(exact, on_map, strict=True)]
     return float(np.sum(hits)) / (len(exact) * k)
-
-
-def neighbor_preservation(
-    model: EmbeddingModel,
-    coords: np.ndarray,
-    sample: int = 1000,
-    k: int = 10,
-    seed: int = 0,
-    ctx: JobContext = NULL_CONTEXT,
-) -> float:
-    """For `sample` random rows: the share of their exact cosine top-k (original space) among
-    their k nearest points on the map."""
-    rng = np.random.default_rng(seed)
-    ids = np.sort(rng.choice(model.rows, min(sample, model.rows), replace=False))
-    exact = exact_neighbors(model, ids, k, ctx)
-    return preservation(exact, map_neighbors(np.asarray(coords), ids, k))
