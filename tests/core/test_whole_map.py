@@ -122,18 +122,3 @@ def test_preservation_counts_shared_neighbours_on_the_map():
     assert [set(r) for r in on_map] == [{1, 2}, {4, 2}]
     exact = np.array([[1, 4], [4, 2]])
     assert faithful.preservation(exact, on_map) == pytest.approx(3 / 4)
-
-
-def test_clustered_search_finds_most_exact_neighbours(smollm2, monkeypatch):
-    from explorer.core.map import cluster_knn
-
-    monkeypatch.setattr(cluster_knn, "CLUSTER_ROWS", 64)  # 32 clusters of the 2,048 rows
-    x = prepare(smollm2.vectors(np.arange(smollm2.rows)))
-    ids, dists = cluster_knn.cluster_knn(x, 11, seed=0)
-    assert (ids[:, 0] == np.arange(len(x))).all() and (dists[:, 0] == 0).all()
-    assert (np.diff(dists, axis=1) >= -1e-6).all()  # nearest first
-    rows = np.arange(0, len(x), 8)
-    exact = faithful.exact_neighbors(smollm2, rows, 10)
-    assert faithful.preservation(exact, ids[rows, 1:]) > 0.8
-    sims = np.einsum("ij,ij->i", x[rows], x[ids[rows, 3]])
-    assert np.allclose(dists[rows, 3], 1 - sims, atol=1e-5)
