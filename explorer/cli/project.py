@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from explorer.cli import args as args_
+from explorer.cli import project_all
 from explorer.cli.common import add_model_options, load_model, write_png
 from explorer.core import limits
 from explorer.core.errors import ExplorerError
@@ -19,6 +20,7 @@ from explorer.core.map import figure, neighborhood, projection
 from explorer.core.tokenizer.text import parse_token_ref
 
 FORMATS = (".png", ".svg", ".csv", ".json")
+ALL_FORMATS = (*FORMATS, ".npy")
 
 
 def register(sub) -> None:
@@ -44,6 +46,11 @@ def register(sub) -> None:
         type=args_.text,
         metavar="LIST",
         help="comma-separated ids or tokens, e.g. 1,2,cat,#5",
+    )
+    which.add_argument(
+        "--all",
+        action="store_true",
+        help="every row of the model (the whole vocabulary; cached per model file)",
     )
     which.add_argument(
         "--sample",
@@ -87,6 +94,12 @@ def register(sub) -> None:
         "(default: 500 below 10,000 points, else 200)",
     )
     p.add_argument(
+        "--plain",
+        action="store_true",
+        help="with --all: leave out rows beyond the tokenizer and special tokens "
+        "(NaN in .npy, which keeps one row per id)",
+    )
+    p.add_argument(
         "--title",
         type=args_.text,
         help="figure title (default: describes the selection)",
@@ -99,7 +112,9 @@ def register(sub) -> None:
         help="figure size in pixels (default 1920x1080)",
     )
     p.add_argument(
-        "--out", metavar="FILE", help="output: .png, .svg, .csv or .json (or --json for stdout)"
+        "--out",
+        metavar="FILE",
+        help="output: .png, .svg, .csv or .json (or --json for stdout); with --all also .npy",
     )
     p.set_defaults(func=run)
 
@@ -122,8 +137,11 @@ def run(args: argparse.Namespace) -> int:
         raise ExplorerError("use either --out FILE or --json (coordinates on stdout), not both")
     out = Path(args.out or "stdout.json")
     suffix = out.suffix.lower()
-    if suffix not in FORMATS:
-        raise ExplorerError(f"{out.name}: unknown output type; use one of {', '.join(FORMATS)}")
+    formats = ALL_FORMATS if args.all else FORMATS
+    if suffix not in formats:
+        raise ExplorerError(f"{out.name}: unknown output type; use one of {', '.join(formats)}")
+    if args.all:
+        return project_all.run(args, out, suffix)
     params = projection.ProjectionParams(
         method=args.method,
         n_neighbors=args.n_neighbors,

@@ -70,3 +70,30 @@ def test_each_controller_cancels_its_own_lane_when_the_model_changes(qtbot, tiny
     state.set_model(gate_model)
     assert cancelled == [LOOKUP_LANE]
     qtbot.waitUntil(lambda: not state.jobs.busy, timeout=30000)
+
+
+def test_whole_vocabulary_picture_then_layout_then_from_the_cache(qtbot, tmp_path):
+    from pathlib import Path
+
+    from explorer.core.map import whole
+    from explorer.ui.map.feature import layout_of
+
+    slice_ = Path(__file__).resolve().parents[1] / "data" / "smollm2_rows.safetensors"
+    state = AppState(Jobs(sync=True))
+    maps = MapController(state)
+    shown = []
+    maps.mapReady.connect(shown.append)
+    state.open(slice_)
+    params = whole.WholeParams(n_neighbors=8, n_epochs=10, seed=2)
+    maps.request_whole(params, only_cached=True)  # never laid out: nothing to show
+    assert shown == [] and not maps.running
+    maps.request_whole(params)
+    assert [d.final for d in shown] == [False, True] and all(d.whole for d in shown)
+    picture, final = shown
+    assert sorted(final.nb.ids.tolist()) == list(range(2048))  # every row, once
+    assert np.array_equal(picture.nb.ids, final.nb.ids) and np.isfinite(final.coords).all()
+    assert len(final.norms) == 2048 and final.clusters is not None
+    assert layout_of(final) is None  # sessions do not store 2,048 points: the cache has them
+    maps.request_whole(params, only_cached=True)  # again: straight from the cache
+    assert [d.final for d in shown[2:]] == [True]
+    assert np.array_equal(shown[2].coords, final.coords)

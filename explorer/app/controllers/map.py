@@ -16,6 +16,7 @@ from explorer.app.jobs import LaneSpec
 from explorer.app.state import AppState
 from explorer.core.context import JobContext
 from explorer.core.map import pipeline as map_layout
+from explorer.core.map import whole
 from explorer.core.map.pipeline import MapData, MapRequest
 from explorer.core.model.embedding import EmbeddingModel
 
@@ -54,6 +55,29 @@ class MapController(FeatureController):
             previous,
             label="Making the map",
             on_result=self._final_ready,
+            on_partial=self._preview_ready,
+            on_error=self._failed,
+            on_progress=self.progress.emit,
+        )
+
+    def request_whole(
+        self, params: whole.WholeParams, plain: bool = True, only_cached: bool = False
+    ) -> None:
+        """Map every row of the current model: the PCA picture first, then the layout (shown at
+        once when it is cached). `only_cached`: show the cached layout if there is one, else
+        nothing."""
+        model = self.state.model
+        if model is None:
+            return
+        self._set_busy(True)
+        self.lane.submit(
+            map_layout.whole_vocabulary,
+            model,
+            params,
+            plain,
+            only_cached=only_cached,
+            label="Mapping the whole vocabulary",
+            on_result=self._whole_ready,
             on_partial=self._preview_ready,
             on_error=self._failed,
             on_progress=self.progress.emit,
@@ -103,6 +127,12 @@ class MapController(FeatureController):
         self.data = data
         self.mapReady.emit(data)
         self._set_busy(False)
+
+    def _whole_ready(self, data: MapData | None) -> None:
+        if data is None:  # not cached, and only the cache was asked for
+            self._set_busy(False)
+        else:
+            self._final_ready(data)
 
     def _failed(self, error: BaseException) -> None:
         self._set_busy(False)

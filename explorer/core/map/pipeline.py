@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core.context import NULL_CONTEXT, JobContext
-from explorer.core.map import neighborhood, projection
+from explorer.core.map import neighborhood, projection, whole
 from explorer.core.model.decode import decode_rows
 from explorer.core.model.embedding import EmbeddingModel
 
@@ -53,6 +53,7 @@ class MapData:
     clusters: np.ndarray | None = None
     cluster_names: tuple[str, ...] = ()
     final: bool = False
+    whole: bool = False  # every row of the model (its layout is cached, not stored in sessions)
 
 
 def choose(
@@ -159,6 +160,58 @@ def make_map(
         return data
     ctx.partial(data)
     return layout(data, req.params, ctx)
+
+
+def whole_vocabulary(
+    model: EmbeddingModel,
+    params: whole.WholeParams,
+    plain: bool = True,
+    ctx: JobContext = NULL_CONTEXT,
+    only_cached: bool = False,
+) -> MapData | None:
+    """Every row on one map (explorer.core.map.whole): the PCA picture as ``ctx.partial``, then
+    the UMAP layout (at once from the cache when it was laid out before; with `only_cached`,
+    None when it was not). `plain` leaves out rows beyond the tokenizer and special tokens.
+    Points come in a fixed random order, so that labels (placed in point order) spread over the
+    map rather than follow the ids."""
+    if only_cached and whole.load_cached(model, params) is None:
+        return None
+    keep = ~whole.hidden_rows(model) if plain else np.ones(model.rows, dtype=bool)
+    ids = np.flatnonzero(keep)
+    ids = ids[np.random.default_rng(params.seed).permutation(len(ids))]
+    labels = [model.label(int(i)) for i in ids]
+    title = f"The whole vocabulary: {len(ids):,} tokens"
+    nb = neighborhood.Neighborhood(ids, labels, None, (), title)
+    empty = np.zeros((len(ids), 0), dtype=np.float32)
+    norms = np.empty(0)
+
+    def data(result: whole.WholeMap) -> MapData:
+        return MapData(nb, empty, norms, result.coords[ids], final=result.final, whole=True)
+
+    def picture(result: whole.WholeMap) -> None:
+        nonlocal norms
+        norms = row_norms(model, ids, ctx)
+        ctx.partial(data(result))
+
+    result = whole.whole_map(model, params, ctx, on_picture=picture)
+    if not len(norms):
+        norms = row_norms(model, ids, ctx)
+    final = data(result)
+    ctx.progress(1.0, "Clusters")
+    final.clusters, final.cluster_names = clusters_of(final.coords, labels, params.seed)
+    return final
+
+
+def row_norms(model: EmbeddingModel, ids: np.ndarray, ctx: JobContext) -> np.ndarray:
+    """L2 norms of the rows `ids`, from one streamed pass over the matrix."""
+    from explorer.core.analysis.blocks import iter_blocks
+
+    norms = np.empty(model.rows)
+    for start, block in iter_blocks(model.decode_block, model.rows, model.dim, NULL_CONTEXT):
+        ctx.check("the whole-vocabulary map")
+        b = np.nan_to_num(block.astype(np.float64, copy=False))
+        norms[start : start + len(b)] = np.sqrt(np.einsum("ij,ij->i", b, b))
+    return norms[ids]
 
 
 def clusters_of(

@@ -170,7 +170,7 @@ def _tiny_layout(x: np.ndarray, seed: int) -> np.ndarray:
     return pca_2d(x, seed)
 
 
-def _umap_init(preview: np.ndarray, seed: int) -> np.ndarray:
+def umap_init(preview: np.ndarray, seed: int) -> np.ndarray:
     """The PCA preview as UMAP's start, with tiny noise so no axis is constant (it is rescaled)."""
     rng = np.random.default_rng(seed)
     spread = float(np.abs(preview).max()) or 1.0
@@ -247,7 +247,7 @@ def project(
     def on_epoch(done: int, total: int) -> None:
         ctx.progress(0.3 + 0.68 * done / max(total, 1), f"UMAP epoch {done}/{total}")
 
-    coords = umap_layout(local, knn, _umap_init(preview, params.seed), params, ctx, on_epoch)
+    coords = umap_layout(local, knn, umap_init(preview, params.seed), params, ctx, on_epoch)
     if params.refine and 3 * REFINE_K <= n <= REFINE_MAX:
         ctx.progress(0.98, "UMAP layout; placing points beside their neighbours")
         coords = refine_neighbors(coords, x, rounds=2 if n <= 1000 else 1, ctx=ctx)

@@ -54,11 +54,13 @@ def _kinds_ready(pane: MapPane, kinds: TokenKinds) -> None:
     items = pane.colour.model()
     assert isinstance(items, QStandardItemModel)  # what QComboBox makes
     items.item(pane.colour.findData("kind")).setEnabled(True)
+    if pane.wanted_colour == "kind":  # the whole vocabulary asks for it before kinds exist
+        pane.colour.setCurrentIndex(pane.colour.findData("kind"))
 
 
 def layout_of(data) -> dict | None:
     """The map on screen as a session stores it (a final layout only)."""
-    if not data.final:
+    if not data.final or data.whole:  # a whole-vocabulary layout lives in the cache
         return None
     nb = data.nb
     return {

@@ -30,7 +30,7 @@ from explorer.app.controllers.map import MapController
 from explorer.app.jobs import error_message
 from explorer.app.state import AppState
 from explorer.core.errors import ExplorerError, TokenError
-from explorer.core.map import neighborhood, projection
+from explorer.core.map import neighborhood, projection, whole
 from explorer.core.map.pipeline import MapData, MapRequest
 from explorer.core.tokenizer import vocab_table
 from explorer.ui.map import export as map_export
@@ -44,6 +44,7 @@ SOURCES = [
     ("text", "Typed text"),
     ("list", "Pasted list"),
     ("sample", "Random sample"),
+    ("whole", "Whole vocabulary"),
 ]
 COLOURS = [
     ("similarity", "Similarity"),
@@ -100,7 +101,10 @@ class MapPane(QWidget):
         )
         self.plain = QCheckBox("no special/unused")
         self.plain.setChecked(True)
-        self.plain.setToolTip("Random samples leave out special tokens and [unused…] rows")
+        self.plain.setToolTip(
+            "Random samples and the whole vocabulary leave out special tokens and rows the "
+            "tokenizer does not use"
+        )
         self.method = QComboBox()
         self.method.addItem("UMAP", "umap")
         self.method.addItem("PCA", "pca")
@@ -247,6 +251,9 @@ class MapPane(QWidget):
     def request_map(self) -> None:
         if self.state.model is None:
             return
+        if self.source.currentData() == "whole":
+            self.request_whole()
+            return
         try:
             req = self.build_request()
         except ExplorerError as e:
@@ -254,6 +261,19 @@ class MapPane(QWidget):
             self.title.setText(str(e))
             return
         self.controller.request(req)
+
+    def request_whole(self, only_cached: bool = False) -> None:
+        """Every row of the model, coloured by kind (a cached layout shows at once).
+        `only_cached`: show it only if it is cached (choosing the source does that)."""
+        if self.state.model is None:
+            return
+        params = whole.WholeParams(
+            n_neighbors=self.n_neighbors.value(), min_dist=round(self.min_dist.value(), 3)
+        )
+        self.wanted_colour = "kind"
+        if not only_cached:
+            self.title.setText("The whole vocabulary: first picture (PCA)…")
+        self.controller.request_whole(params, self.plain.isChecked(), only_cached)
 
     def map_chosen(self) -> None:
         """A new map of the box-chosen tokens (their old positions are kept where possible)."""
@@ -355,12 +375,17 @@ class MapPane(QWidget):
         self.export_button.setEnabled(False)
         self._chosen_changed([])
         self.title.setText(self._idle_title(self.state.selection))
+        if self.source.currentData() == "whole":
+            self.request_whole(only_cached=True)
 
     def _source_changed(self) -> None:
         source = self.source.currentData()
         self.refs.setVisible(source == "list")
-        self.n.setEnabled(source != "list")
-        self.plain.setVisible(source == "sample")
+        self.n.setEnabled(source not in ("list", "whole"))
+        self.method.setEnabled(source != "whole")
+        self.plain.setVisible(source in ("sample", "whole"))
+        if source == "whole" and self.data is None:  # laid out before: show it at once
+            self.request_whole(only_cached=True)
 
     def _chosen_changed(self, ids) -> None:
         self.chosen.setText(f"{len(ids):,} chosen" if ids else "")

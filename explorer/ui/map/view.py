@@ -1,9 +1,9 @@
 """The interactive map: one scatter item, hover, click-to-select, box and lasso selection, labels.
 
-Everything here runs on the GUI thread and is proportional to the points on the map (≤ 50,000),
-never to the vocabulary. Colours come from a small palette of shared brushes (map_brushes.py);
-labels are a capped pool of TextItems placed greedily where they do not overlap, recomputed
-(debounced) when the view range changes.
+Everything here runs on the GUI thread and is proportional to the points on the map (the whole
+vocabulary when that is mapped: then one item per colour draws them, see layers.py). Colours come
+from a small palette of shared brushes (map_brushes.py); labels are a capped pool of TextItems
+placed greedily where they do not overlap, recomputed (debounced) when the view range changes.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from explorer.core.map import figure, geometry
 from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
 from explorer.ui.map.kind_colors import kind_palette, legend_entries
 from explorer.ui.map.labels import LabelPool, drawable
+from explorer.ui.map.layers import LAYERED_ABOVE, ColourLayers
 from explorer.ui.map.viewbox import MapViewBox
 
 CHOSEN_RING = "#111111"  # box/lasso-chosen points: a colour no cluster or colour scale uses
@@ -64,7 +65,10 @@ class MapView(QWidget):
         self.scatter = pg.ScatterPlotItem(pxMode=True, pen=None, size=7)
         self.overlay = pg.ScatterPlotItem(pxMode=True)  # highlighted and box-selected points
         self.plot.addItem(self.scatter)
+        self._layers = ColourLayers(self.plot)  # many points: one item per colour
+        self._size = 7.0
         self.plot.addItem(self.overlay)
+        self.overlay.setZValue(1)
         self.colour_bar = pg.ColorBarItem(
             values=(0, 1),
             colorMap=pg.colormap.get("viridis"),
@@ -154,14 +158,8 @@ class MapView(QWidget):
         """New positions for the same points (the PCA preview replaced by the UMAP layout)."""
         self.coords = np.asarray(coords, dtype=np.float32).reshape(-1, 2)
         n = len(self.coords)
-        size = 8 if n <= 1000 else 6 if n <= 5000 else 4 if n <= 20000 else 3
-        self.scatter.setData(
-            x=self.coords[:, 0],
-            y=self.coords[:, 1],
-            size=size,
-            brush=self._point_brushes(),
-            pen=None,
-        )
+        self._size = 8 if n <= 1000 else 6 if n <= 5000 else 4 if n <= 20000 else 3
+        self._draw_points(self._size)
         self._update_overlay()
         if not keep_view and n:
             self.frame_bulk()
@@ -188,7 +186,9 @@ class MapView(QWidget):
         if mode not in COLOUR_MODES:
             raise ValueError(mode)
         self.colour_mode = mode
-        if len(self.ids):
+        if len(self.ids) > LAYERED_ABOVE:
+            self._draw_points(self._size)
+        elif len(self.ids):
             self.scatter.setBrush(self._point_brushes())
         self._update_legend()
 
@@ -251,21 +251,38 @@ class MapView(QWidget):
         exclude = [self._index[i] for i in self.highlight_ids if i in self._index]
         return v, figure.rank_knots(v, exclude if mode == "similarity" else (), PALETTE_STEPS + 1)
 
-    def _point_brushes(self) -> list[QBrush] | QBrush:
+    def _palette_codes(self) -> tuple[np.ndarray | None, list[QBrush]]:
+        """Each point's index into a small palette of shared brushes (None: all palette[0])."""
         v, knots = self._colour_values()
         n = len(self.ids)
         if v is None:
-            return pg.mkBrush(*figure.DEFAULT_POINT, 210)
+            return None, [pg.mkBrush(*figure.DEFAULT_POINT, 210)]
         if self.colour_mode == "kind" and self.kinds is not None:
-            palette = brushes(kind_palette(self.kinds[1]))
-            return [palette[int(c)] for c in v[:n]]
+            return v[:n].astype(np.int64), brushes(kind_palette(self.kinds[1]))
         if self.colour_mode == "cluster":
             palette = brushes(np.array(figure.CATEGORICAL))
-            return [palette[int(c) % len(palette)] for c in v[:n]]
-        palette = continuous_brushes()
+            return v[:n].astype(np.int64) % len(palette), palette
         t = np.nan_to_num(figure.rank_position(v, knots), nan=0.0)
-        steps = np.minimum((t * PALETTE_STEPS).astype(int), PALETTE_STEPS - 1)
-        return [palette[s] for s in steps]
+        return np.minimum((t * PALETTE_STEPS).astype(int), PALETTE_STEPS - 1), continuous_brushes()
+
+    def _point_brushes(self) -> list[QBrush] | QBrush:
+        codes, palette = self._palette_codes()
+        return palette[0] if codes is None else [palette[c] for c in codes.tolist()]
+
+    def _draw_points(self, size: float) -> None:
+        """Every point, coloured: one item with per-point brushes, or colour layers when many."""
+        if len(self.coords) > LAYERED_ABOVE:
+            self.scatter.setData(x=[], y=[])
+            self._layers.show(self.coords, *self._palette_codes(), size)
+            return
+        self._layers.clear()
+        self.scatter.setData(
+            x=self.coords[:, 0],
+            y=self.coords[:, 1],
+            size=size,
+            brush=self._point_brushes(),
+            pen=None,
+        )
 
     def _update_legend(self) -> None:
         v, knots = self._colour_values()
