@@ -45,6 +45,10 @@ try:
     for _ in range(100000):
         if which == "exact":
             exact.scan(model.matrix, q, True, ctx)
+        elif which == "blocks":  # compare-head, Explain, F64 statistics, maps: decode_block
+            for start in range(0, model.rows, 4096):
+                model.decode_block(start, start + 4096)
+            progress(1.0)
         elif which == "build":  # the fast index's pass (neighbors --fast, index)
             from explorer.core.search import build
             build.build(model, Path("cache"), ctx)
@@ -64,6 +68,8 @@ print("never stopped", flush=True)
         ("exact", "pread", "F16"),
         ("stats", "pread", "BF16"),
         ("build", "lease", "F16"),
+        ("blocks", "lease", "BF16"),
+        ("blocks", "pread", "F16"),
     ],
 )
 def test_truncation_mid_scan_is_an_error_not_sigbus(tmp_path, which, strategy, dtype):

@@ -15,7 +15,7 @@ import numpy as np
 
 from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import ModelFormatError, TokenError
-from explorer.core.filecheck import check_mapped, first_change
+from explorer.core.filecheck import MappedScan, check_mapped, first_change
 from explorer.core.model import heads
 from explorer.core.model.cold_rows import random_access_map, read_rows
 from explorer.core.model.decode import decode_rows
@@ -174,9 +174,7 @@ class EmbeddingModel:
         The one way to stream a whole matrix of any dtype (quantised GGUF included) in blocks;
         kernels that read ``matrix`` directly must handle its dtype themselves.
         """
-        start, stop = max(0, start), min(self.rows, stop)
-        check_mapped(self.matrix)
-        return decode_rows(np.asarray(self.matrix[start:stop]))
+        return _decoded(self.matrix, max(0, start), min(self.rows, stop))
 
     def decode_output_block(self, start: int, stop: int) -> np.ndarray | None:
         """Rows [start, stop) of the separate output head, decoded like decode_block; None if the
@@ -184,7 +182,7 @@ class EmbeddingModel:
         head = self._head_matrix
         if head is None or self.output_tensor is None:
             return None
-        return decode_rows(np.asarray(head[max(0, start) : max(0, stop)]))
+        return _decoded(head, max(0, start), min(len(head), max(0, stop)))
 
     def changed_on_disk(self) -> str | None:
         """Why the model's files no longer match what was opened (None: unchanged); cheap."""
@@ -278,3 +276,14 @@ def head_evidence(
     same = heads.same_rows(matrix, head_matrix, rows)
     complete = not same or matrix.shape[0] <= len(rows)
     return heads.with_head(name, output, same, tie_flag, complete)
+
+
+def _decoded(matrix: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """Rows [start, stop) decoded, read so that a file truncated meanwhile is an error, never
+    SIGBUS (filecheck.MappedScan); the result never points into the map."""
+    with MappedScan(matrix) as source:
+        raw = np.asarray(source.rows(start, stop))
+        out = decode_rows(raw)
+        if source.leased and np.may_share_memory(out, raw):
+            out = out.copy()  # a view of the map must not outlive the lease
+    return out
