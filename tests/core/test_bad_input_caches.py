@@ -181,6 +181,26 @@ def untied(tmp_path_factory):
     return folder
 
 
+def same(got: object, want: object) -> bool:
+    """Equal, numbers to 1e-6: a pass rebuilt with another thread count sums its float32 parts
+    in another order, while a corrupted cache, had it been used, would differ far more."""
+    if isinstance(want, dict):
+        return (
+            isinstance(got, dict)
+            and got.keys() == want.keys()
+            and all(same(got[k], want[k]) for k in want)
+        )
+    if isinstance(want, list | tuple):
+        return (
+            isinstance(got, list | tuple)
+            and len(got) == len(want)
+            and all(same(g, w) for g, w in zip(got, want, strict=True))
+        )
+    if isinstance(want, float) and isinstance(got, int | float):
+        return got == pytest.approx(want, rel=1e-6, abs=1e-9, nan_ok=True)
+    return got == want
+
+
 def _forge(corrupt):
     def both(folder: Path, name: str) -> None:  # the per-dimension mean must be finite
         corrupt(folder, "mean")
@@ -200,10 +220,10 @@ def test_statistics_cache_corrupted(untied, tmp_path, corrupt):
     compute_stats(model, cache_dir=root)
     corrupt(entry(root, "stats"), "sq")
     again = no_hang(lambda: compute_stats(model, cache_dir=root))
-    assert not again.cached and again.as_dict() == truth
+    assert not again.cached and same(again.as_dict(), truth)
     assert again.cache_note.startswith("the cached statistics was not used (")
     third = compute_stats(model, cache_dir=root)
-    assert third.cached and not third.cache_note and third.as_dict() == truth
+    assert third.cached and not third.cache_note and same(third.as_dict(), truth)
 
 
 @pytest.mark.parametrize(
@@ -216,7 +236,7 @@ def test_head_cache_corrupted(untied, tmp_path, corrupt):
     head.head_cosine(model, cache_dir=root)
     corrupt(entry(root, head.CACHE_KIND), "cosine")
     again = no_hang(lambda: head.head_cosine(model, cache_dir=root))
-    assert not again.cached and again.cache_note and again.as_dict() == truth
+    assert not again.cached and again.cache_note and same(again.as_dict(), truth)
     assert head.head_cosine(model, cache_dir=root).cached
 
 
@@ -229,7 +249,7 @@ def test_forged_head_cache_with_impossible_cosines_is_refused(untied, tmp_path):
     save(folder, "cosine", load(folder, "cosine") * 7)
     rewrite_meta(folder)
     again = head.head_cosine(model, cache_dir=root)
-    assert "outside [-1, 1]" in again.cache_note and again.as_dict() == truth
+    assert "outside [-1, 1]" in again.cache_note and same(again.as_dict(), truth)
 
 
 # -- the fast index -------------------------------------------------------------------------------
