@@ -169,25 +169,15 @@ def knn_graph(
     else by NN-descent (pynndescent, umap-learn's own method). A clustered exact search found
     more of the exact neighbours on SmolLM2 but gave a map that kept fewer of them: its graph
     falls apart into tight families of near-duplicates."""
-    from explorer.core.map.projection import EXACT_KNN_MAX, import_pynndescent, knn_cosine
+    from explorer.core.map.projection import EXACT_KNN_MAX, knn_cosine
 
     if len(x) <= EXACT_KNN_MAX:
         return knn_cosine(x, k, ctx)
     ctx.progress(0.0, f"neighbour graph of {len(x):,} rows (NN-descent)")
     ctx.check("the whole-vocabulary map")
-    index = import_pynndescent().NNDescent(
-        x,
-        metric="cosine",
-        n_neighbors=k,
-        random_state=seed,
-        low_memory=True,
-        compressed=True,
-        verbose=False,
-    )
-    indices, dists = index.neighbor_graph
-    del index
+    graph = knn_cosine(x, k, seed=seed)  # NN-descent: no progress or cancel inside it
     ctx.check("the whole-vocabulary map")
-    return indices.astype(np.int64), dists.astype(np.float32)
+    return graph
 
 
 def layout(
