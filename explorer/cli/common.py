@@ -20,13 +20,8 @@ from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
 
 
-def add_model_options(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
-    p.add_argument(
-        "-m",
-        "--model",
-        metavar="PATH",
-        help=f"{MODEL_KINDS}, or `demo` (default: the built-in demo)",
-    )
+def add_reading_options(p: argparse.ArgumentParser) -> None:
+    """--tensor and -t/--tokenizer: how the model given some other way is read."""
     p.add_argument("--tensor", metavar="NAME", help="embedding tensor name (overrides detection)")
     p.add_argument(
         "-t",
@@ -35,6 +30,16 @@ def add_model_options(p: argparse.ArgumentParser, json_flag: bool = True) -> Non
         help="read the rows through this tokenizer (a tokenizer.json, a folder or a .gguf) "
         "instead of the model's own, and check that it belongs to them",
     )
+
+
+def add_model_options(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
+    p.add_argument(
+        "-m",
+        "--model",
+        metavar="PATH",
+        help=f"{MODEL_KINDS}, or `demo` (default: the built-in demo)",
+    )
+    add_reading_options(p)
     if json_flag:
         p.add_argument("--json", action="store_true", help="print JSON to stdout")
 

@@ -7,7 +7,7 @@ import os
 import sys
 
 from explorer.cli import args as args_
-from explorer.cli.common import fail
+from explorer.cli.common import add_reading_options, fail
 
 MAP_STAGES = ("running", "done")  # a map while UMAP runs (preview shown), or finished
 # the window's centre tabs, then the Embedding tab's own (explorer/ui/window/screenshot.py)
@@ -30,14 +30,7 @@ def register(sub) -> None:
         metavar="PATH",
         help="model to open (default: the last one used, else the demo)",
     )
-    p.add_argument("--tensor", metavar="NAME", help="embedding tensor name (overrides detection)")
-    p.add_argument(
-        "-t",
-        "--tokenizer",
-        metavar="PATH",
-        help="read the rows through this tokenizer (a tokenizer.json, a folder or a .gguf) "
-        "instead of the model's own, and check that it belongs to them",
-    )
+    add_reading_options(p)
     p.add_argument(
         "--screenshot",
         metavar="FILE.png",
