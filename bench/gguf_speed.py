@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 from gguf_smollm2 import CORPUS as SMOLLM2_CORPUS
 from lib.data import gemma3_gguf, installed_gguf
+from lib.floor import plain_read
 from lib.processes import interleaved, load, timed_run
-from numba import njit, prange
 
 TREE = Path(__file__).resolve().parents[1]
 TILE_BYTES = 160 << 20
@@ -39,24 +39,6 @@ def spread(xs: list[float], unit: float = 1.0, fmt: str = "{:.2f}") -> str:
     xs = [x * unit for x in xs]
     med = statistics.median(xs)
     return f"{fmt.format(med)} (range {fmt.format(min(xs))}–{fmt.format(max(xs))})"
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def _xor_read(words, parts):  # pragma: no cover - compiled
-    n = words.shape[0]
-    out = np.zeros(parts, np.uint64)
-    for p in prange(parts):
-        acc = np.uint64(0)
-        for i in range(p * n // parts, (p + 1) * n // parts):
-            acc ^= words[i]
-        out[p] = acc
-    return out
-
-
-def plain_read(raw: np.ndarray) -> None:
-    flat = np.asarray(raw).reshape(-1)
-    words = flat[: flat.size // 8 * 8].view(np.uint64)
-    _xor_read(words, 64)
 
 
 def open_timings(path: Path, rounds: int) -> None:

@@ -29,7 +29,7 @@ from pathlib import Path
 import gguf
 import numpy as np
 from lib import data, synthetic
-from numba import njit, prange
+from lib.floor import plain_read
 
 from explorer.core.model.open import open_model
 from explorer.core.quant.damage import row_damage
@@ -40,25 +40,6 @@ from explorer.core.quant.report import measure
 
 def load() -> str:
     return "load average " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
-
-
-@njit(parallel=True, cache=True)
-def _xor_read(words):  # pragma: no cover - compiled
-    n = words.shape[0]
-    parts = 64
-    acc = np.zeros(parts, np.uint64)
-    for p in prange(parts):
-        x = np.uint64(0)
-        for i in range(p * n // parts, (p + 1) * n // parts):
-            x ^= words[i]
-        acc[p] = x
-    return acc
-
-
-def plain_read(*matrices: np.ndarray) -> None:
-    for m in matrices:
-        raw = np.asarray(m).reshape(-1).view(np.uint8)
-        _xor_read(raw[: len(raw) // 8 * 8].view(np.uint64))
 
 
 def rounds(fn, repeat: int) -> tuple[list[float], list[float]]:
