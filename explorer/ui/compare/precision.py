@@ -37,7 +37,7 @@ from explorer.ui.analysis.plots import Histogram
 from explorer.ui.analysis.table import TokenTable
 from explorer.ui.compare.row_pair_plot import RowPairPlot
 from explorer.ui.widgets.flow_layout import FlowLayout
-from explorer.ui.widgets.job_progress import JobProgressBar
+from explorer.ui.widgets.job_progress import BusyRow
 
 SUMMARY = [
     "Type",
@@ -112,15 +112,9 @@ class PrecisionView(QWidget):
         buttons.addWidget(self.simulate)
         buttons.addWidget(self.files)
 
-        self.bar = JobProgressBar()
-        self.cancel = QPushButton("Cancel")
+        self.busy_row = BusyRow()
+        self.bar, self.cancel = self.busy_row.bar, self.busy_row.cancel
         self.cancel.clicked.connect(self.cancelRequested.emit)
-        self.busy_row = QWidget()
-        busy = QHBoxLayout(self.busy_row)
-        busy.setContentsMargins(0, 0, 0, 0)
-        busy.addWidget(self.bar, 1)
-        busy.addWidget(self.cancel)
-        self.busy_row.hide()
 
         self.banner = QLabel("")
         self.banner.setTextFormat(Qt.TextFormat.RichText)

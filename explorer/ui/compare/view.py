@@ -28,7 +28,7 @@ from explorer.app.controllers.compare import OverlapShown, Pair, TokenComparison
 from explorer.core.compare.neighbors import NeighborRow
 from explorer.ui.analysis.table import TokenTable
 from explorer.ui.compare.plots import OverlapHistogram, PairMap
-from explorer.ui.widgets.job_progress import JobProgressBar
+from explorer.ui.widgets.job_progress import BusyRow
 
 COLUMNS = ["#", "Token", "Cosine", "Both"]
 ERROR = "<span style='color:#b91c1c'>{}</span>"
@@ -73,15 +73,9 @@ class CompareView(QWidget):
         top.addWidget(self.pick)
         top.addWidget(self.stop)
 
-        self.bar = JobProgressBar()
-        self.cancel = QPushButton("Cancel")
+        self.busy_row = BusyRow()
+        self.bar, self.cancel = self.busy_row.bar, self.busy_row.cancel
         self.cancel.clicked.connect(self.cancelRequested.emit)
-        self.busy_row = QWidget()
-        busy = QHBoxLayout(self.busy_row)
-        busy.setContentsMargins(0, 0, 0, 0)
-        busy.addWidget(self.bar, 1)
-        busy.addWidget(self.cancel)
-        self.busy_row.hide()
 
         self.token = QLabel("")
         self.token.setTextFormat(Qt.TextFormat.RichText)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtWidgets import QProgressBar, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
 
 STEPS = 1000  # fraction 0..1 shown in tenths of a percent
 
@@ -34,3 +34,17 @@ class JobProgressBar(QProgressBar):
         if fraction >= 0:
             self.setFormat(f"{escape(text) or 'Working'} %p%")
             self.set_fraction(fraction)
+
+
+class BusyRow(QWidget):
+    """A job's progress bar with its Cancel button, in a row that is hidden while idle."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.bar = JobProgressBar()
+        self.cancel = QPushButton("Cancel")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.bar, 1)
+        row.addWidget(self.cancel)
+        self.hide()
