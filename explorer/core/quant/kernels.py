@@ -1,6 +1,7 @@
 """The per-row damage pass as one numba kernel: each row of both matrices is decoded into a
-small buffer (exactly as `gguf.quants.dequantize` does) and compared there, so the pass reads
-each file once and never holds a decoded block.
+small buffer (exactly as `gguf.quants.dequantize` does; quantised blocks by the model's own
+decoder, core/model/ggml_blocks.py) and compared there, so the pass reads each file once and
+never holds a decoded block.
 
 Decoding is compiled without contraction (no fused multiply-add): `d * q + m` rounds twice, as
 numpy does, so the values equal numpy's bit for bit.
@@ -12,20 +13,13 @@ import numpy as np
 from gguf.constants import GGMLQuantizationType as T
 from numba import get_num_threads, njit, prange
 
+from explorer.core.model import ggml_blocks
 from explorer.core.search.exact import _bf16_to_f32
 
-# Stored formats the kernel decodes itself; others are decoded to float32 first (kind F32).
-F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 = range(8)
-KINDS = {
-    T.F32: F32,
-    T.F16: F16,
-    T.BF16: BF16,
-    T.Q8_0: Q8_0,
-    T.Q4_0: Q4_0,
-    T.Q4_1: Q4_1,
-    T.Q5_0: Q5_0,
-    T.Q5_1: Q5_1,
-}
+# Stored formats the kernel reads as they are, by GGML type id: floats here, quantised blocks
+# with the model's own block decoder; others are decoded to float32 first (kind F32).
+F32, F16, BF16 = int(T.F32), int(T.F16), int(T.BF16)
+KINDS = {T(kind): kind for kind in (F32, F16, BF16, *ggml_blocks.BLOCKS)}
 # Every float16 bit pattern as float32: a table lookup is exact and cheaper than bit surgery.
 F16_TABLE = (
     np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
@@ -35,11 +29,6 @@ MATH = {"reassoc", "nsz", "arcp"}
 # Columns of the per-row output.
 REF_SQ, OTHER_SQ, DOT, ERR_SQ, MAX_ABS = range(5)
 COLUMNS = 5
-
-
-@njit(fastmath=MATH, cache=True, nogil=True, inline="always")
-def _half(row, at, f16):  # pragma: no cover - compiled
-    return f16[np.int64(row[at]) | (np.int64(row[at + 1]) << 8)]
 
 
 @njit(fastmath=MATH, cache=True, nogil=True)
@@ -56,50 +45,8 @@ def decode_row(row, kind, f16, out):  # pragma: no cover - compiled
         bits = row.view(np.uint16)
         for j in range(dim):
             out[j] = _bf16_to_f32(bits[j])
-    elif kind == Q8_0:
-        signed = row.view(np.int8)
-        for b in range(dim // 32):
-            o = b * 34
-            d = _half(row, o, f16)
-            for k in range(32):
-                out[b * 32 + k] = np.float32(signed[o + 2 + k]) * d
-    elif kind == Q4_0:
-        for b in range(dim // 32):
-            o = b * 18
-            d = _half(row, o, f16)
-            for k in range(16):
-                x = row[o + 2 + k]
-                out[b * 32 + k] = d * np.float32(np.int32(x & 15) - 8)
-                out[b * 32 + 16 + k] = d * np.float32(np.int32(x >> 4) - 8)
-    elif kind == Q4_1:
-        for b in range(dim // 32):
-            o = b * 20
-            d = _half(row, o, f16)
-            m = _half(row, o + 2, f16)
-            for k in range(16):
-                x = row[o + 4 + k]
-                out[b * 32 + k] = d * np.float32(x & 15) + m
-                out[b * 32 + 16 + k] = d * np.float32(x >> 4) + m
-    elif kind == Q5_0 or kind == Q5_1:
-        size = 22 if kind == Q5_0 else 24
-        head = 2 if kind == Q5_0 else 4
-        for b in range(dim // 32):
-            o = b * size
-            d = _half(row, o, f16)
-            qh = np.int64(0)
-            for k in range(4):
-                qh |= np.int64(row[o + head + k]) << (8 * k)
-            for k in range(16):
-                x = np.int64(row[o + head + 4 + k])
-                lo = (x & 15) | (((qh >> k) & 1) << 4)
-                hi = (x >> 4) | (((qh >> (k + 16)) & 1) << 4)
-                if kind == Q5_0:
-                    out[b * 32 + k] = d * np.float32(lo - 16)
-                    out[b * 32 + 16 + k] = d * np.float32(hi - 16)
-                else:
-                    m = _half(row, o + 2, f16)
-                    out[b * 32 + k] = d * np.float32(lo) + m
-                    out[b * 32 + 16 + k] = d * np.float32(hi) + m
+    else:
+        ggml_blocks.decode_row(kind, row, out)
 
 
 @njit(fastmath=MATH, cache=True, nogil=True)
