@@ -74,6 +74,11 @@ def exact_among_rows(vectors: np.ndarray, row: int, k: int) -> np.ndarray:
     return top_k(sims, k)
 
 
+def holds_rows(vectors: np.ndarray, n: int) -> bool:
+    """`vectors` are the rows of a map of n points (a whole-vocabulary map holds none)."""
+    return vectors.ndim == 2 and vectors.shape[0] == n and vectors.shape[1] > 0
+
+
 def on_map(ranked: np.ndarray, ids: np.ndarray, token: int) -> np.ndarray:
     """The map rows (indices into `ids`) of the ids in `ranked` that are on the map, in the
     ranking's order, the token itself left out."""
@@ -127,7 +132,7 @@ def kept_neighbours(
     if rows is not None and len(rows) < k:
         rows = None
     ctx.check("neighbours on the map")
-    if rows is None and vectors is not None and len(vectors) == len(ids):
+    if rows is None and vectors is not None and holds_rows(vectors, len(ids)):
         rows = exact_among_rows(vectors, row, k)
     if rows is None:
         if searcher is None:
