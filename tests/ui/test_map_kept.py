@@ -245,6 +245,16 @@ def test_a_lasso_over_most_of_a_large_map_marks_every_chosen_point(qtbot):
     assert view.selected_ids == (np.flatnonzero(inside) + 7).tolist()
     assert inside.sum() > RINGS_UP_TO and view.chosen_marks.count() == inside.sum()
     assert len(view.chosen_marks.rings.data) == 0
+    view.viewbox.setRange(xRange=(-0.5, 0.5), yRange=(-0.5, 0.5), padding=0)
+    image = view.graphics.grab().toImage()
+    dark = [
+        image.pixelColor(x, y).lightness() < 40
+        for x in range(0, image.width(), 3)
+        for y in range(0, image.height(), 3)
+    ]
+    assert 0.02 < np.mean(dark) < 0.9  # the chosen squares, not a blank or black view
+    view.viewbox.setRange(xRange=(50, 51), yRange=(50, 51), padding=0)
+    view.graphics.grab()  # none in view: nothing to draw, and no error
     view.select_box(-0.1, -0.1, 0.1, 0.1)  # few: a ring each
     assert 0 < len(view.chosen_marks.rings.data) == len(view.selected_ids) <= RINGS_UP_TO
     assert view.chosen_marks.count() == len(view.selected_ids)
