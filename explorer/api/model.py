@@ -124,16 +124,8 @@ class Model:
 
     def label(self, token_id: int) -> str:
         """The readable text of a row's token, as the window shows it (␣ for a space)."""
-        tok = self.core.tokenizer
-        inner = getattr(tok, "tokenizer", None)  # the `tokenizers` object, when loaded here
-        if tok is None or inner is None or "labels" in vars(tok):
-            return self.core.label(token_id)
-        # one id_to_token call, not the whole vocabulary's labels (0.3 s for 30k tokens,
-        # which a one-row command should not pay)
-        piece = inner.id_to_token(token_id) if 0 <= token_id < tok.vocab_size else None
-        if piece is None:  # ids beyond the vocabulary or holes in it: the general path
-            return self.core.label(token_id)
-        return tok.piece_text(token_id, piece)  # type: ignore[union-attr]
+        one_label = getattr(self.core.tokenizer, "one_label", None)  # a TokenizerInfo's
+        return self.core.label(token_id) if one_label is None else one_label(token_id)
 
     def row(self, token: TokenRef) -> np.ndarray:
         """E[token] decoded exactly to float32 (float64 for F64 files)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Protocol, cast
 
 import numpy as np
@@ -424,14 +425,32 @@ class _Model(Protocol):  # the parts of an EmbeddingModel the check reads
 
 
 def check_model(
-    model: _Model, vocab: Vocabulary | None = None, ctx: JobContext = NULL_CONTEXT
+    model: _Model,
+    vocab: Vocabulary | None = None,
+    ctx: JobContext = NULL_CONTEXT,
+    cache_dir: Path | None = None,
 ) -> Verdict | None:
     """The verdict for a model's own tokenizer (or `vocab`); None without a tokenizer. Reads a
-    few thousand rows (worker thread)."""
+    few thousand rows (worker thread), or the verdict kept in the user cache (`cache_dir`) for
+    this matrix and tokenizer file (see match_cache)."""
     from explorer.core.model.decode import decode_rows
 
-    if vocab is None:
-        if model.tokenizer is None:
-            return None
-        vocab = Vocabulary.of(model.tokenizer)  # type: ignore[arg-type]
-    return check_match(vocab, model.rows, lambda ids: decode_rows(model.cold_rows(ids)), ctx)
+    if vocab is not None:
+        return check_match(vocab, model.rows, lambda ids: decode_rows(model.cold_rows(ids)), ctx)
+    if model.tokenizer is None:
+        return None
+    from explorer.core import cache
+    from explorer.core.tokenizer import match_cache
+
+    identity = getattr(model.tokenizer, "identity", None)
+    key = match_cache.key_of(model, identity) if isinstance(identity, dict) else None
+    root = cache.default_cache_dir() if cache_dir is None else cache_dir
+    if key is not None:
+        found = match_cache.load(root, key)
+        if found is not None:
+            return found
+    vocab = Vocabulary.of(model.tokenizer)  # type: ignore[arg-type]
+    verdict = check_match(vocab, model.rows, lambda ids: decode_rows(model.cold_rows(ids)), ctx)
+    if key is not None:
+        match_cache.save(root, key, verdict)
+    return verdict

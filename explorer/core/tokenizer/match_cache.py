@@ -1,0 +1,71 @@
+"""The tokenizer check's verdict kept in the user cache, so a model is judged once.
+
+The check reads a few thousand rows and decodes every piece of the vocabulary (about half of
+`info` on a 262k vocabulary). Its verdict depends only on the matrix and the tokenizer, so an
+entry is keyed by the tensor's file identity (`cache.file_key`: path, size, mtime, hashed first
+and last blocks, tensor, shape, dtype), the tokenizer's file identity and the check's version.
+It is written atomically and every field is checked when read; an entry that fails is ignored
+and the check runs again and rewrites it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+
+from explorer.core import cache
+from explorer.core.tokenizer.match import Verdict
+
+KIND = "tokenizer-match"
+VERSION = 1  # raise when the check's thresholds or method change
+VERDICTS = ("matches", "shifted", "mismatch", "unknown")
+_TYPES = {
+    "verdict": (str,),
+    "offset": (int, type(None)),
+    "sentence": (str,),
+    "pairs": (int,),
+    "variant_cosine": (float, type(None)),
+    "random_cosine": (float, type(None)),
+    "auc": (float, type(None)),
+    "shifted_auc": (float, type(None)),
+    "untrained_rows": (int,),
+    "untrained_norm": (float, type(None)),
+    "untrained_cohesion": (float, type(None)),
+    "rows_read": (int,),
+}
+assert set(_TYPES) == {f.name for f in fields(Verdict)}
+
+
+def key_of(model, tokenizer_identity: dict) -> dict | None:
+    """The entry's key, or None when the model's file cannot be identified (nothing cached)."""
+    try:
+        return cache.file_key(model, KIND, {"version": VERSION, "tokenizer": tokenizer_identity})
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _sound(value: object, allowed: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, allowed) or (float in allowed and isinstance(value, int))
+
+
+def verdict_from(data: object) -> Verdict | None:
+    """The Verdict a cached dict describes, or None unless every field is there and sound."""
+    if not isinstance(data, dict) or set(data) != set(_TYPES):
+        return None
+    if not all(_sound(data[name], allowed) for name, allowed in _TYPES.items()):
+        return None
+    if data["verdict"] not in VERDICTS or data["pairs"] < 0 or data["rows_read"] < 0:
+        return None
+    floats = {n for n, allowed in _TYPES.items() if float in allowed and data[n] is not None}
+    return Verdict(**{n: float(v) if n in floats else v for n, v in data.items()})
+
+
+def load(root: Path, key: dict) -> Verdict | None:
+    found, _ = cache.load(root, key, {})
+    return None if found is None else verdict_from(found.extra.get("verdict"))
+
+
+def save(root: Path, key: dict, verdict: Verdict) -> None:
+    cache.save(root, key, {}, extra={"verdict": verdict.as_dict()})
