@@ -8,7 +8,6 @@ import numpy as np
 
 from explorer.core.model.dtypes import bf16_to_float32, is_bf16
 
-
 Q8_0 = 8  # GGML type id; the type most GGUF embeddings are stored in
 _Q8_0_BLOCK = 34  # bytes: a float16 scale, then 32 int8 values
 
