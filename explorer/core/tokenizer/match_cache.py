@@ -59,7 +59,8 @@ def verdict_from(data: object) -> Verdict | None:
     if data["verdict"] not in VERDICTS or data["pairs"] < 0 or data["rows_read"] < 0:
         return None
     floats = {n for n, allowed in _TYPES.items() if float in allowed and data[n] is not None}
-    return Verdict(**{n: float(v) if n in floats else v for n, v in data.items()})
+    values: dict = {n: float(v) if n in floats else v for n, v in data.items()}
+    return Verdict(**values)
 
 
 def load(root: Path, key: dict) -> Verdict | None:
