@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from explorer.api import html
-from explorer.api.progress import ProgressArg, job_context
-from explorer.api.results import Comparison, Head, Map, Neighbors, Stats, Tokens
 from explorer.api.rows import RowView
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # results, progress and html load with the first call that needs them
+    from explorer.api.progress import ProgressArg
+    from explorer.api.results import Comparison, Head, Map, Neighbors, Stats, Tokens
     from explorer.core.model.embedding import EmbeddingModel
     from explorer.core.search.neighbors import NeighborResult, NeighborSearcher
     from explorer.core.search.queries import Query
@@ -133,6 +132,7 @@ class Model:
 
     def tokenize(self, text: str, special: bool = False) -> Tokens:
         """The tokens of `text`; `special` adds the tokenizer's [CLS], <s> …"""
+        from explorer.api.results import Tokens
         from explorer.core.errors import TokenError
 
         if self.core.tokenizer is None:
@@ -168,6 +168,8 @@ class Model:
         progress: ProgressArg = None,
     ) -> list[Neighbors]:
         """`neighbors` for each query; an exact search reads the matrix once for all of them."""
+        from explorer.api.progress import job_context
+
         built = [self._query(q) for q in queries]
         searcher = self.searcher()
         with job_context(progress, "neighbours") as ctx:
@@ -226,6 +228,8 @@ class Model:
         how: str = "exact",
         skipped: int = 0,
     ) -> Neighbors:
+        from explorer.api.results import Neighbors
+
         tok = self.core.tokenizer
         id_list = [int(i) for i in ids]
         return Neighbors(
@@ -259,6 +263,8 @@ class Model:
     ) -> Map:
         """A 2-D map (UMAP, or PCA) of the listed `tokens`, the `n` tokens `around` one, the
         tokens of a `text` and their neighbours, or a random `sample` of that many tokens."""
+        from explorer.api.progress import job_context
+        from explorer.api.results import Map
         from explorer.core.errors import ExplorerError
         from explorer.core.map import neighborhood, projection
 
@@ -296,6 +302,8 @@ class Model:
     def stats(self, progress: ProgressArg = None, cache: bool = True) -> Stats:
         """Row norms, per-dimension mean and std, rogue dimensions, suspicious (possibly
         under-trained) tokens and token kinds: one pass over the matrix, cached per file."""
+        from explorer.api.progress import job_context
+        from explorer.api.results import Stats
         from explorer.core.analysis.stats import compute_stats
 
         with job_context(progress, "statistics") as ctx:
@@ -318,6 +326,8 @@ class Model:
         """The output head U against E: tied or not and why, cos(E[i], U[i]) over the
         vocabulary when separate, and for a `token` its neighbours in E and U and the direct
         path E[t]·Uᵀ (the logits of a model with no layers)."""
+        from explorer.api.progress import job_context
+        from explorer.api.results import Head
         from explorer.core.analysis import head as core_head
 
         with job_context(progress, "head") as ctx:
@@ -358,6 +368,8 @@ class Model:
     ) -> Comparison:
         """A token's exact cosine neighbours here and in `other` (the token found there by its
         bytes), and how many they share."""
+        from explorer.api.progress import job_context
+        from explorer.api.results import Comparison
         from explorer.core.compare.neighbors import align_vocabularies, compare_neighbors
 
         a_id = self.token_id(token)
@@ -397,6 +409,8 @@ class Model:
         return f"<Model {self.path.name}: {self.tensor} {rows:,} × {dim} {self.dtype}>"
 
     def _repr_html_(self) -> str:
+        from explorer.api import html
+
         rows, dim = self.shape
         facts = [
             ("path", str(self.path)),

@@ -18,11 +18,11 @@ import json
 import os
 import shutil
 import struct
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from platformdirs import user_cache_dir
 
 from explorer.core.errors import ExplorerError
 from explorer.core.filecheck import open_regular, read_limited
@@ -38,6 +38,11 @@ _CHUNK = 8 << 20
 
 
 def default_cache_dir() -> Path:
+    if sys.platform == "linux":  # platformdirs' answer, without its import (a one-row command's)
+        base = os.environ.get("XDG_CACHE_HOME", "")
+        return Path(base if base.strip() else os.path.expanduser("~/.cache")) / APP_NAME
+    from platformdirs import user_cache_dir
+
     return Path(user_cache_dir(APP_NAME))
 
 
@@ -174,12 +179,6 @@ class Loaded:
     extra: dict = field(default_factory=dict)
 
 
-_HEADER_READERS = {
-    (1, 0): np.lib.format.read_array_header_1_0,
-    (2, 0): np.lib.format.read_array_header_2_0,
-}
-
-
 class CacheInvalid(Exception):
     """An entry that exists but must not be used; the message says why."""
 
@@ -205,7 +204,10 @@ def _read_array(path: Path, spec: ArraySpec, recorded: object) -> np.ndarray:
         f.seek(0)
         try:
             version = np.lib.format.read_magic(f)
-            read_header = _HEADER_READERS.get(version)
+            read_header = {
+                (1, 0): np.lib.format.read_array_header_1_0,
+                (2, 0): np.lib.format.read_array_header_2_0,
+            }.get(version)
             if read_header is None:
                 raise ValueError(f"format version {version}")
             shape, fortran, dtype = read_header(f)
