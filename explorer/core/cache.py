@@ -175,6 +175,8 @@ class ArraySpec:
 
 @dataclass
 class Loaded:
+    """A cache entry's arrays and the extra facts stored with them."""
+
     arrays: dict[str, np.ndarray]
     extra: dict = field(default_factory=dict)
 

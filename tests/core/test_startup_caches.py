@@ -5,6 +5,7 @@ type sizes without importing gguf, and Q8_0 rows decoded without it."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +14,8 @@ from explorer.core import cache
 from explorer.core.model.open import open_model
 from explorer.core.resources import demo_model_dir
 from explorer.core.tokenizer import match_cache
-from explorer.core.tokenizer.match import Vocabulary, check_match, check_model
+from explorer.core.tokenizer.match import Vocabulary, check_match
+from explorer.core.tokenizer.match_cache import check_model
 from tests.support.models import random_matrix, stored, write_gguf
 from tests.support.tokenizers import byte_level_bpe, gguf_tokenizer_keys
 
@@ -102,12 +104,15 @@ def test_another_tokenizer_file_gets_its_own_verdict(demo, tmp_path):
         model.close()
 
 
-def test_the_cache_is_only_used_for_the_model_s_own_tokenizer(demo, tmp_path):
-    """A vocabulary given to the check is judged as given, never from the cache."""
+def test_the_cache_holds_only_verdicts_on_a_model_s_own_tokenizer(demo, tmp_path, monkeypatch):
+    """A vocabulary given to the check is judged as given, and nothing is written."""
+    from explorer.core.tokenizer import match
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     words = [b"alpha", b"beta", b"gamma", b"Alpha"] + [None] * (demo.rows - 4)
-    assert check_model(demo, Vocabulary(words), cache_dir=tmp_path).verdict == "unknown"
-    assert not (tmp_path / match_cache.KIND).exists()
+    assert match.check_model(demo, Vocabulary(words)).verdict == "unknown"
     assert check_match(Vocabulary(words), demo.rows, demo.vectors).verdict == "unknown"
+    assert not any(tmp_path.rglob("meta.json"))
 
 
 def test_one_label_equals_the_tokenizer_s_label(demo):
@@ -171,3 +176,14 @@ def test_q8_0_rows_decode_as_gguf_does():
     assert got.dtype == np.float32 and np.array_equal(got, want, equal_nan=True)
     assert np.array_equal(one, want[4])
     assert decode_rows(tagged[:0]).shape == (0, 64)
+
+
+def test_the_cache_folder_is_platformdirs_one(monkeypatch, tmp_path):
+    from platformdirs import user_cache_dir
+
+    for value in (None, "", "  ", str(tmp_path)):
+        if value is None:
+            monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        else:
+            monkeypatch.setenv("XDG_CACHE_HOME", value)
+        assert cache.default_cache_dir() == Path(user_cache_dir(cache.APP_NAME))

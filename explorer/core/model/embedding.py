@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # `tokenizers` loads only where a tokenizer is built, never i
 
 @dataclass
 class EmbeddingModel:
+    """An opened model: the embedding matrix mapped read-only, its tokenizer and head."""
+
     path: Path
     format: str
     files: list[Path]
@@ -65,7 +67,7 @@ class EmbeddingModel:
     def check_tokenizer(self, ctx: JobContext = NULL_CONTEXT) -> Verdict | None:
         """Does the tokenizer belong to these rows? Reads a few thousand rows (worker thread);
         sets `tokenizer_match` (None: no tokenizer)."""
-        from explorer.core.tokenizer.match import check_model
+        from explorer.core.tokenizer.match_cache import check_model
 
         self.tokenizer_match = check_model(self, ctx=ctx)
         return self.tokenizer_match

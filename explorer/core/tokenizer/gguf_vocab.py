@@ -63,6 +63,8 @@ def _token_id(meta: dict, key: str, count: int) -> int | None:
 
 @dataclass(frozen=True)
 class GGUFVocab:
+    """A GGUF file's tokenizer keys, checked."""
+
     kind: str  # "gpt2" (byte-level BPE) or "llama" (SentencePiece BPE)
     tokens: list[str]
     types: np.ndarray | None  # int per token

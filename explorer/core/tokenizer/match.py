@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Protocol, cast
 
 import numpy as np
 
 from explorer.core.context import NULL_CONTEXT, JobContext
+from explorer.core.tokenizer.verdict import Verdict
 
 VARIANT_PAIRS = 2048  # variant pairs scored (rows read: at most twice as many)
 SCREEN_PAIRS = 48  # of those, the pairs scored at every id shift…
@@ -97,56 +97,6 @@ class Vocabulary:
             frozenset(i for i in self.special if i < size),
             self.word_pieces,
         )
-
-
-@dataclass(frozen=True)
-class Verdict:
-    verdict: str  # "matches" | "shifted" | "mismatch" | "unknown"
-    offset: int | None  # row E[id + offset] belongs to token id (0 when it matches)
-    sentence: str
-    pairs: int  # variant pairs scored
-    variant_cosine: float | None  # their mean cosine at offset 0
-    random_cosine: float | None  # the same rows paired at random
-    auc: float | None  # how often a variant pair is closer than a random one (0.5: no signal)
-    shifted_auc: float | None  # the AUC at `offset` when the ids look shifted
-    untrained_rows: int  # special, never-used and padding rows sampled
-    untrained_norm: float | None  # their median norm / the variant rows' median norm
-    untrained_cohesion: float | None  # their mean cosine to their own mean
-    rows_read: int
-
-    @classmethod
-    def unchecked(cls, sentence: str) -> Verdict:
-        """No verdict, and why (e.g. a random twin's rows, noise by design)."""
-        return cls("unknown", None, sentence, 0, None, None, None, None, 0, None, None, 0)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-    @property
-    def shift_words(self) -> str:
-        """What the shift means for the rows shown ("" unless shifted)."""
-        if self.verdict != "shifted" or not self.offset:
-            return ""
-        n = abs(self.offset)
-        sign, side = ("−", "before") if self.offset < 0 else ("+", "after")
-        ids = "id" if n == 1 else "ids"
-        return (
-            f"token id's row is E[id {sign} {n}], so each row is labelled with the token {n} "
-            f"{ids} {side} its own"
-        )
-
-    @property
-    def warning(self) -> str | None:
-        """The line for a model's warnings when the tokenizer does not match (None: it does, or
-        the check cannot tell)."""
-        if self.verdict == "shifted":
-            return f"the tokenizer {self.sentence}: {self.shift_words}"
-        if self.verdict == "mismatch":
-            return (
-                f"the tokenizer {self.sentence}: its ids do not fit these rows, so labels name the"
-                " wrong rows"
-            )
-        return None
 
 
 def _keys(vocab: Vocabulary) -> Sequence[bytes | None]:
@@ -425,32 +375,14 @@ class _Model(Protocol):  # the parts of an EmbeddingModel the check reads
 
 
 def check_model(
-    model: _Model,
-    vocab: Vocabulary | None = None,
-    ctx: JobContext = NULL_CONTEXT,
-    cache_dir: Path | None = None,
+    model: _Model, vocab: Vocabulary | None = None, ctx: JobContext = NULL_CONTEXT
 ) -> Verdict | None:
     """The verdict for a model's own tokenizer (or `vocab`); None without a tokenizer. Reads a
-    few thousand rows (worker thread), or the verdict kept in the user cache (`cache_dir`) for
-    this matrix and tokenizer file (see match_cache)."""
+    few thousand rows (worker thread). match_cache.check_model keeps it in the user cache."""
     from explorer.core.model.decode import decode_rows
 
-    if vocab is not None:
-        return check_match(vocab, model.rows, lambda ids: decode_rows(model.cold_rows(ids)), ctx)
-    if model.tokenizer is None:
-        return None
-    from explorer.core import cache
-    from explorer.core.tokenizer import match_cache
-
-    identity = getattr(model.tokenizer, "identity", None)
-    key = match_cache.key_of(model, identity) if isinstance(identity, dict) else None
-    root = cache.default_cache_dir() if cache_dir is None else cache_dir
-    if key is not None:
-        found = match_cache.load(root, key)
-        if found is not None:
-            return found
-    vocab = Vocabulary.of(model.tokenizer)  # type: ignore[arg-type]
-    verdict = check_match(vocab, model.rows, lambda ids: decode_rows(model.cold_rows(ids)), ctx)
-    if key is not None:
-        match_cache.save(root, key, verdict)
-    return verdict
+    if vocab is None:
+        if model.tokenizer is None:
+            return None
+        vocab = Vocabulary.of(model.tokenizer)  # type: ignore[arg-type]
+    return check_match(vocab, model.rows, lambda ids: decode_rows(model.cold_rows(ids)), ctx)

@@ -14,7 +14,8 @@ from dataclasses import fields
 from pathlib import Path
 
 from explorer.core import cache
-from explorer.core.tokenizer.match import Verdict
+from explorer.core.context import NULL_CONTEXT, JobContext
+from explorer.core.tokenizer.verdict import Verdict
 
 KIND = "tokenizer-match"
 VERSION = 1  # raise when the check's thresholds or method change
@@ -70,3 +71,25 @@ def load(root: Path, key: dict) -> Verdict | None:
 
 def save(root: Path, key: dict, verdict: Verdict) -> None:
     cache.save(root, key, {}, extra={"verdict": verdict.as_dict()})
+
+
+def check_model(
+    model, ctx: JobContext = NULL_CONTEXT, cache_dir: Path | None = None
+) -> Verdict | None:
+    """`match.check_model` for the model's own tokenizer, kept in the user cache (`cache_dir`)
+    for this matrix and tokenizer file; None without a tokenizer."""
+    from explorer.core.tokenizer import match
+
+    if model.tokenizer is None:
+        return None
+    identity = getattr(model.tokenizer, "identity", None)
+    key = key_of(model, identity) if isinstance(identity, dict) else None
+    root = cache.default_cache_dir() if cache_dir is None else cache_dir
+    if key is not None:
+        found = load(root, key)
+        if found is not None:
+            return found
+    verdict = match.check_model(model, ctx=ctx)
+    if key is not None and verdict is not None:
+        save(root, key, verdict)
+    return verdict

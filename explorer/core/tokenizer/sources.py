@@ -31,6 +31,8 @@ from explorer.core.tokenizer.gguf_vocab import (
 
 @dataclass
 class Built:
+    """A tokenizer built from what a model ships, and where it came from."""
+
     tokenizer: Tokenizer
     source: str  # e.g. "GGUF metadata (gpt2 BPE, pre-tokenizer smollm)"
     warnings: list[str] = field(default_factory=list)

@@ -50,6 +50,8 @@ MAX_ITEMS = 1 << 28  # more array items or tensors than this is not a real file
 
 @dataclass(frozen=True)
 class GGUFTensor:
+    """Where one tensor of a GGUF file lies, and its GGML type."""
+
     name: str
     ggml_type: int
     shape: tuple[int, ...]  # numpy order: (rows, dim) for a matrix (GGUF stores it reversed)
