@@ -101,13 +101,17 @@ def neighbours_by_metric(report: QuantReport) -> str | None:
         verdict = "dot-product lists survive better"
     else:
         verdict = "cosine lists survive better"
+    hubs = (
+        "dot product keeps coming back to the same rows of large norm, whatever the query"
+        if ud < 0.5 * uc
+        else "the two kinds of list are about as varied"
+    )
     return (
         f"Cosine or dot product: {kc:.1f} of {k} cosine neighbours stay, {kd:.1f} of {k} "
         f"dot-product ones: {verdict}. The {n:,} sampled tokens' dot-product top {k} name "
-        f"{ud:,} different tokens, their cosine top {k} {uc:,}: dot product favours rows of "
-        f"large norm, whatever the query. The {k}th neighbour leads the next by a median "
-        f"{gd:.1%} of its score by dot product, {gc:.1%} by cosine; a wider lead takes a "
-        "larger error to overturn."
+        f"{ud:,} different tokens, their cosine top {k} {uc:,}: {hubs}. The {k}th neighbour "
+        f"leads the next by a median {gd:.1%} of its score by dot product, {gc:.1%} by "
+        "cosine; a wider lead takes a larger error to overturn."
     )
 
 

@@ -198,7 +198,7 @@ class MapView(QWidget):
             if self.colour_mode == name:
                 self.set_colour_mode("none")
             return
-        self.row_values[name] = (np.asarray(values, dtype=np.float64), label)
+        self.row_values[name] = (np.asarray(values), label)  # no copy: it may be every row
         self.values[name] = self._row_values_shown(name)
         if self.colour_mode == name and len(self.ids):
             self.set_colour_mode(name)

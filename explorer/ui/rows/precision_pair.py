@@ -141,17 +141,19 @@ class PrecisionPairPage(QWidget):
         self.table.setModel(self.model)
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setResizeContentsPrecision(SIZED_ROWS)
-        header.setStretchLastSection(True)
+        self.table.setMinimumHeight(120)  # a few rows, whatever the plots ask for
         self.table.setToolTip("Every value of the token's row at both precisions; hover a cell")
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.plot)
         split.addWidget(self.table)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
         split.setChildrenCollapsible(False)
+        split.setSizes([560, 440])  # scaled to the room there is when first laid out
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.addWidget(split)
@@ -163,6 +165,9 @@ class PrecisionPairPage(QWidget):
         self.shown = row
         self.plot.show_row(row)
         self.model.set_pair(row.pair)
+        error = np.abs(row.pair.other - row.pair.ref)
+        if len(error) and np.isfinite(error).any():  # the value the plot's title speaks of
+            self.show_index(int(np.nanargmax(error)))
 
     def clear(self) -> None:
         self.shown = None
