@@ -358,6 +358,36 @@ class MapPane(QWidget):
         self.colour.blockSignals(False)
         self.view.set_colour_mode(want)
 
+    def set_row_values(self, key: str, text: str, label: str, values, tip: str = "") -> None:
+        """A colour source from another feature: one value per token id of the model (or None
+        to withdraw it), listed in the colour menu as `text`, its scale labelled `label`."""
+        index = self.colour.findData(key)
+        if values is None:
+            self.view.set_row_values(key, None)
+            if index >= 0:
+                self.colour.removeItem(index)
+            if self.wanted_colour == key:
+                self.wanted_colour = self.view.colour_mode
+            return
+        if index < 0:
+            self.colour.insertItem(self.colour.findData("none"), text, key)
+            index = self.colour.findData(key)
+        self.colour.setItemText(index, text)
+        self.colour.setItemData(index, tip, Qt.ItemDataRole.ToolTipRole)
+        self.view.set_row_values(key, values, label)
+        if len(self.view.ids):  # before a map, every entry stays enabled
+            self._sync_colour_combo()
+
+    def show_row_values(self, key: str) -> None:
+        """Colour the map by the source `key` (now, or on the next map when none is shown)."""
+        self.wanted_colour = key
+        if len(self.view.ids):
+            self._sync_colour_combo()
+        else:
+            self.colour.blockSignals(True)
+            self.colour.setCurrentIndex(self.colour.findData(key))
+            self.colour.blockSignals(False)
+
     def _colour_chosen(self) -> None:
         self.wanted_colour = self.colour.currentData()
         self.view.set_colour_mode(self.wanted_colour)

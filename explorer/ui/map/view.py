@@ -26,6 +26,8 @@ from explorer.ui.map.viewbox import MapViewBox
 
 FLY_SHARE = 0.15  # fly_to shows at most this share of the framed map around the token
 COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
+CONTINUOUS_LABELS = {"similarity": "cosine similarity", "norm": "L2 norm"}
+NO_VALUE = (200, 200, 200)  # points a continuous source has no value for
 
 
 class MapView(QWidget):
@@ -47,6 +49,8 @@ class MapView(QWidget):
         }
         self.cluster_names: list[str] = []
         self.kinds: tuple[np.ndarray, list[str]] | None = None  # kind code of every token, names
+        # further colour sources set from outside: a value per token id of the model, its label
+        self.row_values: dict[str, tuple[np.ndarray, str]] = {}
         self.colour_mode = "similarity"
         self.highlight_ids: set[int] = set()
         self.selected_ids: list[int] = []
@@ -134,6 +138,8 @@ class MapView(QWidget):
             "cluster": None if clusters is None else np.asarray(clusters, np.int64),
             "kind": None if self.kinds is None else self.kinds[0][self.ids],
         }
+        for name in self.row_values:
+            self.values[name] = self._row_values_shown(name)
         self.cluster_names = list(cluster_names)
         self.highlight_ids = {int(i) for i in highlight}
         self.selected_ids = []
@@ -189,8 +195,30 @@ class MapView(QWidget):
         if self.colour_mode == "kind" and len(self.ids):
             self.set_colour_mode("kind")
 
+    def set_row_values(self, name: str, values: np.ndarray | None, label: str = "") -> None:
+        """A further colour source `name`: one value per token id of the model (NaN: none,
+        drawn grey), shown on a continuous scale labelled `label`; None removes it. The map
+        shown recolours when it is coloured by `name`."""
+        if values is None:
+            self.row_values.pop(name, None)
+            self.values.pop(name, None)
+            if self.colour_mode == name:
+                self.set_colour_mode("none")
+            return
+        self.row_values[name] = (np.asarray(values), label)  # no copy: it may be every row
+        self.values[name] = self._row_values_shown(name)
+        if self.colour_mode == name and len(self.ids):
+            self.set_colour_mode(name)
+
+    def _row_values_shown(self, name: str) -> np.ndarray | None:
+        """The source's values of the points shown (None when it does not cover them)."""
+        v = self.row_values[name][0]
+        if len(self.ids) and int(self.ids.max()) >= len(v):
+            return None
+        return v[self.ids]
+
     def set_colour_mode(self, mode: str) -> None:
-        if mode not in COLOUR_MODES:
+        if mode not in COLOUR_MODES and mode not in self.row_values:
             raise ValueError(mode)
         self.colour_mode = mode
         if len(self.ids) > LAYERED_ABOVE:
@@ -200,7 +228,8 @@ class MapView(QWidget):
         self._update_legend()
 
     def available_colour_modes(self) -> list[str]:
-        return [m for m in COLOUR_MODES if m == "none" or self.values.get(m) is not None]
+        modes = [*COLOUR_MODES[:-1], *self.row_values, "none"]
+        return [m for m in modes if m == "none" or self.values.get(m) is not None]
 
     def _reorder(self) -> None:
         """Label priority: highlighted tokens, then the most similar (a stable order, so labels
@@ -302,8 +331,12 @@ class MapView(QWidget):
         if self.colour_mode == "cluster":
             palette = brushes(np.array(figure.CATEGORICAL))
             return v[:n].astype(np.int64) % len(palette), palette
-        t = np.nan_to_num(figure.rank_position(v, knots), nan=0.0)
-        return np.minimum((t * PALETTE_STEPS).astype(int), PALETTE_STEPS - 1), continuous_brushes()
+        t = figure.rank_position(v, knots)
+        codes = np.minimum((np.nan_to_num(t) * PALETTE_STEPS).astype(int), PALETTE_STEPS - 1)
+        if self.colour_mode in CONTINUOUS_LABELS:
+            return codes, continuous_brushes()
+        codes[np.isnan(t)] = PALETTE_STEPS
+        return codes, [*continuous_brushes(), *brushes(np.array([NO_VALUE]))]
 
     def _point_brushes(self) -> list[QBrush] | QBrush:
         codes, palette = self._palette_codes()
@@ -353,7 +386,7 @@ class MapView(QWidget):
         marks = range(0, PALETTE_STEPS + 1, 4)
         ticks = [(k / PALETTE_STEPS, f"{knots[k]:.3g}") for k in marks]
         self.colour_bar.axis.setTicks([ticks, []])
-        label = "cosine similarity" if self.colour_mode == "similarity" else "L2 norm"
+        label = CONTINUOUS_LABELS.get(self.colour_mode) or self.row_values[self.colour_mode][1]
         self.colour_bar.axis.setLabel(label, color=self._bar_text)
         self.colour_bar.show()
 
@@ -407,6 +440,10 @@ class MapView(QWidget):
         norm = self.values["norm"]
         if norm is not None:
             parts.append(f"norm {norm[k]:.3g}")
+        for name, (_all, label) in self.row_values.items():
+            v = self.values.get(name)
+            if v is not None and np.isfinite(v[k]):
+                parts.append(f"{label} {v[k]:.3g}")
         return "  ·  ".join(parts)
 
     def _mouse_moved(self, args) -> None:

@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
         self.tokens.search.queryEntered.connect(self.neighbor_search.controller.search_text)
         self.neighbor_search.controller.resultsReady.connect(self._offer_neighbours)
         self.tokens.search.tokenFound.connect(self.maps.pane.view.fly_to)
+        self._link_precision()
         self._make_view_actions()
         self._make_toolbar()
         self.exports = exports.install(host, state)  # last: it finds every table and plot
@@ -155,6 +156,28 @@ class MainWindow(QMainWindow):
         return self.host.error_box
 
     # -- building ------------------------------------------------------------------------------
+    def _link_precision(self) -> None:
+        """A precision comparison (Compare › Precision) reaches the map, whose points can be
+        coloured by each row's damage, and the viewer, which shows the selected token's two
+        rows."""
+        quant, pane, viewer = self.compare.quant, self.maps.pane, self.viewer
+
+        def damage(name: str, values) -> None:
+            tip = f"Colour tokens by the relative error ‖q − r‖/‖r‖ of their row at {name}"
+            pane.set_row_values("damage", "Damage", f"relative error at {name}", values, tip)
+
+        def show_on_map() -> None:
+            pane.show_row_values("damage")
+            self.host.show_tab(pane)
+            if pane.data is None and not pane.controller.running:
+                pane.source.setCurrentIndex(pane.source.findData("sample"))
+                pane.request_map()
+
+        quant.damageChanged.connect(damage)
+        quant.rowReady.connect(viewer.set_pair)
+        quant.cleared.connect(lambda _hint: viewer.clear_pair())
+        self.compare.precision.mapRequested.connect(show_on_map)
+
     def _make_file_actions(self) -> None:
         host = self.host
         self.open_action = host.add_action(
