@@ -17,12 +17,10 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMenu,
     QPushButton,
-    QSizePolicy,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -210,9 +208,9 @@ class MapPane(QWidget):
         below.addWidget(self.hint)
         layout_ = QVBoxLayout(self)
         layout_.setContentsMargins(4, 4, 4, 4)
-        heading = QHBoxLayout()  # the map's title; the selected token's kept neighbours
-        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        heading.addWidget(self.title, 1)
+        heading = FlowLayout()  # the title; the kept neighbours beside it, or below if narrow
+        heading.addWidget(self.title)
+        heading.add_stretch()
         heading.addWidget(self.kept_label)
         for part in (controls, self.refs, heading, self.view, below):
             if isinstance(part, QWidget):

@@ -393,7 +393,7 @@ class MapView(QWidget):
     def _update_overlay(self) -> None:
         """Discs on highlighted points (few: the selection), marks on chosen ones (chosen.py):
         nothing per point in Python, so a lasso over a whole vocabulary stays quick."""
-        self.chosen_marks.show(self.coords[self.chosen_rows], self._size)
+        self.chosen_marks.show(self.coords, self.chosen_rows, self._size)
         marked = [k for i in self.highlight_ids if (k := self._index.get(i)) is not None]
         xy = self.coords[marked] if marked else np.zeros((0, 2))
         self.overlay.setData(
