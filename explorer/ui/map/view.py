@@ -24,7 +24,7 @@ from explorer.ui.map.layers import LAYERED_ABOVE, ColourLayers
 from explorer.ui.map.rings import NeighbourRings
 from explorer.ui.map.viewbox import MapViewBox
 
-FLY_SHARE = 0.15  # fly_to shows at most this share of the framed map around the token
+FLY_SHARE = 0.06  # fly_to shows at most this share of the framed map around the token
 COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
 CONTINUOUS_LABELS = {"similarity": "cosine similarity", "norm": "L2 norm"}
 NO_VALUE = (200, 200, 200)  # points a continuous source has no value for
