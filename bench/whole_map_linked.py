@@ -94,8 +94,12 @@ def main() -> int:
     pane.chosen_jobs.saved.connect(lambda *a: got.append(a))
     for row in rows:
         token = int(view.ids[row])
+        view.frame_bulk()  # the whole map in view, as a user starts
+        app.processEvents()
         scene = view.viewbox.mapViewToScene(QPointF(*map(float, view.coords[row])))
+        view.hover_id = None
         add("hover (GUI)", on_gui(view._mouse_moved, (scene,)))
+        assert view.hover_id is not None, "the hover found no point"
         add("click (GUI)", on_gui(pane._select_clicked, token))
         wall, gap = until(lambda: None, lambda t=token: pane.kept.latest is not None
                           and pane.kept.latest.token == t)  # fmt: skip

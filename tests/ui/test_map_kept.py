@@ -96,6 +96,8 @@ def test_rings_sit_on_the_exact_neighbours_and_the_kept_share_is_numpys(qtbot, p
     np.testing.assert_allclose(pane.view.rings.positions(), view.coords[exact], rtol=1e-6)
     assert shown.n_kept == n_kept
     assert f"{n_kept} of 10" in pane.kept_label.text() and "cat" in pane.kept_label.text()
+    tip = pane.kept_label.toolTip()
+    assert all(f"  {model.label(int(i))}" in tip for i in view.ids[exact])
 
     image = view.graphics.grab().toImage()
     (x0, x1), (y0, y1) = view.viewbox.viewRange()

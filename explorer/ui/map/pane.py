@@ -57,6 +57,12 @@ COLOURS = [
     ("cluster", "Cluster"),
     ("none", "Plain"),
 ]
+KEPT_TIP = (
+    "The selected token's 10 nearest neighbours by cosine in the original space (among\n"
+    "the map's points) are ringed: green when the map places them among the token's\n"
+    "10 nearest points, orange when it places them farther. Few kept: the picture\n"
+    "distorts this token's neighbourhood."
+)
 HINT = "drag: pan · wheel: zoom · click: select · Shift+drag: box · Alt+drag: lasso"
 RUNNING, CANCELLED = " — PCA preview, UMAP running…", " — PCA preview (cancelled)"
 LASSO_HINT = "drag: lasso · wheel: zoom · click: select · Shift+drag: box · Lasso off: pan"
@@ -165,12 +171,7 @@ class MapPane(QWidget):
         self.title.setStyleSheet("font-weight: bold")
         self.chosen = QLabel("")
         self.kept_label = QLabel("")
-        self.kept_label.setToolTip(
-            "The selected token's 10 nearest neighbours by cosine in the original space (among\n"
-            "the map's points) are ringed: green when the map places them among the token's\n"
-            "10 nearest points, orange when it places them farther. Few kept: the picture\n"
-            "distorts this token's neighbourhood."
-        )
+        self.kept_label.setToolTip(KEPT_TIP)
         self.copy_button = QPushButton("Copy")
         self.copy_button.setToolTip("Copy the chosen tokens (id and piece per line)")
         self.remap_button = QPushButton("Map these")
@@ -453,8 +454,14 @@ class MapPane(QWidget):
         self.view.set_kept(found)
         if found is None or self.state.model is None:
             return
-        name = html.escape(self.state.model.label(found.token))
+        model = self.state.model
+        name = html.escape(model.label(found.token))
         self.kept_label.setText(kept_sentence(found.n_kept, len(found.rows), name))
+        marks = [
+            f"{'kept' if k else 'far '}  {model.label(int(i))}"
+            for i, k in zip(found.ids, found.kept, strict=True)
+        ]
+        self.kept_label.setToolTip(KEPT_TIP + "\n\n" + "\n".join(marks))
 
     def _idle_title(self, ids) -> str:
         model = self.state.model
