@@ -8,12 +8,14 @@ the `tokenizers` tokenizer; `sources.build_gguf` builds that only when text is t
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from explorer.core.errors import ModelFormatError
+from explorer.core.model.formats.gguf_strings import StringArray, distinct
 
 # llama.cpp's pre-tokenizer regexes (llama-vocab.cpp), by `tokenizer.ggml.pre`.
 _LLAMA3_SPLIT = (
@@ -66,7 +68,7 @@ class GGUFVocab:
     """A GGUF file's tokenizer keys, checked."""
 
     kind: str  # "gpt2" (byte-level BPE) or "llama" (SentencePiece BPE)
-    tokens: list[str]
+    tokens: Sequence[str]  # a list, or the header's StringArray (decoded when first read)
     types: np.ndarray | None  # int per token
     scores: np.ndarray | None  # float per token (llama)
     merges: object  # "left right" strings (gpt2); see check_merges
@@ -74,6 +76,11 @@ class GGUFVocab:
     bos: int | None  # prepended when add_bos_token is set
     unk: int | None
     add_space_prefix: bool
+
+    @property
+    def token_list(self) -> list[str]:
+        """`tokens` as a list, for loops over many ids (a StringArray decodes all at once)."""
+        return self.tokens if isinstance(self.tokens, list) else list(self.tokens)
 
     @cached_property
     def ids(self) -> dict[str, int]:
@@ -85,7 +92,7 @@ class GGUFVocab:
     def repeats(self) -> bool:
         """Whether a piece appears twice (its later ids have no token); a set is cheaper to
         build than `ids`, which only such a vocabulary needs for what `info` shows."""
-        return len(set(self.tokens)) < len(self.tokens)
+        return not distinct(self.tokens)
 
     def _typed(self, wanted: tuple[int, ...]) -> set[int]:
         if self.types is None:
@@ -125,7 +132,7 @@ def read_vocab(meta: dict) -> GGUFVocab | None:
             f"GGUF tokenizer model {kind!r} is not supported (gpt2 and llama are); "
             "rows can still be browsed by id"
         )
-    if not isinstance(tokens, list) or not tokens:
+    if not isinstance(tokens, list | StringArray) or not tokens:
         raise _bad("tokens", "is empty or not an array")
     if not isinstance(tokens[0], str):  # a GGUF array holds one type: strings, or not
         raise _bad("tokens", "is not an array of strings")
@@ -151,7 +158,7 @@ def read_vocab(meta: dict) -> GGUFVocab | None:
     )
 
 
-def check_merges(merges: object, tokens: list[str]) -> list[str]:
+def check_merges(merges: object, tokens: Sequence[str]) -> list[str]:
     """Each merge names two pieces of the vocabulary whose join is a piece too."""
     if not isinstance(merges, list) or not all(isinstance(m, str) for m in merges):
         raise _bad("merges", "is not an array of strings")
