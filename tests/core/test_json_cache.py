@@ -128,3 +128,18 @@ def test_no_cache_without_rows(tokenizer_json, tmp_path):
     assert TokenizerInfo.from_file(tokenizer_json).built
     assert not (tmp_path / "cache").exists()
     assert json_cache.KIND == "tokenizer-json"
+
+
+def test_pieces_that_do_not_decode_fall_back_to_the_tokenizer(tokenizer_json, tmp_path):
+    """A table rewritten with matching checksums but bytes that are no UTF-8."""
+    from explorer.core import cache
+
+    built = TokenizerInfo.from_file(tokenizer_json, rows=ROWS)
+    folder = _entry(tmp_path)
+    meta = json.loads((folder / "meta.json").read_text())
+    arrays = {p.stem: np.load(p) for p in folder.glob("*.npy")}
+    arrays["pieces"] = np.full_like(arrays["pieces"], 0xFF)
+    cache.save(tmp_path / "cache" / "embedding-explorer", meta["key"], arrays, meta["extra"])
+    lazy = TokenizerInfo.from_file(tokenizer_json, rows=ROWS)
+    assert isinstance(lazy, CachedTokenizerInfo) and lazy.table is not None
+    assert lazy.one_label(3710) == "serve" and lazy.pieces == built.pieces
