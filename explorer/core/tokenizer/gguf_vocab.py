@@ -86,6 +86,8 @@ class GGUFVocab:
     def ids(self) -> dict[str, int]:
         """piece → id; a repeated piece keeps its first id, like llama.cpp."""
         n = len(self.tokens)
+        if not self.repeats:  # the same dict, filled in one pass forwards
+            return dict(zip(self.token_list, range(n), strict=True))
         return dict(zip(reversed(self.tokens), range(n - 1, -1, -1), strict=True))
 
     @cached_property
@@ -195,8 +197,10 @@ def pre_tokenizer_warnings(vocab: GGUFVocab) -> list[str]:
     ]
 
 
-def finite_scores(scores: np.ndarray | None, count: int) -> list[float]:
-    """Scores to rank merges by: missing scores rank by id, NaN ranks last."""
+def finite_scores(scores: np.ndarray | None, count: int) -> np.ndarray:
+    """float64 scores to rank merges by: missing scores rank by id, NaN ranks last."""
     if scores is None:
-        return [-float(i) for i in range(count)]
-    return [s if not math.isnan(s) else -math.inf for s in scores.astype(np.float64).tolist()]
+        return -np.arange(count, dtype=np.float64)
+    ranks = scores.astype(np.float64)
+    ranks[np.isnan(ranks)] = -math.inf
+    return ranks

@@ -16,7 +16,9 @@ import numpy as np
 _BASE = 0x9E3779B97F4A7C15  # odd: invertible modulo 2**64, so a substring's hash can be shifted
 
 
-def merge_ids(pieces: Sequence[str], ids: np.ndarray, scores: Sequence[float]) -> np.ndarray:
+def merge_ids(
+    pieces: Sequence[str], ids: np.ndarray, scores: Sequence[float] | np.ndarray
+) -> np.ndarray:
     """int64 [n, 2]: every (left id, right id) whose pieces join to a piece, ordered as
     SentencePiece ranks merges (higher-scored piece first, then piece id, left id, right id).
     `pieces` are distinct, `ids` their ids, `scores` indexed by id."""
@@ -153,3 +155,26 @@ def _same(chars: np.ndarray, a: np.ndarray, b: np.ndarray, size: np.ndarray) -> 
     offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(size) - size, size)
     here, there = np.repeat(a, size) + offset, np.repeat(b, size) + offset
     return bool(np.array_equal(chars[here], chars[there]))
+
+
+def pair_strings(tokens: Sequence[str], pairs: np.ndarray) -> list[tuple[str, str]]:
+    """Merges as pairs of pieces (`pairs`: ids into `tokens`). Taking a million pieces by id one
+    at a time reaches each string object at random (a quarter of a second for Gemma 3's merges);
+    here their code points are gathered into one buffer, decoded once and split on NULs."""
+    text = "".join(tokens)
+    if "\0" in text:  # a piece holding NUL cannot be split on it
+        return [(tokens[a], tokens[b]) for a, b in pairs.tolist()]
+    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    starts = np.cumsum(lengths) - lengths
+    chars = np.frombuffer(text.encode("utf-32-le", "surrogatepass") + b"\0\0\0\0", np.uint32)
+    order = pairs.reshape(-1)  # left, right, left, right, …
+    size = lengths[order] + 1  # each piece and a NUL
+    ends = np.cumsum(size)
+    offset = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) - np.repeat(
+        ends - size, size
+    )
+    gathered = chars[np.repeat(starts[order], size) + offset]
+    gathered[ends - 1] = 0
+    split = gathered.tobytes().decode("utf-32-le", "surrogatepass").split("\0")[:-1]
+    halves = iter(split)
+    return list(zip(halves, halves, strict=True))
