@@ -136,3 +136,29 @@ def test_chain_check():
     assert not gguf_strings.chain_ok(region, 0, np.array([0, 10, 19]), len(region))
     assert not gguf_strings.chain_ok(region, 0, np.array([0, 10, 18]), len(region) + 5)
     assert not gguf_strings.chain_ok(region, 0, np.array([], dtype=np.int64), 0)
+
+
+def test_long_merges_and_tokens_read_through_the_cache_build_the_same_tokenizer(
+    tmp_path, monkeypatch
+):
+    """A byte-level BPE whose tokens and merges are both long arrays (as SmolLM2's are): the
+    tokenizer built on a later open gives the reference's ids, and its source counts merges."""
+    from explorer.core.model.formats import gguf
+    from tests.support.tokenizers import TEXTS, byte_level_bpe, gguf_tokenizer_keys
+
+    monkeypatch.setattr(gguf, "LONG", 8)  # the fixture's arrays count as long
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "c"))
+    ref = byte_level_bpe(True)
+    keys = gguf_tokenizer_keys(ref, "smollm")
+    n = len(keys["tokens"])
+    raw = stored(random_matrix(n, 32), "Q8_0")
+    path = write_gguf(tmp_path / "b.gguf", {"token_embd.weight": (raw, "Q8_0")}, tokenizer=keys)
+    for _ in range(2):  # walked, then from the cache
+        model = open_model(path)
+        meta = GGUFFile.open(path).metadata
+        assert isinstance(meta["tokenizer.ggml.merges"], StringArray)
+        assert f"{len(keys['merges']):,} merges" in model.info()["tokenizer_source"]
+        for text in TEXTS:
+            got = [t.id for t in model.tokenizer.encode(text)]
+            assert got == ref.encode(text, add_special_tokens=False).ids, text
+        model.close()

@@ -162,7 +162,7 @@ def read_vocab(meta: dict) -> GGUFVocab | None:
 
 def check_merges(merges: object, tokens: Sequence[str]) -> list[str]:
     """Each merge names two pieces of the vocabulary whose join is a piece too."""
-    if not isinstance(merges, list) or not all(isinstance(m, str) for m in merges):
+    if not isinstance(merges, list | StringArray) or not all(isinstance(m, str) for m in merges):
         raise _bad("merges", "is not an array of strings")
     known = set(tokens)
     for i, m in enumerate(merges):
@@ -171,13 +171,13 @@ def check_merges(merges: object, tokens: Sequence[str]) -> list[str]:
             raise _bad("merges", f"merge {i} ({m!r}) does not name two tokens")
         if left + right not in known:
             raise _bad("merges", f"merge {i} ({m!r}) makes {left + right!r}, which is no token")
-    return merges
+    return list(merges)
 
 
 def gguf_source(vocab: GGUFVocab) -> str:
     """Where the tokenizer comes from, in the words `info` and the model panel show."""
     if vocab.kind == "gpt2":
-        count = len(vocab.merges) if isinstance(vocab.merges, list) else 0
+        count = len(vocab.merges) if isinstance(vocab.merges, list | StringArray) else 0
         return f"GGUF metadata (byte-level BPE, {count:,} merges, pre-tokenizer {vocab.pre})"
     return "GGUF metadata (SentencePiece BPE with byte fallback)"
 
