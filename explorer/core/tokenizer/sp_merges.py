@@ -98,7 +98,8 @@ def _splits(pieces: Sequence[str], ids: np.ndarray, base: int):
         right = np.full(len(left), -1, dtype=np.int64)
         right[keep] = lookup(hashes(m[keep], e[keep]))
         keep &= right >= 0
-    left, right, piece_of, s, m, k = (x[keep] for x in (left, right, piece_of, s, m, k))
+    kept = np.flatnonzero(keep)
+    left, right, piece_of, s, m, k = (x[kept] for x in (left, right, piece_of, s, m, k))
     rest = lengths[piece_of] - k
     if not (
         np.array_equal(lengths[left], k)
@@ -136,8 +137,7 @@ def _table(hashes: np.ndarray):
 
     def lookup(h: np.ndarray) -> np.ndarray:
         found = table[slot_of(h)]
-        hit = found >= 0
-        found[hit] = np.where(hashes[found[hit]] == h[hit], found[hit], -1)
+        found = np.where((found >= 0) & (hashes[np.maximum(found, 0)] != h), -1, found)
         crowded = np.flatnonzero(found == -2)
         if len(crowded):
             at = np.minimum(np.searchsorted(ordered, h[crowded]), n - 1)
