@@ -143,3 +143,16 @@ def test_pieces_that_do_not_decode_fall_back_to_the_tokenizer(tokenizer_json, tm
     lazy = TokenizerInfo.from_file(tokenizer_json, rows=ROWS)
     assert isinstance(lazy, CachedTokenizerInfo) and lazy.table is not None
     assert lazy.one_label(3710) == "serve" and lazy.pieces == built.pieces
+
+
+def test_the_cached_table_is_the_one_the_tokenizer_makes(tokenizer_json):
+    """The window's tokenizer process sends the cached table instead of making it again."""
+    from explorer.core.tokenizer.vocab_table import VocabTable
+
+    built = TokenizerInfo.from_file(tokenizer_json, rows=ROWS)
+    lazy = TokenizerInfo.from_file(tokenizer_json, rows=ROWS)
+    assert isinstance(lazy, CachedTokenizerInfo) and lazy.table is not None
+    made = VocabTable.from_info(built)
+    assert lazy.table.meta == made.meta
+    for cached, fresh in zip(lazy.table.buffers(), made.buffers(), strict=True):
+        assert bytes(cached) == bytes(fresh)
