@@ -35,7 +35,7 @@ from explorer.app.controllers.quant import (
 )
 from explorer.ui.analysis.plots import Histogram
 from explorer.ui.analysis.table import TokenTable
-from explorer.ui.rows.precision_pair import PrecisionPairPage
+from explorer.ui.rows.row_pair_plot import RowPairPlot
 from explorer.ui.widgets.flow_layout import FlowLayout
 from explorer.ui.widgets.job_progress import BusyRow
 
@@ -80,6 +80,7 @@ class PrecisionView(QWidget):
     tokenActivated = Signal(int)
     typeChosen = Signal(int)  # index of the compared type shown below the summary
     mapRequested = Signal()  # colour the map by the shown type's damage
+    valuesRequested = Signal()  # the selected token's values and blocks, in the viewer
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -157,11 +158,23 @@ class PrecisionView(QWidget):
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
-        self.row = PrecisionPairPage()
+        self.row = RowPairPlot()
+        self.all_values = QPushButton("Every value and its block…")
+        self.all_values.setToolTip(
+            "The Embedding tab's Two precisions page: a table of the token's values at both "
+            "precisions, with each value's block, scale and quant"
+        )
+        self.all_values.clicked.connect(self.valuesRequested.emit)
+        two_rows = QWidget()
+        tv = QVBoxLayout(two_rows)
+        tv.setContentsMargins(0, 0, 0, 0)
+        tv.addWidget(self.row, 1)
+        tv.addWidget(self.all_values, 0, Qt.AlignmentFlag.AlignLeft)
         self.plots = QTabWidget()
         self.plots.setDocumentMode(True)
         self.plots.addTab(self.histogram, "Distribution")
-        self.plots.addTab(self.row, "Two rows")
+        self.plots.addTab(two_rows, "Two rows")
+        self.two_rows = two_rows
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -280,4 +293,4 @@ class PrecisionView(QWidget):
     def show_row(self, row: RowShown) -> None:
         if row.shown is self._shown:
             self.row.show_row(row)
-            self.plots.setCurrentWidget(self.row)
+            self.plots.setCurrentWidget(self.two_rows)

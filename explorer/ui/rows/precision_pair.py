@@ -4,7 +4,7 @@ the quant block, scale (minimum) and integer quant that store it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -109,7 +109,9 @@ class PairModel(QAbstractTableModel):
         i, key = index.row(), self.keys[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             value = self.exact(i, key)
-            return str(value) if isinstance(value, int) else float_repr(np.float32(value))
+            return (
+                str(value) if isinstance(value, int) else float_repr(np.float32(cast(float, value)))
+            )
         if role == EXACT:
             return self.exact(i, key)
         if role == Qt.ItemDataRole.FontRole:

@@ -175,6 +175,12 @@ class MainWindow(QMainWindow):
         quant.rowReady.connect(viewer.set_pair)
         quant.cleared.connect(lambda _hint: viewer.clear_pair())
         self.compare.precision.mapRequested.connect(show_on_map)
+        self.compare.precision.valuesRequested.connect(self._show_pair)
+
+    def _show_pair(self) -> None:
+        self.host.show_tab(self.viewer)
+        if self.viewer.pair.shown is not None:
+            self.viewer.tabs.setCurrentWidget(self.viewer.pair)
 
     def _make_file_actions(self) -> None:
         host = self.host
