@@ -98,6 +98,7 @@ def main() -> int:
         map_of("whole", 0, final=False)  # the first picture (PCA) of every row
         shot("map-whole", jobs=False)  # its layout still on the way
     window.jobs.cancel_all()
+    window.jobs.shutdown()
     window.close()
     return 0
 

@@ -108,7 +108,7 @@ def test_viewer_overlays_the_two_rows_with_their_blocks(qtbot, make_window, file
     assert viewer.tabs.currentWidget() is viewer.pair
     model = viewer.pair.model
     column = {key: n for n, key in enumerate(model.keys)}
-    assert list(column) == ["index", "ref", "ref scale", "other", "diff", "block", "scale", "quant"]
+    assert list(column) == ["index", "ref", "other", "diff", "scale", "quant", "block", "ref scale"]
     r, q = dequantized(ref_raw, "Q8_0")[token], dequantized(other_raw, "Q4_0")[token]
     assert model.rowCount() == len(r) == 576
 
