@@ -87,6 +87,9 @@ def test_map_colours_points_by_the_relative_error_of_each_row(qtbot, make_window
     precision.show_type(0)
     np.testing.assert_allclose(view.values["damage"], expected("Q5_1"), rtol=1e-6)
     assert "Q5_1" in view.colour_bar.axis.labelText
+    # no comparison any more (another model): the colour goes with it
+    quant.model_changed(win.state.model)
+    assert pane.colour.findData("damage") < 0 and view.colour_mode != "damage"
 
 
 def test_viewer_overlays_the_two_rows_with_their_blocks(qtbot, make_window, files):
