@@ -48,6 +48,7 @@ def test_controller_simulates_and_refuses_a_misaligned_model(qtbot, models):
     assert [row[3] for row in q4.rows] == pytest.approx(rel[worst].tolist(), rel=1e-9)
     assert q4.counts.sum() == used.sum() == q4.summary["rows"]
     assert q4.summary["top10_overlap"]["sample"] == 25
+    assert q4.summary["top10_overlap_dot"]["sample"] == 25
     assert len(q4.captions) == 4 and "4-bit" in q4.captions[0]
     assert "dot-product" in q4.captions[3]
     quant.compare_with(open_model(c))

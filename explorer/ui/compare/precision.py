@@ -48,6 +48,7 @@ SUMMARY = [
     "Cosine",
     "min",
     "Top-10 kept",
+    "by dot",
     "Rank shift",
     "Sample",
 ]
@@ -59,6 +60,7 @@ def summary_row(t: TypeShown) -> tuple:
     s = t.summary
     rel, cos, top = s["relative_error"], s["cosine"], s["top10_overlap"]
     kept = top["mean"] * 10 if top["mean"] is not None else None
+    dot = s.get("top10_overlap_dot", {}).get("mean")
     return (
         s["type"],
         t.bits,
@@ -68,6 +70,7 @@ def summary_row(t: TypeShown) -> tuple:
         cos["median"],
         cos["min"],
         kept,
+        dot * 10 if dot is not None else None,
         s["rank_displacement"]["mean"],
         top["sample"],
     )
@@ -258,7 +261,8 @@ class PrecisionView(QWidget):
             f"against {what}. Relative error ‖q − r‖/‖r‖ and cosine(q, r) per row (median, 99th "
             "percentile, extreme); "
             "“Top-10 kept”: of each sampled token's 10 nearest neighbours (exact cosine), how "
-            "many both precisions share; “Rank shift”: how far they move in rank on average."
+            "many both precisions share (“by dot”: the same by dot product); “Rank shift”: "
+            "how far they move in rank on average."
         )
         self.summary.set_rows([summary_row(t) for t in shown.types], [-1] * len(shown.types))
         rows = self.summary.verticalHeader().defaultSectionSize() * len(shown.types)
