@@ -104,4 +104,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    code = main()
+    sys.stdout.flush()
+    os._exit(code)  # as the app quits: a layout still running (it cannot stop mid-way) is dropped
