@@ -15,15 +15,18 @@ from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from explorer.core.map import figure, geometry
+from explorer.core.map.kept import Kept
 from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
 from explorer.ui.map.kind_colors import kind_palette, legend_entries
 from explorer.ui.map.labels import LabelPool, drawable
 from explorer.ui.map.layers import LAYERED_ABOVE, ColourLayers
+from explorer.ui.map.rings import NeighbourRings
 from explorer.ui.map.viewbox import MapViewBox
 
 CHOSEN_RING = "#111111"  # box/lasso-chosen points: a colour no cluster or colour scale uses
 
 
+FLY_SHARE = 0.15  # fly_to shows at most this share of the framed map around the token
 COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
 CONTINUOUS_LABELS = {"similarity": "cosine similarity", "norm": "L2 norm"}
 NO_VALUE = (200, 200, 200)  # points a continuous source has no value for
@@ -73,6 +76,8 @@ class MapView(QWidget):
         self._size = 7.0
         self.plot.addItem(self.overlay)
         self.overlay.setZValue(1)
+        self.rings = NeighbourRings(self.plot)
+        self._home_span = 1.0  # the larger side of the framed map (fly_to zooms to a part)
         self.colour_bar = pg.ColorBarItem(
             values=(0, 1),
             colorMap=pg.colormap.get("viridis"),
@@ -157,6 +162,7 @@ class MapView(QWidget):
         near = (whole_hi - whole_lo) <= 1.5 * (hi - lo)
         lo, hi = np.where(near, whole_lo, lo), np.where(near, whole_hi, hi)
         pad = (hi - lo) * 0.06 + 1e-9
+        self._home_span = float(np.max(hi - lo + 2 * pad))
         x_range, y_range = zip(lo - pad, hi + pad, strict=True)
         self.plot.getViewBox().setRange(xRange=x_range, yRange=y_range, padding=0)
 
@@ -267,6 +273,41 @@ class MapView(QWidget):
         x, y = self.coords[self._index[int(token_id)]]
         scene = self.viewbox.mapViewToScene(QPointF(float(x), float(y)))
         return QPointF(self.graphics.mapFromScene(scene))
+
+    # -- the selected token's neighbours, and flying to a token ----------------------------------
+    def set_kept(self, kept: Kept | None) -> None:
+        """Ring a token's exact neighbours (explorer/ui/map/rings.py); None, or an answer for
+        other points than these, clears the rings."""
+        fits = (
+            kept is not None
+            and kept.row < len(self.ids)
+            and int(self.ids[kept.row]) == kept.token
+            and bool(np.all(kept.rows < len(self.ids)))
+        )
+        self.rings.show(kept if fits else None, self.coords)
+
+    def chosen_points(self) -> tuple[np.ndarray, list[str], np.ndarray]:
+        """The box- or lasso-chosen points: ids, labels, coordinates."""
+        rows = np.fromiter((self._index[i] for i in self.selected_ids), np.int64)
+        return self.ids[rows], [self.labels[k] for k in rows.tolist()], self.coords[rows]
+
+    def holds(self, token_id: int) -> bool:
+        """The token is one of the map's points."""
+        return int(token_id) in self._index
+
+    def fly_to(self, token_id: int, share: float = FLY_SHARE) -> bool:
+        """Centre the view on a token's point, zoomed in to at most `share` of the framed map
+        (a closer view stays as close). False if the token is not on the map."""
+        k = self._index.get(int(token_id))
+        if k is None:
+            return False
+        (x0, x1), (y0, y1) = self.viewbox.viewRange()
+        x, y = (float(v) for v in self.coords[k])
+        half_w = min(x1 - x0, share * self._home_span) / 2
+        half_h = half_w * (y1 - y0) / max(x1 - x0, 1e-12)
+        x_range, y_range = (x - half_w, x + half_w), (y - half_h, y + half_h)
+        self.viewbox.setRange(xRange=x_range, yRange=y_range, padding=0)
+        return True
 
     # -- colours ---------------------------------------------------------------------------------
     def _colour_values(self) -> tuple[np.ndarray | None, np.ndarray]:

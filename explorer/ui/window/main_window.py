@@ -106,6 +106,7 @@ class MainWindow(QMainWindow):
         self.sessions = sessions.install(host, state)
         self.slides = slides.install(host, state)
         self.tokens.search.queryEntered.connect(self.neighbor_search.controller.search_text)
+        self.neighbor_search.controller.resultsReady.connect(self._offer_neighbours)
         self._link_precision()
         self._make_view_actions()
         self._make_toolbar()
@@ -316,6 +317,12 @@ class MainWindow(QMainWindow):
     def _note_title(self, note: str) -> None:
         if note and not self.title_label.text().endswith(note):
             self.title_label.setText(f"{self.title_label.text()} · {note}")
+
+    def _offer_neighbours(self, found) -> None:
+        """The Neighbours pane's exact ranking of a selected token spares the map its own scan
+        for the rings (a typed query, or placeholders left out of the list, cannot serve)."""
+        if self.neighbors.text is None and len(found.ids) == 1 and not found.hidden:
+            self.maps.pane.kept.offer(found.ids[0], found.result)
 
     def show_error(self, message: str) -> None:
         self.host.show_error(message)
