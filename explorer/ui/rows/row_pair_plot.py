@@ -42,7 +42,8 @@ class RowPairPlot(QWidget):
         self.diff = Plot("Difference", "dimension", "q − r")
         self.diff.setXLink(self.values)
         self.ref = self.values.plot(
-            pen=pg.mkPen(self.values.colour(0), width=1.2), name="reference"
+            pen=pg.mkPen(self.values.colour(0), width=3),
+            name="reference",  # a halo: q is close
         )
         self.other = self.values.plot(pen=pg.mkPen(self.values.colour(1), width=1.2), name="other")
         step = pg.mkPen(self.diff.colour(2), width=1, style=Qt.PenStyle.DashLine)
