@@ -41,9 +41,9 @@ class RowPairPlot(QWidget):
         self.values = Plot("Values", "dimension", "value")
         self.diff = Plot("Difference", "dimension", "q − r")
         self.diff.setXLink(self.values)
+        # the reference wider, under the other precision's line: a halo where they coincide
         self.ref = self.values.plot(
-            pen=pg.mkPen(self.values.colour(0), width=3),
-            name="reference",  # a halo: q is close
+            pen=pg.mkPen(self.values.colour(0), width=2.2), name="reference"
         )
         self.other = self.values.plot(pen=pg.mkPen(self.values.colour(1), width=1.2), name="other")
         step = pg.mkPen(self.diff.colour(2), width=1, style=Qt.PenStyle.DashLine)
