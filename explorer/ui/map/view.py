@@ -86,6 +86,7 @@ class MapView(QWidget):
             colorMapMenu=False,
         )
         self._bar_text = "#333333"
+        self.colour_bar.axis.setWidth(None)  # ColorBarItem fixes 45 px: the label hid a tick
         self.colour_bar.axis.setTextPen(self._bar_text)
         self.graphics.addItem(self.colour_bar, row=0, col=1)
         self.legend = pg.LegendItem(
