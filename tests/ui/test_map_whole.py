@@ -1,47 +1,179 @@
-"""The map with very many points (the whole vocabulary): one item per colour draws them."""
+"""The map with very many points (the whole vocabulary): one picture of the points in view (a
+density image at overview, single points once few are in view) and labels from the tiles."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from PySide6.QtCore import QPointF
+from PySide6.QtWidgets import QApplication
 
 from explorer.core.analysis.kinds import KINDS
+from explorer.core.map import tiles
 from explorer.ui.map.kind_colors import kind_palette
-from explorer.ui.map.layers import LAYERED_ABOVE
-from explorer.ui.map.view import MapView
+from explorer.ui.map.layers import LAYERED_ABOVE, POINTS_BELOW
+from explorer.ui.map.view import CLOUD_LABELS, MapView
+
+N = max(LAYERED_ABOVE, POINTS_BELOW) + 5000
 
 
-def test_many_points_are_drawn_in_colour_layers_that_follow_the_colour_mode(qtbot):
-    view = MapView()
-    qtbot.addWidget(view)
-    view.resize(600, 400)
-    view.show()
-    qtbot.waitExposed(view)
-    n = LAYERED_ABOVE + 500
+@pytest.fixture(scope="module")
+def fixture_map():
+    """Two blobs of points, two kinds (latin on the left, digits on the right)."""
     rng = np.random.default_rng(0)
-    codes = np.where(rng.random(n) < 0.5, KINDS.index("latin"), KINDS.index("digits"))
-    view.set_kinds(codes, KINDS)
-    coords = rng.standard_normal((n, 2)).astype(np.float32)
-    view.set_points(np.arange(n), [f"t{i}" for i in range(n)], coords, norms=np.ones(n))
-    view.set_colour_mode("kind")
-    assert len(view.scatter.data) == 0  # the per-point item is empty
-    sizes = [len(item._xy) for item in view._layers.items]
-    assert sum(sizes) == n
-    assert sizes[KINDS.index("latin")] == int((codes == KINDS.index("latin")).sum())
-    image = view.graphics.grab().toImage()
-    palette = kind_palette(KINDS)
-    wanted = {KINDS.index("latin"), KINDS.index("digits")}
+    left = rng.standard_normal((N // 2, 2)) * [1.0, 1.0] + [-3, 0]
+    right = rng.standard_normal((N - N // 2, 2)) * [1.0, 1.0] + [3, 0]
+    coords = np.concatenate([left, right]).astype(np.float32)
+    codes = np.where(np.arange(N) < N // 2, KINDS.index("latin"), KINDS.index("digits"))
+    labels = [f"w{i}" for i in range(N)]
+    return coords, codes, labels
+
+
+@pytest.fixture
+def view(qtbot, fixture_map):
+    coords, codes, labels = fixture_map
+    v = MapView()
+    qtbot.addWidget(v)
+    v.resize(900, 600)
+    v.show()
+    qtbot.waitExposed(v)
+    all_codes = np.zeros(N + 10, dtype=np.int64)
+    all_codes[:N] = codes
+    v.set_kinds(all_codes, KINDS)
+    v.set_points(np.arange(N), labels, coords, norms=np.linalg.norm(coords, axis=1))
+    v.set_colour_mode("kind")
+    return v
+
+
+def paint(view):
+    """The view as drawn, once its layout has settled (the legend beside it)."""
+    QApplication.processEvents()
+    return view.graphics.grab().toImage()
+
+
+def view_rect(view):
+    (x0, x1), (y0, y1) = view.viewbox.viewRange()
+    return x0, y0, x1, y1
+
+
+def inside(coords, rect):
+    x0, y0, x1, y1 = rect
+    x, y = coords[:, 0], coords[:, 1]
+    return (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
+
+
+def colours_seen(image, palette_rows, tolerance=40):
     pixels = np.array(
         [
             image.pixelColor(x, y).getRgb()[:3]
-            for x in range(0, image.width(), 2)
-            for y in range(0, image.height(), 2)
+            for x in range(0, image.width(), 3)
+            for y in range(0, image.height(), 3)
         ]
     )
-    # drawn at alpha 220 over white: each channel within 35 of the kind's colour
-    seen = {k for k in wanted if (np.abs(pixels - palette[k]).max(axis=1) <= 40).any()}
-    assert seen == wanted  # both colours are on screen
-    view.set_colour_mode("none")
-    assert [len(item._xy) for item in view._layers.items][0] == n
+    return [bool((np.abs(pixels - row).max(axis=1) <= tolerance).any()) for row in palette_rows]
+
+
+def test_overview_is_a_density_image_of_the_points_in_view_in_their_kind_colours(view, fixture_map):
+    coords, codes, _ = fixture_map
+    image = paint(view)
+    assert len(view.scatter.data) == 0  # the per-point item is empty
+    assert view.cloud.last_kind == "density"
+    counts, extent = view.cloud.last_histogram
+    rect = view_rect(view)
+    # every point in view is counted once (the image covers whole tiles: a few beyond the edge)
+    assert int(inside(coords, rect).sum()) <= counts.sum() <= view.cloud.in_view(rect)
+    assert counts.sum() >= 0.99 * N
+    assert inside(coords, extent)[inside(coords, rect)].all()  # the image covers the view
+    palette = kind_palette(KINDS)
+    latin, digits = palette[KINDS.index("latin")], palette[KINDS.index("digits")]
+    assert colours_seen(image, [latin, digits]) == [True, True]
+    # the left half of the picture is latin, the right half digits
+    mid_y = image.height() // 2
+    left = view.graphics.mapFromScene(view.viewbox.mapViewToScene(QPointF(-3, 0)))
+    right = view.graphics.mapFromScene(view.viewbox.mapViewToScene(QPointF(3, 0)))
+    near = lambda p, rgb: np.abs(np.array(image.pixelColor(p.x(), mid_y).getRgb()[:3]) - rgb).max()  # noqa: E731
+    assert near(left, latin) < 60 and near(right, digits) < 60
+
+    view.set_colour_mode("none")  # the cloud follows the colour mode
+    paint(view)
+    counts_plain, _ = view.cloud.last_histogram
+    assert counts_plain.sum() == counts.sum()
+    assert colours_seen(paint(view), [digits]) == [False]  # one colour (latin's neighbour)
+
+
+def test_zoomed_in_the_points_in_view_are_drawn_one_by_one(view, fixture_map):
+    coords, _, _ = fixture_map
+    view.viewbox.setRange(xRange=(-3.2, -2.8), yRange=(-0.2, 0.2), padding=0)
+    image = paint(view)
+    assert view.cloud.last_kind == "points"
+    # every point in view shows at its pixel, in the latin colour
+    latin = kind_palette(KINDS)[KINDS.index("latin")]
+    for k in np.flatnonzero(inside(coords, view_rect(view)))[:40]:
+        p = view.point_position(int(k))
+        if 2 < p.x() < image.width() - 2 and 2 < p.y() < image.height() - 2:
+            rgb = np.array(image.pixelColor(int(p.x()), int(p.y())).getRgb()[:3])
+            assert np.abs(rgb - latin).max() <= 60
+
+
+def labels_placed(qtbot, view):
+    """The labels once placed, and their scene rectangles once the text items have followed the
+    view transform (until then they are measured in map units)."""
+
+    def settled():
+        rects = view.visible_label_rects()
+        return not view.labels_pending and all(r.width() < view.width() / 2 for r in rects)
+
+    qtbot.waitUntil(settled, timeout=10000)
+    return view.visible_labels(), view.visible_label_rects()
+
+
+@pytest.mark.parametrize("zoom", [None, (-4.0, -2.0, -1.0, 1.0), (2.9, -0.05, 3.1, 0.1)])
+def test_labels_are_few_apart_and_name_tiles_of_the_visible_region(qtbot, view, fixture_map, zoom):
+    coords, _, labels = fixture_map
+    if zoom is not None:
+        x0, y0, x1, y1 = zoom
+        view.viewbox.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
+    shown, rects = labels_placed(qtbot, view)
+    assert 5 <= len(shown) <= CLOUD_LABELS
+    for i, a in enumerate(rects):
+        for b in rects[i + 1 :]:
+            assert not a.adjusted(1, 1, -1, -1).intersects(b.adjusted(1, 1, -1, -1))
+    rect = view_rect(view)
+    names = {int(r) for lv in view.cloud.tiles.levels for r in lv.reps}
+    for token_id, text in shown:
+        assert text == labels[token_id]
+        assert inside(coords[token_id : token_id + 1], rect)[0]  # from the region in view
+        assert token_id in names  # the name of a tile
+
+
+def test_labels_follow_a_pan(qtbot, view):
+    view.viewbox.setRange(xRange=(-4, -1), yRange=(-1.5, 1.5), padding=0)
+    before = {i for i, _ in labels_placed(qtbot, view)[0]}
+    view.viewbox.setRange(xRange=(1, 4), yRange=(-1.5, 1.5), padding=0)
+    after = {i for i, _ in labels_placed(qtbot, view)[0]}
+    assert before and after and not before & after
+    assert sum(i >= N // 2 for i in after) > 0.8 * len(after)  # the right blob's tokens
+
+
+def test_the_legend_sits_beside_the_map(qtbot, view):
+    view.resize(1024, 560)
+    qtbot.waitUntil(lambda: view.legend.isVisible() and len(view.legend.items) == 2)
+    qtbot.wait(50)
+    legend = view.legend.sceneBoundingRect()
+    assert not legend.intersects(view.viewbox.sceneBoundingRect())
+    assert view.viewbox.sceneBoundingRect().width() > 0.6 * 1024
+
+
+def test_few_points_go_back_to_one_scatter_item(view, fixture_map):
+    coords, _, _ = fixture_map
     view.set_points(np.arange(10), [str(i) for i in range(10)], coords[:10])
-    assert sum(len(item._xy) for item in view._layers.items) == 0  # few points: one item again
-    assert len(view.scatter.data) == 10
+    assert view.cloud.tiles is None and len(view.scatter.data) == 10
+
+
+def test_a_quadtree_made_elsewhere_is_used_as_given(qtbot, fixture_map):
+    coords, _, labels = fixture_map
+    made = tiles.build(coords, tiles.token_priority(np.arange(N), labels))
+    v = MapView()
+    qtbot.addWidget(v)
+    v.set_points(np.arange(N), labels, coords, tile_index=made)
+    assert v.cloud.tiles is made

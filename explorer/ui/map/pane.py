@@ -294,7 +294,7 @@ class MapPane(QWidget):
         view = self.view
         if view.shows(data.nb.ids):  # the final layout of the preview's points
             view.set_clusters(data.clusters, data.cluster_names)
-            view.set_coords(data.coords, keep_view=False)
+            view.set_coords(data.coords, keep_view=False, tile_index=data.quadtree)
         else:
             view.set_points(
                 data.nb.ids,
@@ -305,6 +305,7 @@ class MapPane(QWidget):
                 clusters=data.clusters,
                 cluster_names=data.cluster_names,
                 highlight=self._highlight_ids(data.nb.ids),
+                tile_index=data.quadtree,
             )
         self._sync_colour_combo()
         stage = "" if data.final else RUNNING

@@ -14,14 +14,16 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
-from explorer.core.map import figure, geometry
+from explorer.core.map import figure, geometry, tiles
 from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
 from explorer.ui.map.kind_colors import kind_palette, legend_entries
 from explorer.ui.map.labels import LabelPool, drawable
-from explorer.ui.map.layers import LAYERED_ABOVE, ColourLayers
+from explorer.ui.map.layers import LAYERED_ABOVE, CloudItem
 from explorer.ui.map.viewbox import MapViewBox
 
 CHOSEN_RING = "#111111"  # box/lasso-chosen points: a colour no cluster or colour scale uses
+CLOUD_LABELS = 60  # labels on a map of very many points, from its tiles in view
+LABEL_TILE_PX = 90  # ... down to tiles about this many pixels across
 
 
 COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
@@ -65,7 +67,8 @@ class MapView(QWidget):
         self.scatter = pg.ScatterPlotItem(pxMode=True, pen=None, size=7)
         self.overlay = pg.ScatterPlotItem(pxMode=True)  # highlighted and box-selected points
         self.plot.addItem(self.scatter)
-        self._layers = ColourLayers(self.plot)  # many points: one item per colour
+        self.cloud = CloudItem()  # very many points: one picture of those in view
+        self.plot.addItem(self.cloud)
         self._size = 7.0
         self.plot.addItem(self.overlay)
         self.overlay.setZValue(1)
@@ -79,13 +82,10 @@ class MapView(QWidget):
         self._bar_text = "#333333"
         self.colour_bar.axis.setTextPen(self._bar_text)
         self.graphics.addItem(self.colour_bar, row=0, col=1)
-        self.legend = pg.LegendItem(
-            offset=(10, 10),
-            labelTextColor="#222222",
-            brush=pg.mkBrush(255, 255, 255, 210),
-            pen=pg.mkPen("#cccccc"),
-        )
-        self.legend.setParentItem(self.plot.getViewBox())
+        # beside the map, not over it: a kind legend is as tall as the map at 1024 × 700
+        self.legend = pg.LegendItem(offset=None, labelTextColor="#222222", verSpacing=-4)
+        self.graphics.addItem(self.legend, row=0, col=2)
+        self.graphics.ci.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignTop)
         self.legend.hide()
         self.colour_bar.hide()
 
@@ -118,8 +118,10 @@ class MapView(QWidget):
         cluster_names=(),
         highlight=(),
         keep_view: bool = False,
+        tile_index: tiles.Tiles | None = None,
     ) -> None:
-        """Show a new map. `ids` are token ids; the other arrays are per point."""
+        """Show a new map. `ids` are token ids; the other arrays are per point; `tile_index`:
+        the quadtree of `coords` when the caller made it (very many points)."""
         self.ids = np.asarray(ids, dtype=np.int64)
         self.labels = list(labels)
         self._index = {int(i): k for k, i in enumerate(self.ids)}
@@ -138,7 +140,7 @@ class MapView(QWidget):
             self.colour_mode = next(
                 m for m in COLOUR_MODES if m == "none" or self.values[m] is not None
             )
-        self.set_coords(coords, keep_view=keep_view)
+        self.set_coords(coords, keep_view=keep_view, tile_index=tile_index)
 
     def frame_bulk(self, share: float = 0.98) -> None:
         """Frame the central `share` of the points on each axis: far-off outliers (special
@@ -154,11 +156,19 @@ class MapView(QWidget):
         x_range, y_range = zip(lo - pad, hi + pad, strict=True)
         self.plot.getViewBox().setRange(xRange=x_range, yRange=y_range, padding=0)
 
-    def set_coords(self, coords, keep_view: bool = False) -> None:
+    def set_coords(
+        self, coords, keep_view: bool = False, tile_index: tiles.Tiles | None = None
+    ) -> None:
         """New positions for the same points (the PCA preview replaced by the UMAP layout)."""
         self.coords = np.asarray(coords, dtype=np.float32).reshape(-1, 2)
         n = len(self.coords)
         self._size = 8 if n <= 1000 else 6 if n <= 5000 else 4 if n <= 20000 else 3
+        if n > LAYERED_ABOVE:
+            if tile_index is None:  # made here only when the caller did not (tests, sessions)
+                tile_index = tiles.build(self.coords, tiles.token_priority(self.ids, self.labels))
+            self.cloud.set_points(tile_index, self._size)
+        else:
+            self.cloud.clear()
         self._draw_points(self._size)
         self._update_overlay()
         if not keep_view and n:
@@ -187,7 +197,7 @@ class MapView(QWidget):
             raise ValueError(mode)
         self.colour_mode = mode
         if len(self.ids) > LAYERED_ABOVE:
-            self._draw_points(self._size)
+            self.cloud.set_colours(*self._colour_codes())
         elif len(self.ids):
             self.scatter.setBrush(self._point_brushes())
         self._update_legend()
@@ -251,31 +261,35 @@ class MapView(QWidget):
         exclude = [self._index[i] for i in self.highlight_ids if i in self._index]
         return v, figure.rank_knots(v, exclude if mode == "similarity" else (), PALETTE_STEPS + 1)
 
-    def _palette_codes(self) -> tuple[np.ndarray | None, list[QBrush]]:
-        """Each point's index into a small palette of shared brushes (None: all palette[0])."""
+    def _colour_codes(self) -> tuple[np.ndarray | None, np.ndarray, bool]:
+        """Each point's index into a small palette of RGB rows (None: all the first), and
+        whether the colours name categories (else they are steps of a scale)."""
         v, knots = self._colour_values()
         n = len(self.ids)
         if v is None:
-            return None, [pg.mkBrush(*figure.DEFAULT_POINT, 210)]
+            return None, np.array([figure.DEFAULT_POINT]), True
         if self.colour_mode == "kind" and self.kinds is not None:
-            return v[:n].astype(np.int64), brushes(kind_palette(self.kinds[1]))
+            return v[:n].astype(np.int64), kind_palette(self.kinds[1]), True
         if self.colour_mode == "cluster":
-            palette = brushes(np.array(figure.CATEGORICAL))
-            return v[:n].astype(np.int64) % len(palette), palette
+            palette = np.array(figure.CATEGORICAL)
+            return v[:n].astype(np.int64) % len(palette), palette, True
         t = np.nan_to_num(figure.rank_position(v, knots), nan=0.0)
-        return np.minimum((t * PALETTE_STEPS).astype(int), PALETTE_STEPS - 1), continuous_brushes()
+        codes = np.minimum((t * PALETTE_STEPS).astype(int), PALETTE_STEPS - 1)
+        return codes, figure.viridis(np.linspace(0, 1, PALETTE_STEPS)), False
 
     def _point_brushes(self) -> list[QBrush] | QBrush:
-        codes, palette = self._palette_codes()
-        return palette[0] if codes is None else [palette[c] for c in codes.tolist()]
+        codes, rgb, categorical = self._colour_codes()
+        if codes is None:
+            return pg.mkBrush(*figure.DEFAULT_POINT, 210)
+        palette = brushes(rgb) if categorical else continuous_brushes()  # shared brushes
+        return [palette[c] for c in codes.tolist()]
 
     def _draw_points(self, size: float) -> None:
-        """Every point, coloured: one item with per-point brushes, or colour layers when many."""
+        """Every point, coloured: one item with per-point brushes, or the cloud when many."""
         if len(self.coords) > LAYERED_ABOVE:
             self.scatter.setData(x=[], y=[])
-            self._layers.show(self.coords, *self._palette_codes(), size)
+            self.cloud.set_colours(*self._colour_codes())
             return
-        self._layers.clear()
         self.scatter.setData(
             x=self.coords[:, 0],
             y=self.coords[:, 1],
@@ -350,8 +364,15 @@ class MapView(QWidget):
         return self._label_timer.isActive() or self._labels.pending
 
     def update_labels(self) -> None:
+        order, cap = self._order_arr, None
+        if self.cloud.tiles is not None:  # very many points: the tiles in view name the map
+            (x0, x1), (y0, y1) = self.viewbox.viewRange()
+            per_px = (x1 - x0) / max(self.viewbox.width(), 1.0)
+            reps = self.cloud.tiles.labels_in((x0, y0, x1, y1), per_px, LABEL_TILE_PX)
+            first = [self._index[i] for i in self.highlight_ids if i in self._index]
+            order, cap = np.concatenate([np.asarray(first, np.int64), reps]), CLOUD_LABELS
         self._labels.update(
-            self.viewbox, self.ids, self.labels, self.coords, self._order_arr, self.highlight_ids
+            self.viewbox, self.ids, self.labels, self.coords, order, self.highlight_ids, cap
         )
 
     # -- mouse -----------------------------------------------------------------------------------
