@@ -82,11 +82,16 @@ def test_label_candidates_are_tile_names_from_the_view_coarse_first(points):
     assert set(reps[: len(coarse)].tolist()) == set(coarse)
 
 
-def test_token_priority_prefers_words_then_low_ids():
-    ids = np.array([5, 2, 9, 1, 7])
-    labels = ["cat", "ab", "dog", ".", "the"]
+def test_token_priority_prefers_whole_words_then_low_ids():
+    ids = np.arange(8)
+    labels = ["<0xA3>", "ion", "␣ab", "␣the", ".", "␣cat", "␣x-ray", "␣Sunday"]
     order = np.argsort(tiles.token_priority(ids, labels))
-    assert [labels[i] for i in order] == ["cat", "the", "dog", "ab", "."]
+    assert [labels[i] for i in order] == [
+        "␣the", "␣cat", "␣Sunday", "ion", "␣x-ray", "␣ab", "<0xA3>", "."
+    ]  # fmt: skip
+    wordpiece = ["##ing", "to", "knight", "[UNK]", "a"]
+    order = np.argsort(tiles.token_priority(np.arange(5), wordpiece))
+    assert [wordpiece[i] for i in order] == ["knight", "##ing", "[UNK]", "to", "a"]
 
 
 def test_histogram_matches_numpy_and_names_each_cell_by_its_commonest_code():

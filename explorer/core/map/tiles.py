@@ -10,6 +10,7 @@ representative of one of its four children, so a label shown at one zoom stays w
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,15 +124,31 @@ def _spread(v: np.ndarray) -> np.ndarray:
     return v
 
 
+WORD_START = "␣"  # how a label shows a piece's leading space (core/tokenizer/text.py)
+BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
+
+
 def token_priority(ids: np.ndarray, labels: list[str]) -> np.ndarray:
-    """Which token names a tile: words of three letters or digits or more, then shorter ones,
-    then pieces without a letter or digit; within each, the lowest id (most tokenizers number
-    their pieces roughly by frequency)."""
-    rank = np.fromiter(
-        (0 if n >= 3 else 1 if n else 2 for n in (sum(map(str.isalnum, s)) for s in labels)),
-        dtype=np.int64,
-        count=len(labels),
-    )
+    """Which token names a tile: whole words of three letters or digits or more, then other
+    pieces with three or more, then those with one or two, then the rest (punctuation, byte
+    pieces like <0xA3>); within each, the lowest id (tokenizers number their pieces roughly
+    by frequency). A word starts with "␣" when any label does (byte-level BPE, SentencePiece),
+    else wherever a label does not start with "##" (WordPiece, word lists)."""
+    marked = any(label.startswith(WORD_START) for label in labels)
+
+    def name_class(label: str) -> int:
+        if BYTE_PIECE.fullmatch(label):
+            return 3
+        if marked:
+            starts, word = label.startswith(WORD_START), label.removeprefix(WORD_START)
+        else:
+            starts, word = not label.startswith("##"), label.removeprefix("##")
+        n = sum(map(str.isalnum, word))
+        if n >= 3:
+            return 0 if starts and word.isalnum() else 1
+        return 2 if n else 3
+
+    rank = np.fromiter(map(name_class, labels), dtype=np.int64, count=len(labels))
     ids = np.asarray(ids, dtype=np.int64)
     return rank * (int(ids.max(initial=0)) + 1) + ids
 

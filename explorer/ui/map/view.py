@@ -12,7 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush
-from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 from explorer.core.map import figure, geometry, tiles
 from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
@@ -83,7 +83,9 @@ class MapView(QWidget):
         self.colour_bar.axis.setTextPen(self._bar_text)
         self.graphics.addItem(self.colour_bar, row=0, col=1)
         # beside the map, not over it: a kind legend is as tall as the map at 1024 × 700
-        self.legend = pg.LegendItem(offset=None, labelTextColor="#222222", verSpacing=-4)
+        self.legend = pg.LegendItem(offset=None, labelTextColor="#222222", verSpacing=-6)
+        # as tall as its entries, at the top of the column (not spread over the map's height)
+        self.legend.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.graphics.addItem(self.legend, row=0, col=2)
         self.graphics.ci.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignTop)
         self.legend.hide()
@@ -92,8 +94,8 @@ class MapView(QWidget):
         self._labels = LabelPool(self.plot)
         self._label_timer = QTimer(self, singleShot=True, interval=60)
         self._label_timer.timeout.connect(self.update_labels)
-        self.viewbox.sigRangeChanged.connect(lambda *_: self._label_timer.start(60))
-        self.viewbox.sigResized.connect(lambda *_: self._label_timer.start(60))
+        self.viewbox.sigRangeChanged.connect(self._view_moved)
+        self.viewbox.sigResized.connect(self._view_moved)
         self.viewbox.boxSelected.connect(self._box_selected)
         self.viewbox.lassoSelected.connect(self.select_lasso)
         # hover is throttled: at most 30 look-ups a second, whatever the mouse does
@@ -307,13 +309,12 @@ class MapView(QWidget):
             return
         if self.colour_mode in ("cluster", "kind"):
             names = self.cluster_names
-            self.legend.setColumnCount(2 if len(names) > 4 else 1)  # short: less cover
             cat = [figure.CATEGORICAL[c % len(figure.CATEGORICAL)] for c in range(len(names))]
             entries: list[tuple[tuple[int, ...], str]] = list(zip(cat, names, strict=True))
             if self.colour_mode == "kind" and self.kinds is not None:
                 entries = legend_entries(v, self.kinds[1])
             for rgb, name in entries:
-                sample = pg.ScatterPlotItem(brush=pg.mkBrush(*rgb), pen=None, size=10)
+                sample = pg.ScatterPlotItem(brush=pg.mkBrush(*rgb), pen=None, size=9)
                 self.legend.addItem(sample, drawable(name, self.font()))
             self.legend.show()
             return
@@ -363,6 +364,11 @@ class MapView(QWidget):
         """The view moved and the labels will be placed again shortly."""
         return self._label_timer.isActive() or self._labels.pending
 
+    def _view_moved(self, *_args) -> None:
+        """Labels follow: a map of very many points names its tiles in view at the next turn of
+        the event loop (a few ms); other maps wait for the view to rest."""
+        self._label_timer.start(0 if self.cloud.tiles is not None else 60)
+
     def update_labels(self) -> None:
         order, cap = self._order_arr, None
         if self.cloud.tiles is not None:  # very many points: the tiles in view name the map
@@ -374,6 +380,8 @@ class MapView(QWidget):
         self._labels.update(
             self.viewbox, self.ids, self.labels, self.coords, order, self.highlight_ids, cap
         )
+        if cap is not None:  # a few candidates: placed and shown at once
+            self._labels.apply()
 
     # -- mouse -----------------------------------------------------------------------------------
     def nearest(self, scene_pos, radius_px: float = 8.0) -> int | None:
