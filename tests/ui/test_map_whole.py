@@ -3,14 +3,20 @@ density image at overview, single points once few are in view) and labels from t
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
 from explorer.core.analysis.kinds import KINDS
 from explorer.core.map import tiles
-from explorer.ui.map.kind_colors import kind_palette
+from explorer.core.map.kind_colors import kind_palette
+from explorer.core.map.neighborhood import Neighborhood
+from explorer.core.map.pipeline import MapData
+from explorer.ui.map import export
 from explorer.ui.map.layers import LAYERED_ABOVE, POINTS_BELOW
 from explorer.ui.map.view import CLOUD_LABELS, MapView
 
@@ -49,6 +55,13 @@ def paint(view):
     """The view as drawn, once its layout has settled (the legend beside it)."""
     QApplication.processEvents()
     return view.graphics.grab().toImage()
+
+
+def as_array(image: QImage) -> np.ndarray:
+    """The image's pixels as RGB uint8 [h, w, 3]."""
+    rgb = image.convertToFormat(QImage.Format.Format_RGB888)
+    raw = np.frombuffer(rgb.constBits(), np.uint8).reshape(rgb.height(), rgb.bytesPerLine())
+    return raw[:, : 3 * rgb.width()].reshape(rgb.height(), rgb.width(), 3).copy()
 
 
 def view_rect(view):
@@ -169,6 +182,31 @@ def test_the_legend_sits_beside_the_map(qtbot, view):
     legend = view.legend.sceneBoundingRect()
     assert not legend.intersects(view.viewbox.sceneBoundingRect())
     assert view.viewbox.sceneBoundingRect().width() > 0.6 * 1024
+
+
+def test_the_4k_figure_shows_the_view_as_a_density_image_with_its_tiles_names(
+    view, fixture_map, tmp_path
+):
+    coords, _, labels = fixture_map
+    view.viewbox.setRange(xRange=(-4.5, -1.5), yRange=(-1.5, 1.5), padding=0)  # the left blob
+    nb = Neighborhood(np.arange(N), labels, None, (), "the whole vocabulary")
+    data = MapData(nb, np.zeros((N, 0), np.float32), np.empty(0), coords, final=True)
+    out = tmp_path / "map.png"
+    export.write_map(view, data, out, figure_size=export.FIGURE_4K)
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (3840, 2160)
+    palette = kind_palette(KINDS)
+    latin, digits = palette[KINDS.index("latin")], palette[KINDS.index("digits")]
+    plot = image.copy(100, 180, 3840 - 100 - 520, 2160 - 180 - 80)  # the legend names both
+    ink = 255.0 - as_array(plot).reshape(-1, 3)  # each pixel's ink: its colour over white
+    ink = ink[ink.sum(axis=1) > 60]
+    ink /= np.linalg.norm(ink, axis=1, keepdims=True)
+    like = lambda rgb: ink @ ((255.0 - rgb) / np.linalg.norm(255.0 - rgb))  # noqa: E731
+    latin_ink = (like(latin) > 0.98).sum()
+    assert latin_ink > 2000 and (like(digits) > 0.98).sum() < latin_ink / 50
+    svg = export.figure_svg(view, data, export.FIGURE_4K)
+    shown = {int(m) for m in re.findall(r">w(\d+)</text>", svg)}
+    assert len(shown) >= 10 and sum(i < N // 2 for i in shown) > 0.9 * len(shown)  # the left blob
 
 
 def test_few_points_go_back_to_one_scatter_item(view, fixture_map):

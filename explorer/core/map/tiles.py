@@ -125,7 +125,7 @@ def _spread(v: np.ndarray) -> np.ndarray:
 
 
 WORD_START = "␣"  # how a label shows a piece's leading space (core/tokenizer/text.py)
-BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
+BYTE_PIECE = re.compile(r"(<0x[0-9A-Fa-f]{2}>)+")
 
 
 def token_priority(ids: np.ndarray, labels: list[str]) -> np.ndarray:

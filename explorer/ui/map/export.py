@@ -1,27 +1,37 @@
 """The map pane's export: the view as shown (.png), the map figure (.svg, the same as
-`embedding-explorer project --out map.svg`), or the coordinates (.csv / .json)."""
+`embedding-explorer project --out map.svg`), the figure as a 4K PNG, or the coordinates
+(.csv / .json). A map of very many points (the whole vocabulary) exports its figure as a
+density image with labels naming its tiles (explorer/core/map/whole_figure.py), of the part in
+view."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from explorer.core.errors import ExplorerError
-from explorer.core.map import figure
+from explorer.core.map import figure, whole_figure
 from explorer.core.map.pipeline import MapData
+from explorer.render.raster import svg_to_png
 from explorer.ui.widgets.grab import SCALES, grab_png
 
-__all__ = ["SCALES", "write_map"]  # SCALES: the PNG resolutions the pane offers
+__all__ = ["FIGURE_4K", "SCALES", "write_map"]  # SCALES: the PNG resolutions the pane offers
+
+FIGURE_4K = (3840, 2160)
+FIGURE_SIZE = (1920, 1080)
 
 
-def write_map(view, data: MapData, path: Path, scale: int = 1) -> None:
-    """The map by file type: .png (the view as shown, at `scale`), .svg (vector shapes, the
-    same figure as `embedding-explorer project --out map.svg`), coordinates .csv / .json."""
+def write_map(view, data: MapData, path: Path, scale: int = 1, figure_size=None) -> None:
+    """The map by file type: .png (the view as shown, at `scale`; or the figure, at
+    `figure_size`), .svg (the figure, as `embedding-explorer project --out map.svg` draws
+    it), coordinates .csv / .json."""
     kind = path.suffix.lower()
     nb = data.nb
-    if kind == ".png":
+    if kind == ".png" and figure_size is not None:
+        svg_to_png(figure_svg(view, data, figure_size), path)
+    elif kind == ".png":
         grab_png(view, path, scale)
     elif kind == ".svg":
-        path.write_text(figure.neighborhood_svg(nb, data.coords), encoding="utf-8")
+        path.write_text(figure_svg(view, data, FIGURE_SIZE), encoding="utf-8")
     elif kind == ".csv":
         path.write_text(figure.coordinates_csv(nb.ids, nb.labels, data.coords), encoding="utf-8")
     elif kind == ".json":
@@ -31,3 +41,29 @@ def write_map(view, data: MapData, path: Path, scale: int = 1) -> None:
         path.write_text(text, encoding="utf-8")
     else:
         raise ExplorerError(f"{path.name}: export as .png, .svg, .csv or .json")
+
+
+def figure_svg(view, data: MapData, size: tuple[int, int]) -> str:
+    """The map's figure at `size`: for very many points the part in view, coloured as shown;
+    otherwise the whole neighbourhood, as `project --out` draws it."""
+    width, height = size
+    quadtree = view.cloud.tiles
+    if quadtree is None:
+        return figure.neighborhood_svg(data.nb, data.coords, width=width, height=height)
+    (x0, x1), (y0, y1) = view.viewbox.viewRange()
+    codes, palette, categorical = view.colour_codes()
+    legend, legend_title = view.legend_entries()
+    return whole_figure.whole_map_svg(
+        view.coords,
+        view.labels,
+        quadtree,
+        title=data.nb.title[:1].upper() + data.nb.title[1:],
+        codes=codes,
+        palette=palette,
+        categorical=categorical,
+        legend=legend,
+        legend_title=legend_title,
+        view=(x0, y0, x1, y1),
+        width=width,
+        height=height,
+    )

@@ -142,6 +142,8 @@ class MapPane(QWidget):
         menu = QMenu(self.export_button)
         for scale in map_export.SCALES:
             menu.addAction(f"PNG {scale}×…", self._exporter("png", scale))
+        figure_4k = self._exporter("png", size=map_export.FIGURE_4K)
+        menu.addAction("PNG 3840 × 2160 (figure)…", figure_4k)
         menu.addAction("SVG…", self._exporter("svg"))
         menu.addAction("Coordinates CSV…", self._exporter("csv"))
         menu.addAction("Coordinates JSON…", self._exporter("json"))
@@ -405,24 +407,25 @@ class MapPane(QWidget):
         return text
 
     # -- export ----------------------------------------------------------------------------------
-    def _exporter(self, kind: str, scale: int = 1) -> Callable[[], None]:
-        """A menu action's slot for one export kind (and PNG scale)."""
-        return lambda: self._export_dialog(kind, scale)
+    def _exporter(self, kind: str, scale: int = 1, size=None) -> Callable[[], None]:
+        """A menu action's slot for one export kind (and PNG scale, or figure size)."""
+        return lambda: self._export_dialog(kind, scale, size)
 
-    def _export_dialog(self, kind: str, scale: int = 1) -> None:
+    def _export_dialog(self, kind: str, scale: int = 1, size=None) -> None:
         what = {"png": "PNG image", "svg": "SVG image"}.get(kind, kind.upper())
         path, _ = QFileDialog.getSaveFileName(
             self, "Export map", f"map.{kind}", f"{what} (*.{kind})"
         )
         if path:
             try:
-                self.export(path, scale)
+                self.export(path, scale, size)
             except (ExplorerError, OSError) as e:
                 self.state.errorOccurred.emit(f"Export failed: {e}")
 
-    def export(self, path: str | Path, scale: int = 1) -> None:
-        """Write the map: .png (at scale 1, 2 or 4), .svg, or coordinates as .csv / .json."""
+    def export(self, path: str | Path, scale: int = 1, size: tuple[int, int] | None = None) -> None:
+        """Write the map: .png (the view at scale 1, 2 or 4, or the figure at `size`), .svg, or
+        coordinates as .csv / .json."""
         if self.data is None:
             raise ExplorerError("there is no map to export")
-        map_export.write_map(self.view, self.data, Path(path), scale)
+        map_export.write_map(self.view, self.data, Path(path), scale, size)
         self.state.statusMessage.emit(f"Saved {Path(path).name}")

@@ -15,8 +15,8 @@ from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 from explorer.core.map import figure, geometry, tiles
+from explorer.core.map.kind_colors import kind_palette, legend_entries
 from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
-from explorer.ui.map.kind_colors import kind_palette, legend_entries
 from explorer.ui.map.labels import LabelPool, drawable
 from explorer.ui.map.layers import LAYERED_ABOVE, CloudItem
 from explorer.ui.map.viewbox import MapViewBox
@@ -199,7 +199,7 @@ class MapView(QWidget):
             raise ValueError(mode)
         self.colour_mode = mode
         if len(self.ids) > LAYERED_ABOVE:
-            self.cloud.set_colours(*self._colour_codes())
+            self.cloud.set_colours(*self.colour_codes())
         elif len(self.ids):
             self.scatter.setBrush(self._point_brushes())
         self._update_legend()
@@ -263,7 +263,7 @@ class MapView(QWidget):
         exclude = [self._index[i] for i in self.highlight_ids if i in self._index]
         return v, figure.rank_knots(v, exclude if mode == "similarity" else (), PALETTE_STEPS + 1)
 
-    def _colour_codes(self) -> tuple[np.ndarray | None, np.ndarray, bool]:
+    def colour_codes(self) -> tuple[np.ndarray | None, np.ndarray, bool]:
         """Each point's index into a small palette of RGB rows (None: all the first), and
         whether the colours name categories (else they are steps of a scale)."""
         v, knots = self._colour_values()
@@ -280,7 +280,7 @@ class MapView(QWidget):
         return codes, figure.viridis(np.linspace(0, 1, PALETTE_STEPS)), False
 
     def _point_brushes(self) -> list[QBrush] | QBrush:
-        codes, rgb, categorical = self._colour_codes()
+        codes, rgb, categorical = self.colour_codes()
         if codes is None:
             return pg.mkBrush(*figure.DEFAULT_POINT, 210)
         palette = brushes(rgb) if categorical else continuous_brushes()  # shared brushes
@@ -290,7 +290,7 @@ class MapView(QWidget):
         """Every point, coloured: one item with per-point brushes, or the cloud when many."""
         if len(self.coords) > LAYERED_ABOVE:
             self.scatter.setData(x=[], y=[])
-            self.cloud.set_colours(*self._colour_codes())
+            self.cloud.set_colours(*self.colour_codes())
             return
         self.scatter.setData(
             x=self.coords[:, 0],
@@ -300,6 +300,23 @@ class MapView(QWidget):
             pen=None,
         )
 
+    def legend_entries(self) -> tuple[list[tuple[tuple[int, ...], str]], str]:
+        """(rgb, name) of each colour on the map, and what they stand for (a figure's legend;
+        a colour scale gives its steps, labelled with the value where each begins)."""
+        v, knots = self._colour_values()
+        if v is None:
+            return [], ""
+        if self.colour_mode == "kind" and self.kinds is not None:
+            return legend_entries(v, self.kinds[1]), "token kind"
+        if self.colour_mode in ("cluster", "kind"):
+            names = self.cluster_names
+            cat = [figure.CATEGORICAL[c % len(figure.CATEGORICAL)] for c in range(len(names))]
+            return list(zip(cat, names, strict=True)), "cluster"
+        rgb = figure.viridis(np.linspace(0, 1, PALETTE_STEPS))
+        steps = range(PALETTE_STEPS - 1, -1, -3)  # the top step first
+        entries = [(tuple(int(c) for c in rgb[k]), f"≥ {knots[k]:.3g}") for k in steps]
+        return entries, "cosine similarity" if self.colour_mode == "similarity" else "L2 norm"
+
     def _update_legend(self) -> None:
         v, knots = self._colour_values()
         self.legend.clear()
@@ -308,12 +325,7 @@ class MapView(QWidget):
         if v is None:
             return
         if self.colour_mode in ("cluster", "kind"):
-            names = self.cluster_names
-            cat = [figure.CATEGORICAL[c % len(figure.CATEGORICAL)] for c in range(len(names))]
-            entries: list[tuple[tuple[int, ...], str]] = list(zip(cat, names, strict=True))
-            if self.colour_mode == "kind" and self.kinds is not None:
-                entries = legend_entries(v, self.kinds[1])
-            for rgb, name in entries:
+            for rgb, name in self.legend_entries()[0]:
                 sample = pg.ScatterPlotItem(brush=pg.mkBrush(*rgb), pen=None, size=9)
                 self.legend.addItem(sample, drawable(name, self.font()))
             self.legend.show()
