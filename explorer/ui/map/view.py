@@ -54,7 +54,12 @@ class MapView(QWidget):
         self.hover_id: int | None = None
         self.hover_text = ""
         self._order_arr = np.zeros(0, dtype=np.int64)
-        self._index: dict[int, int] = {}
+        self._index = Positions(self.ids)
+        # the last colour scale's knots, and the values (and points left out) they are of
+        self._knots: tuple[tuple[np.ndarray | None, list[int]], np.ndarray] = (
+            (None, []),
+            np.zeros(0),
+        )
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("w")
@@ -126,7 +131,7 @@ class MapView(QWidget):
         the quadtree of `coords` when the caller made it (very many points)."""
         self.ids = np.asarray(ids, dtype=np.int64)
         self.labels = list(labels)
-        self._index = {int(i): k for k, i in enumerate(self.ids)}
+        self._index = Positions(self.ids)
         self.values = {
             "similarity": None if similarity is None else np.asarray(similarity, np.float64),
             "norm": None if norms is None else np.asarray(norms, np.float64),
@@ -209,8 +214,11 @@ class MapView(QWidget):
 
     def _reorder(self) -> None:
         """Label priority: highlighted tokens, then the most similar (a stable order, so labels
-        stay put while zooming)."""
+        stay put while zooming). Very many points: their tiles name the map instead."""
         first = [self._index[i] for i in self.highlight_ids if i in self._index]
+        if len(self.ids) > LAYERED_ABOVE:
+            self._order_arr = np.asarray(first, dtype=np.int64)
+            return
         self._order_arr = np.asarray(
             figure.label_order(len(self.ids), self.values["similarity"], first), dtype=np.int64
         )
@@ -238,7 +246,8 @@ class MapView(QWidget):
         self._label_timer.start(60)
 
     def set_selected(self, ids) -> None:
-        self.selected_ids = [int(i) for i in ids if int(i) in self._index]
+        wanted = np.asarray(list(ids), dtype=np.int64)
+        self.selected_ids = wanted[self._index.many(wanted) >= 0].tolist()
         self._update_overlay()
 
     def selection_text(self) -> str:
@@ -261,7 +270,12 @@ class MapView(QWidget):
         if v is None or mode in ("cluster", "kind"):
             return v, np.linspace(0.0, 1.0, PALETTE_STEPS + 1)
         exclude = [self._index[i] for i in self.highlight_ids if i in self._index]
-        return v, figure.rank_knots(v, exclude if mode == "similarity" else (), PALETTE_STEPS + 1)
+        exclude = exclude if mode == "similarity" else []
+        (values, left_out), knots = self._knots  # the legend and the points ask for the same
+        if values is not v or left_out != exclude:
+            knots = figure.rank_knots(v, exclude, PALETTE_STEPS + 1)
+            self._knots = ((v, exclude), knots)
+        return v, knots
 
     def colour_codes(self) -> tuple[np.ndarray | None, np.ndarray, bool]:
         """Each point's index into a small palette of RGB rows (None: all the first), and
@@ -347,7 +361,7 @@ class MapView(QWidget):
     def _update_overlay(self) -> None:
         """Rings on chosen points, discs on highlighted ones: arrays and shared brushes/pens,
         so a selection of thousands of points costs no per-point Python objects."""
-        chosen = [self._index[i] for i in self.selected_ids]
+        chosen = self._index.many(np.asarray(self.selected_ids, dtype=np.int64)).tolist()
         marked = [k for i in self.highlight_ids if (k := self._index.get(i)) is not None]
         rows = np.asarray(chosen + marked, dtype=np.int64)
         n_chosen = len(chosen)
@@ -387,8 +401,7 @@ class MapView(QWidget):
             (x0, x1), (y0, y1) = self.viewbox.viewRange()
             per_px = (x1 - x0) / max(self.viewbox.width(), 1.0)
             reps = self.cloud.tiles.labels_in((x0, y0, x1, y1), per_px, LABEL_TILE_PX)
-            first = [self._index[i] for i in self.highlight_ids if i in self._index]
-            order, cap = np.concatenate([np.asarray(first, np.int64), reps]), CLOUD_LABELS
+            order, cap = np.concatenate([self._order_arr, reps]), CLOUD_LABELS
         self._labels.update(
             self.viewbox, self.ids, self.labels, self.coords, order, self.highlight_ids, cap
         )
@@ -474,3 +487,32 @@ class MapView(QWidget):
 
     def clear(self) -> None:
         self.set_points([], [], np.zeros((0, 2)))
+
+
+class Positions:
+    """Each token id's position among the map's points: what a dict of them would answer,
+    from two arrays (a dict of a quarter-million ints takes a noticeable moment to build)."""
+
+    def __init__(self, ids: np.ndarray):
+        self._order = np.argsort(ids, kind="stable")
+        self._sorted = np.asarray(ids)[self._order]
+
+    def many(self, token_ids: np.ndarray) -> np.ndarray:
+        """Positions of `token_ids` (-1 for those not on the map)."""
+        if not len(self._sorted):
+            return np.full(len(token_ids), -1, dtype=np.int64)
+        k = np.minimum(np.searchsorted(self._sorted, token_ids), len(self._sorted) - 1)
+        return np.where(self._sorted[k] == token_ids, self._order[k], -1).astype(np.int64)
+
+    def get(self, token_id: int, default: int | None = None) -> int | None:
+        k = int(self.many(np.array([token_id], dtype=np.int64))[0])
+        return default if k < 0 else k
+
+    def __getitem__(self, token_id: int) -> int:
+        k = self.get(token_id)
+        if k is None:
+            raise KeyError(token_id)
+        return k
+
+    def __contains__(self, token_id: object) -> bool:
+        return isinstance(token_id, (int, np.integer)) and self.get(int(token_id)) is not None
