@@ -11,7 +11,7 @@ layout is repeated with a small jitter to that many points (said so in the outpu
 cost depends on the points and the screen, not on what they mean.
 
 Five zoom levels, from the whole map to about 200 points in view, on the densest part of the
-map; at each, `--frames` pans of 3 % of the view. Per frame: the paint (a synchronous repaint
+map; at each, `--frames` pans round a circle a tenth of the view across. Per frame: the paint (a synchronous repaint
 of the view: points or density image, labels, legend), and the label update that follows a
 pan (placing up to 60 labels from the tiles in view, and moving the label items). Printed:
 median and 90th percentile of both and of their sum, the points in view and what was drawn.
@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 LEVELS = 5
 FEWEST = 200  # points in view at the closest zoom
+PAN_RADIUS = 0.1  # the pans go round a circle this share of the view's width across
 
 
 def layout(model, coords_file: str | None) -> np.ndarray:
@@ -137,7 +138,7 @@ def pan_frames(app, view, centre, half: float, frames: int, show_points: bool = 
     )
     settle(app, view)
     paint, labels, drawn, in_view, placed = [], [], set(), [], []
-    step = 0.03 * 2 * half
+    step = 2 * np.pi * PAN_RADIUS * 2 * half / frames  # once round, whatever the frames
     for f in range(frames):
         angle = 2 * np.pi * f / frames  # round a small circle: the view stays near the centre
         vb.translateBy(x=step * np.cos(angle), y=step * np.sin(angle))

@@ -416,9 +416,17 @@ class MapView(QWidget):
         p = self.viewbox.mapSceneToView(scene_pos)
         (x0, x1), _ = self.viewbox.viewRange()
         per_px = (x1 - x0) / max(self.viewbox.sceneBoundingRect().width(), 1.0)
-        d2 = (self.coords[:, 0] - p.x()) ** 2 + (self.coords[:, 1] - p.y()) ** 2
+        rows = np.arange(len(self.coords))
+        quadtree = self.cloud.tiles
+        if quadtree is not None:  # only the points of the tiles about the mouse
+            r = radius_px * per_px
+            near = quadtree.positions_in((p.x() - r, p.y() - r, p.x() + r, p.y() + r))
+            rows = quadtree.order[near]
+            if not len(rows):
+                return None
+        d2 = (self.coords[rows, 0] - p.x()) ** 2 + (self.coords[rows, 1] - p.y()) ** 2
         k = int(np.argmin(d2))
-        return k if d2[k] <= (radius_px * per_px) ** 2 else None
+        return int(rows[k]) if d2[k] <= (radius_px * per_px) ** 2 else None
 
     def describe(self, k: int) -> str:
         token_id = int(self.ids[k])
