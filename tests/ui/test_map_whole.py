@@ -11,6 +11,7 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
+from explorer.app.state import AppState
 from explorer.core.analysis.kinds import KINDS
 from explorer.core.map import tiles
 from explorer.core.map.kind_colors import kind_palette
@@ -18,6 +19,7 @@ from explorer.core.map.neighborhood import Neighborhood
 from explorer.core.map.pipeline import MapData
 from explorer.ui.map import export
 from explorer.ui.map.layers import LAYERED_ABOVE, POINTS_BELOW
+from explorer.ui.map.pane import MapPane
 from explorer.ui.map.view import CLOUD_LABELS, MapView
 
 N = max(LAYERED_ABOVE, POINTS_BELOW) + 5000
@@ -245,3 +247,27 @@ def test_a_quadtree_is_made_when_none_is_given(qtbot, fixture_map):
     v.set_points(np.arange(N), labels, coords)
     np.testing.assert_array_equal(v.cloud.tiles.order, made.order)
     np.testing.assert_array_equal(v.cloud.tiles.levels[5].reps, made.levels[5].reps)
+
+
+def test_the_map_tab_writes_a_many_point_figure_off_the_gui_thread(qtbot, fixture_map, tmp_path):
+    coords, _, labels, quadtree = fixture_map
+    state = AppState()
+    pane = MapPane(state, warm_up=False)
+    qtbot.addWidget(pane)
+    pane.resize(1024, 700)
+    pane.show()
+    nb = Neighborhood(np.arange(N), labels, None, (), "the whole vocabulary")
+    pane.controller.data = MapData(nb, np.zeros((N, 0), np.float32), np.empty(0), coords)
+    pane.view.set_points(np.arange(N), labels, coords, tile_index=quadtree)
+    saved = []
+    state.statusMessage.connect(saved.append)
+    for name, size in (("map.png", export.FIGURE_4K), ("map.svg", None)):
+        with qtbot.waitSignal(pane.controller.exported, timeout=60000):
+            pane.export(tmp_path / name, size=size)
+            assert saved[-1] == f"Exporting {name}…"  # the window goes on meanwhile
+        assert saved[-1] == f"Saved {name}"
+    image = QImage(str(tmp_path / "map.png"))
+    assert (image.width(), image.height()) == (3840, 2160)
+    text = (tmp_path / "map.svg").read_text(encoding="utf-8")
+    assert text.count("<image") == 1 and 'width="1920"' in text
+    state.jobs.shutdown()

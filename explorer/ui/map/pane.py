@@ -217,6 +217,10 @@ class MapPane(QWidget):
         self.controller.busyChanged.connect(self._busy)
         self.controller.failed.connect(self._failed)
         self.controller.reset.connect(self._model_changed)
+        self.controller.exported.connect(lambda p: self.state.statusMessage.emit(f"Saved {p.name}"))
+        self.controller.exportFailed.connect(
+            lambda e: self.state.errorOccurred.emit(f"Export failed: {error_message(e)}")
+        )
 
     # -- requests --------------------------------------------------------------------------------
     def showEvent(self, event) -> None:  # Qt naming
@@ -427,5 +431,14 @@ class MapPane(QWidget):
         coordinates as .csv / .json."""
         if self.data is None:
             raise ExplorerError("there is no map to export")
-        map_export.write_map(self.view, self.data, Path(path), scale, size)
-        self.state.statusMessage.emit(f"Saved {Path(path).name}")
+        path = Path(path)
+        figure = path.suffix.lower() == ".svg" or size is not None
+        if figure and self.view.cloud.tiles is not None:  # very many points: off the GUI thread
+            self.state.statusMessage.emit(f"Exporting {path.name}…")
+            writer = map_export.figure_writer(
+                self.view, self.data, path, size or map_export.FIGURE_SIZE
+            )
+            self.controller.export(writer)
+            return
+        map_export.write_map(self.view, self.data, path, scale, size)
+        self.state.statusMessage.emit(f"Saved {path.name}")
