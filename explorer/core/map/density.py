@@ -31,23 +31,36 @@ def histogram(
     shape: tuple[int, int],
     codes: np.ndarray | None = None,
     n_codes: int = 1,
-    categorical: bool = True,
+    steps: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(counts [h, w], colour code [h, w]) of the points `xy` [n, 2] inside `rect`: each cell's
-    code is its most frequent one (`categorical`) or the rounded mean code (a colour scale)."""
+    """(counts [h, w], colour code [h, w]) of the points `xy` [n, 2] inside `rect`, each
+    cell's code from its points' (see cell_codes)."""
     h, w = shape
     cell, inside = cell_of(np.asarray(xy), rect, shape)
     counts = np.bincount(cell, minlength=h * w)
-    if codes is None or n_codes <= 1:
-        return counts.reshape(h, w), np.zeros((h, w), dtype=np.int64)
-    c = np.asarray(codes, dtype=np.int64)[inside]
-    if categorical:
-        per_code = np.bincount(cell * n_codes + c, minlength=h * w * n_codes)
-        code = per_code.reshape(h * w, n_codes).argmax(axis=1)
-    else:
-        total = np.bincount(cell, weights=c, minlength=h * w)
-        code = np.rint(total / np.maximum(counts, 1)).astype(np.int64)
-    return counts.reshape(h, w), code.reshape(h, w)
+    c = None if codes is None else np.asarray(codes)[inside]
+    return counts.reshape(h, w), cell_codes(cell, c, h * w, n_codes, steps).reshape(h, w)
+
+
+def cell_codes(
+    cell: np.ndarray, codes: np.ndarray | None, n_cells: int, n_codes: int, steps: int = 0
+) -> np.ndarray:
+    """The colour code of each of `n_cells` cells from its points' (`cell`: each point's):
+    the most frequent code when the codes name categories (`steps` 0); for a colour scale of
+    `steps` steps, the rounded mean of the points' steps, or when a cell has only points
+    without a value (codes from `steps` on), the most frequent of those."""
+    if codes is None or n_codes <= 1 or not n_cells:
+        return np.zeros(n_cells, dtype=np.int64)
+    c = np.asarray(codes, dtype=np.int64)
+    code = np.bincount(cell * n_codes + c, minlength=n_cells * n_codes)
+    code = code.reshape(n_cells, n_codes).argmax(axis=1)
+    if steps:
+        on_scale = c < steps
+        valued = np.bincount(cell[on_scale], minlength=n_cells)
+        total = np.bincount(cell[on_scale], weights=c[on_scale], minlength=n_cells)
+        mean = np.rint(total / np.maximum(valued, 1)).astype(np.int64)
+        code = np.where(valued > 0, mean, code)
+    return code
 
 
 def shade(counts: np.ndarray, code: np.ndarray, palette: np.ndarray) -> np.ndarray:
@@ -74,20 +87,13 @@ def shade(counts: np.ndarray, code: np.ndarray, palette: np.ndarray) -> np.ndarr
 
 
 def tile_codes(
-    level: Level, codes_in_order: np.ndarray | None, n_codes: int, categorical: bool = True
+    level: Level, codes_in_order: np.ndarray | None, n_codes: int, steps: int = 0
 ) -> np.ndarray:
-    """The colour code of each tile of `level`: its most frequent code (`categorical`) or its
-    rounded mean code; `codes_in_order` are the points' codes in the tiles' order."""
+    """The colour code of each tile of `level` (see cell_codes); `codes_in_order` are the
+    points' codes in the tiles' order."""
     t = len(level.counts)
-    if codes_in_order is None or n_codes <= 1 or not t:
-        return np.zeros(t, dtype=np.int64)
     tile = np.repeat(np.arange(t, dtype=np.int64), level.counts)
-    c = np.asarray(codes_in_order, dtype=np.int64)
-    if categorical:
-        per_code = np.bincount(tile * n_codes + c, minlength=t * n_codes)
-        return per_code.reshape(t, n_codes).argmax(axis=1)
-    total = np.bincount(tile, weights=c, minlength=t)
-    return np.rint(total / np.maximum(level.counts, 1)).astype(np.int64)
+    return cell_codes(tile, codes_in_order, t, n_codes, steps)
 
 
 def tile_histogram(

@@ -62,7 +62,7 @@ def whole_map_svg(
     subtitle: str = "",
     codes: np.ndarray | None = None,
     palette: np.ndarray | None = None,
-    categorical: bool = True,
+    steps: int = 0,
     legend: Sequence[tuple[tuple[int, ...], str]] = (),
     legend_title: str = "",
     view: tiles.Rect | None = None,
@@ -72,7 +72,8 @@ def whole_map_svg(
 ) -> str:
     """The figure, `width` × `height` pixels: the points of `view` (x0, y0, x1, y1 in map
     units; default: every point) as a density image coloured by `codes` (indices into
-    `palette`, RGB rows; one colour without them), labels naming the tiles in view, and a
+    `palette`, RGB rows, the first `steps` of them a colour scale; one colour without codes),
+    labels naming the tiles in view, and a
     `legend` of (rgb, name) entries at the right."""
     xy = np.asarray(coords, dtype=np.float64).reshape(-1, 2)
     keyed = bool(legend)
@@ -87,7 +88,7 @@ def whole_map_svg(
     colours = np.array([figure.DEFAULT_POINT]) if palette is None else np.asarray(palette)
     shape = (max(int(ph // CELL_PX), 1), max(int(pw // CELL_PX), 1))
     counts, code = density.histogram(
-        xy, rect, shape, codes, len(colours) if codes is not None else 1, categorical
+        xy, rect, shape, codes, len(colours) if codes is not None else 1, steps
     )
     picture = png_bytes(_straight(density.shade(counts, code, colours)))
 

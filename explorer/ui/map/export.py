@@ -77,7 +77,7 @@ def figure_svg_maker(view, data: MapData, size: tuple[int, int]) -> Callable[[],
     if quadtree is None:
         return lambda: figure.neighborhood_svg(data.nb, data.coords, width=width, height=height)
     (x0, x1), (y0, y1) = view.viewbox.viewRange()
-    codes, palette, categorical = view.colour_codes()
+    codes, palette, steps = view.colour_codes()
     legend, legend_title = view.legend_entries()
     coords, labels = view.coords, view.labels
     return lambda: whole_figure.whole_map_svg(
@@ -87,7 +87,7 @@ def figure_svg_maker(view, data: MapData, size: tuple[int, int]) -> Callable[[],
         title=data.nb.title[:1].upper() + data.nb.title[1:],
         codes=codes,
         palette=palette,
-        categorical=categorical,
+        steps=steps,
         legend=legend,
         legend_title=legend_title,
         view=(x0, y0, x1, y1),

@@ -36,7 +36,7 @@ class CloudItem(pg.GraphicsObject):
         self._xy = np.zeros((0, 2), dtype=np.float32)  # in the tiles' order
         self._codes: np.ndarray | None = None  # in the tiles' order
         self._palette = np.zeros((1, 3))
-        self._categorical = True
+        self._steps = 0
         self._tile_codes: dict[int, np.ndarray] = {}
         self._rect = QRectF()
         self._size = 3
@@ -55,12 +55,13 @@ class CloudItem(pg.GraphicsObject):
         self._tile_codes = {}
         self.update()
 
-    def set_colours(self, codes: np.ndarray | None, palette: np.ndarray, categorical: bool) -> None:
-        """Each point's code (an index into `palette`, RGB rows; None: all palette[0])."""
+    def set_colours(self, codes: np.ndarray | None, palette: np.ndarray, steps: int = 0) -> None:
+        """Each point's code (an index into `palette`, RGB rows, the first `steps` of them a
+        colour scale; None: all palette[0])."""
         order = self.tiles.order if self.tiles is not None else np.zeros(0, np.int64)
         self._codes = None if codes is None else np.asarray(codes, dtype=np.int64)[order]
         self._palette = np.asarray(palette, dtype=np.float64).reshape(-1, 3)
-        self._categorical = categorical
+        self._steps = steps
         self._tile_codes = {}
         self.update()
 
@@ -110,7 +111,7 @@ class CloudItem(pg.GraphicsObject):
         codes = self._tile_codes.get(level)
         if codes is None:
             codes = self._tile_codes[level] = density.tile_codes(
-                self.tiles.levels[level], self._codes, len(self._palette), self._categorical
+                self.tiles.levels[level], self._codes, len(self._palette), self._steps
             )
         counts, code, extent = density.tile_histogram(self.tiles, level, rect, codes)
         self.last_kind, self.last_histogram = "density", (counts, extent)
