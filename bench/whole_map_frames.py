@@ -11,13 +11,15 @@ layout is repeated with a small jitter to that many points (said so in the outpu
 cost depends on the points and the screen, not on what they mean.
 
 Five zoom levels, from the whole map to about 200 points in view, on the densest part of the
-map; at each, `--frames` pans round a circle a tenth of the view across. Per frame: the paint (a synchronous repaint
-of the view: points or density image, labels, legend), and the label update that follows a
-pan (placing up to 60 labels from the tiles in view, and moving the label items). Printed:
-median and 90th percentile of both and of their sum, the points in view and what was drawn.
-Floor, same run: the same repaint with the points hidden (what pyqtgraph and the labels cost
-alone). Reference, same run: pyqtgraph's own ScatterPlotItem with every point (what one would
-use otherwise), paint time at overview (--no-reference to skip).
+map; at each, `--frames` pans round a circle a tenth of the view across. Per frame: the paint
+(a synchronous repaint of the view: points or density image, labels, legend), and the label
+update that follows a pan (placing up to 60 labels from the tiles in view, and moving the
+label items). Printed: median and 90th percentile of the frame, in wall time and in the
+process's CPU time (on a shared machine the wall time is mostly waiting for a core), of its
+paint and label parts, the points in view and what was drawn. Floor, same run: the same frames
+with the points hidden (what pyqtgraph and the labels cost alone). Reference, same run:
+pyqtgraph's own ScatterPlotItem with every point (what one would use otherwise), paint time at
+overview (--no-reference to skip). Last, the Map tab's 4K figure export of the whole map.
 """
 
 from __future__ import annotations
