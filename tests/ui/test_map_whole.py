@@ -13,11 +13,12 @@ from PySide6.QtWidgets import QApplication
 
 from explorer.app.state import AppState
 from explorer.core.analysis.kinds import KINDS
-from explorer.core.map import tiles
+from explorer.core.map import figure, tiles
 from explorer.core.map.kind_colors import kind_palette
 from explorer.core.map.neighborhood import Neighborhood
 from explorer.core.map.pipeline import MapData
 from explorer.ui.map import export
+from explorer.ui.map.brushes import PALETTE_STEPS
 from explorer.ui.map.layers import LAYERED_ABOVE, POINTS_BELOW
 from explorer.ui.map.pane import MapPane
 from explorer.ui.map.view import CLOUD_LABELS, MapView
@@ -117,6 +118,12 @@ def test_overview_is_a_density_image_of_the_points_in_view_in_their_kind_colours
     assert counts_plain.sum() == counts.sum()
     assert colours_seen(paint(view), [digits]) == [False]  # one colour (latin's neighbour)
 
+    view.set_colour_mode("norm")  # a colour scale: each tile in its points' mean step
+    image = paint(view)
+    assert view.colour_bar.isVisible()
+    steps = figure.viridis(np.linspace(0, 1, PALETTE_STEPS))
+    assert sum(colours_seen(image, steps, tolerance=20)) >= PALETTE_STEPS // 2
+
 
 def test_zoomed_in_the_points_in_view_are_drawn_one_by_one(view, fixture_map):
     coords, _, _, _ = fixture_map
@@ -191,11 +198,15 @@ def test_labels_are_few_apart_and_name_tiles_of_the_visible_region(qtbot, view, 
         assert token_id in names  # the name of a tile
 
 
-def test_labels_follow_a_pan(qtbot, view):
+def test_labels_follow_a_pan_at_the_next_turn_of_the_event_loop(qtbot, view, fixture_map):
+    coords = fixture_map[0]
     view.viewbox.setRange(xRange=(-4, -1), yRange=(-1.5, 1.5), padding=0)
     before = {i for i, _ in labels_placed(qtbot, view)[0]}
     view.viewbox.setRange(xRange=(1, 4), yRange=(-1.5, 1.5), padding=0)
-    after = {i for i, _ in labels_placed(qtbot, view)[0]}
+    QApplication.processEvents()  # one turn: the labels are placed and shown
+    assert not view.labels_pending
+    after = {i for i, _ in view.visible_labels()}
+    assert inside(coords[sorted(after)], view_rect(view)).all()
     assert before and after and not before & after
     assert sum(i >= N // 2 for i in after) > 0.8 * len(after)  # the right blob's tokens
 
