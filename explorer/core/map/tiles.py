@@ -3,8 +3,8 @@ rectangle (for drawing), and which tokens name the part of the map in view (for 
 
 The points are sorted along a Z-order (Morton) curve of a DEPTH-level grid over the map's
 bounding square, so every tile of every level is one contiguous run of that order. Each tile
-is named by its representative: the point of lowest `priority` in it (the caller's choice, e.g.
-token id, which tokenizers hand out roughly by frequency). A tile's representative is also the
+is named by its representative: the point of lowest `priority` in it (the caller's choice;
+`token_priority` puts whole words first, then low ids). A tile's representative is also the
 representative of one of its four children, so a label shown at one zoom stays when zooming in.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 DEPTH = 12  # the finest tiles: 4096 × 4096 over the map
-RANGES_ACROSS = 16  # points_in looks at tiles about 1/16 of the rectangle wide
+RANGES_ACROSS = 16  # positions_in looks at tiles about 1/16 of the rectangle wide
 
 Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in map coordinates
 

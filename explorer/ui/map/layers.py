@@ -22,8 +22,8 @@ from PySide6.QtGui import QImage, QPainter
 from explorer.core.map import density, tiles
 
 LAYERED_ABOVE = 20_000
-# the most points in view drawn one by one: drawing them costs about as much as the density
-# image of the whole map there, and above it single points no longer stand apart
+# the most points in view drawn one by one: 40,000 squares of 3 × 3 pixels cover about a third
+# of a 1280 × 800 view, so more no longer stand apart (drawing them takes a few ms either way)
 POINTS_BELOW = 40_000
 
 
