@@ -1,11 +1,12 @@
-"""Neighbour drift: for a sample of tokens, their cosine top-k among all token rows at both
-precisions, how many they share and how far each reference neighbour moved in rank.
+"""Neighbour drift: for a sample of tokens, their top-k among all token rows at both precisions
+(by cosine, and by dot product when asked), how many they share and how far each reference
+neighbour moved in rank.
 
 Two ways to find the neighbours, chosen by cost: an exact scan of every row (float32 matrix
 products, one pass over both matrices), or, when that would be slow, shortlists from each
 precision's sign codes (quant/sketch.py, quant/shortlist.py) scored exactly at both precisions
-(quant/rerank.py). The second ranks the same union of candidates at both precisions and keeps
-the exact scores; only a neighbour missing from both shortlists can be missed."""
+(quant/rerank.py, drift_approx.py). The second ranks the same union of candidates at both
+precisions and keeps the exact scores; a neighbour is missed only when both shortlists miss it."""
 
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ DEPTH = 50  # ranks followed at the other precision; a neighbour beyond them cou
 BLOCK_VALUES = 1 << 23  # decoded values per block of candidate rows (32 MB of float32)
 FIRST_BLOCK = 256
 SAMPLE = 2000
-# Above this many multiply-adds per precision (queries × rows × values a row) the exact scan
-# gives way to the approximate one.
+# Above this many multiply-adds per precision and metric (queries × rows × values a row) the
+# exact scan gives way to the approximate one.
 EXACT_LIMIT = 1.2e11
 WIDE = 4000  # candidates per query and precision kept by the Hamming scan of every row
 NARROW = 400  # ... of those, kept by the finer estimate and scored exactly
@@ -37,8 +38,9 @@ class Drift:
     ids: np.ndarray  # int64 [n]: the sampled rows
     ref_top: np.ndarray  # int64 [n, DEPTH]: neighbours at the reference precision, best first
     other_top: np.ndarray  # int64 [n, DEPTH]
-    ref_scores: np.ndarray  # float32 [n, DEPTH]: the reference cosines of ref_top
+    ref_scores: np.ndarray  # float32 [n, DEPTH]: the reference scores of ref_top
     k: int = K
+    metric: str = "cosine"  # or "dot"
     method: str = "exact"  # or "approximate": neighbours from sign-code shortlists
     scored: float = 0.0  # approximate: mean rows scored exactly per sampled row
 
@@ -63,11 +65,11 @@ class Drift:
         a = self.ref_top[:, : self.k]
         same = (a[:, :, None] == self.other_top[:, None, :]) & (a[:, :, None] >= 0)
         rank = np.where(same.any(axis=2), same.argmax(axis=2), DEPTH)
-        return np.abs(rank - np.arange(a.shape[1])).mean(axis=1) if a.size else np.zeros(len(a))
+        return np.abs(rank - np.arange(a.shape[1])).mean(axis=1)
 
     def most_changed(self, count: int = 20) -> np.ndarray:
         """The sampled rows whose neighbourhood changed most: fewest shared top-k neighbours,
-        then largest rank displacement, then id."""
+        then largest rank displacement, then lowest id."""
         order = np.lexsort((self.ids, -self.displacement, self.overlap))
         return self.ids[order[:count]]
 
@@ -80,11 +82,13 @@ def sample_ids(measured: np.ndarray, size: int = SAMPLE, seed: int = 0) -> np.nd
     return np.sort(np.random.default_rng(seed).choice(pool, size=size, replace=False))
 
 
-def unit_rows(rows: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
+def unit_rows(rows: np.ndarray, keep: np.ndarray | None = None, scaled: bool = True) -> np.ndarray:
+    """Rows scaled to unit length (as they are with `scaled` False), zero where not kept or
+    not finite."""
     rows = rows.astype(np.float32, copy=False)
     with np.errstate(all="ignore"):
         norms = np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64))
-        unit = (rows / norms[:, None]).astype(np.float32)
+        unit = (rows / norms[:, None]).astype(np.float32) if scaled else rows.copy()
     bad = ~(np.isfinite(norms) & (norms > 0))
     if keep is not None:
         bad |= ~keep
@@ -123,19 +127,14 @@ class _Best:
 
 def reads_directly(p: Precision) -> bool:
     """Whether the kernels read `p`'s stored rows as they are (else whole blocks are decoded
-    to float32 first, which a per-row lookup cannot afford)."""
+    to float32 first, which looking rows up one by one cannot afford)."""
     return p.type_name in GGML_TYPES and T[p.type_name] in kernels.KINDS
-
-
-def exact_cost(rows: int, dim: int, sample: int) -> float:
-    """Multiply-adds of the exact scan at one precision."""
-    return float(sample) * rows * dim
 
 
 def choose_method(ref: Precision, other: Precision, sample: int) -> str:
     """ "exact" where the exact scan is cheap (or the approximate one cannot read a format
     without decoding the whole matrix), else "approximate"."""
-    if exact_cost(ref.rows, ref.dim, sample) <= EXACT_LIMIT:
+    if float(sample) * ref.rows * ref.dim <= EXACT_LIMIT:
         return "exact"
     if not (reads_directly(ref) and reads_directly(other)):
         return "exact"
@@ -151,30 +150,45 @@ def neighbour_drift(
     method: str = "auto",
 ) -> Drift:
     """Cosine top-DEPTH of each row in `ids` among the `candidates` rows (bool [rows]; the
-    query itself excluded) at both precisions; `method` "exact", "approximate" or "auto"
-    (by cost: choose_method)."""
-    if method == "auto":
-        method = choose_method(ref, other, len(ids))
-    if method == "approximate":
-        from explorer.core.quant.drift_approx import approximate_drift
-
-        return approximate_drift(ref, other, ids, candidates, ctx)
-    return exact_drift(ref, other, ids, candidates, ctx)
+    query itself excluded), at both precisions."""
+    return neighbour_drifts(ref, other, ids, candidates, ("cosine",), ctx, method)["cosine"]
 
 
-def exact_drift(
+def neighbour_drifts(
     ref: Precision,
     other: Precision,
     ids: np.ndarray,
     candidates: np.ndarray,
+    metrics: tuple[str, ...] = ("cosine", "dot"),
     ctx: JobContext = NULL_CONTEXT,
-) -> Drift:
-    """Exact cosine top-DEPTH of each row in `ids` among the `candidates` rows (bool [rows];
-    the query itself excluded), at both precisions, in one pass over both matrices."""
+    method: str = "auto",
+) -> dict[str, Drift]:
+    """Neighbour drift by each metric ("cosine", "dot"); `method` "exact", "approximate" or
+    "auto" (by cost: choose_method)."""
+    if method == "auto":
+        method = choose_method(ref, other, len(ids))
+    if method == "approximate":
+        from explorer.core.quant.drift_approx import approximate_drifts
+
+        return approximate_drifts(ref, other, ids, candidates, metrics, ctx)
+    return exact_drifts(ref, other, ids, candidates, metrics, ctx)
+
+
+def exact_drifts(
+    ref: Precision,
+    other: Precision,
+    ids: np.ndarray,
+    candidates: np.ndarray,
+    metrics: tuple[str, ...] = ("cosine", "dot"),
+    ctx: JobContext = NULL_CONTEXT,
+) -> dict[str, Drift]:
+    """Exact drift by each metric, in one pass over both matrices (each block of rows decoded
+    once; a metric more is one matrix product more per block)."""
     ids = np.asarray(ids, dtype=np.int64)
     depth = min(DEPTH, max(1, int(np.count_nonzero(candidates)) - 1))
-    queries = [unit_rows(p.decode_ids(ids)) for p in (ref, other)]
-    best = [_Best(len(ids), depth), _Best(len(ids), depth)]
+    runs = [(m, p) for m in metrics for p in (ref, other)]  # (metric, precision)
+    queries = [unit_rows(p.decode_ids(ids), scaled=m == "cosine") for m, p in runs]
+    best = [_Best(len(ids), depth) for _ in runs]
     # a small first block fills the running lists; later blocks only pass what beats them
     starts = [0, min(ref.rows, FIRST_BLOCK)]
     step = max(256, BLOCK_VALUES // max(1, ref.dim))
@@ -185,11 +199,18 @@ def exact_drift(
         ctx.check("neighbour drift")
         keep = candidates[start:stop]
         mine = np.flatnonzero((ids >= start) & (ids < stop))
-        for p, q, b in zip((ref, other), queries, best, strict=True):
-            scores = q @ unit_rows(p.decode_block(start, stop), keep).T
-            if not keep.all():
-                scores[:, ~keep] = -np.inf
-            scores[mine, ids[mine] - start] = -np.inf  # not its own neighbour
-            b.add(scores, start)
+        for p in (ref, other):
+            block = p.decode_block(start, stop)
+            for (m, owner), q, b in zip(runs, queries, best, strict=True):
+                if owner is not p:
+                    continue
+                scores = q @ unit_rows(block, keep, scaled=m == "cosine").T
+                if not keep.all():
+                    scores[:, ~keep] = -np.inf
+                scores[mine, ids[mine] - start] = -np.inf  # not its own neighbour
+                b.add(scores, start)
         ctx.progress(stop / ref.rows)
-    return Drift(ids, best[0].ids, best[1].ids, best[0].scores, min(K, depth))
+    return {
+        m: Drift(ids, best[2 * n].ids, best[2 * n + 1].ids, best[2 * n].scores, min(K, depth), m)
+        for n, m in enumerate(metrics)
+    }

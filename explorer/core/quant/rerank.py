@@ -1,5 +1,5 @@
-"""Exact cosines of each sampled row with its candidates, at both precisions, and the best
-`depth` of them: the last step of approximate neighbour drift.
+"""Exact scores (cosine or dot product) of each sampled row with its candidates, at both
+precisions, and the best `depth` of them: the last step of approximate neighbour drift.
 
 Each query's candidates are the union of the two precisions' shortlists, so both precisions
 rank the same rows; each candidate row is decoded into a small buffer exactly as
@@ -101,7 +101,7 @@ def rerank(
     ref: Precision,
     other: Precision,
     queries: tuple[np.ndarray, np.ndarray],
-    inverse_norms: tuple[np.ndarray, np.ndarray],
+    factors: tuple[np.ndarray, np.ndarray],
     lists: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
     depth: int,
     ctx: JobContext = NULL_CONTEXT,
@@ -109,8 +109,9 @@ def rerank(
     """(ref_top, other_top [n, depth] row ids, best first, -1 where a query has fewer
     candidates; ref_scores [n, depth] float32; pairs [n]: candidates scored per query).
 
-    queries: unit rows [n, dim] at each precision; inverse_norms: 1/|row| of every row at each
-    precision; lists: each precision's (candidates [n, m] sorted, counts [n])."""
+    queries: rows [n, dim] at each precision (unit rows for cosine); factors: what each row's
+    dot product is multiplied by at each precision (1/|row| for cosine, Sketch.factors);
+    lists: each precision's (candidates [n, m] sorted, counts [n])."""
     ref_raw, ref_kind = ref.raw_block(0, ref.rows)
     other_raw, other_kind = other.raw_block(0, other.rows)
     nq = len(queries[0])
@@ -119,7 +120,7 @@ def rerank(
     ref_scores = np.full((nq, depth), -np.inf, np.float32)
     pairs = np.zeros(nq, np.int64)
     (ref_list, ref_n), (other_list, other_n) = lists
-    inv_ref, inv_other = (np.asarray(v, np.float32) for v in inverse_norms)
+    inv_ref, inv_other = (np.asarray(v, np.float32) for v in factors)
     for g0 in range(0, nq, GROUP):
         ctx.check("neighbour drift")
         g = slice(g0, min(nq, g0 + GROUP))

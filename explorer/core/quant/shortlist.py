@@ -54,25 +54,9 @@ def _cut(scores, ids, count, keep):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _scan_rows(
-    head,
-    a,
-    wn,
-    penalty,
-    qhead,
-    q,
-    fa,
-    fw,
-    me,
-    table,
-    r0,
-    r1,
-    dist,
-    scores,
-    ids,
-    count,
-    floor,
-    keep,
-):  # pragma: no cover - compiled
+    head, a, wn, scale, penalty, qhead, q, fa, fw, me, table, r0, r1, dist, scores, ids, count,
+    floor, keep,
+):  # pragma: no cover - compiled  # fmt: skip
     """Rows [r0, r1) against query q: the distances first (a loop without branches, which
     vectorises), then the estimates, of which only those above `floor` are stored. Returns
     the new count and floor."""
@@ -83,7 +67,7 @@ def _scan_rows(
             h += np.int32(search_codes._popcount(qhead[q, k] ^ head[r, k]))
         dist[r - r0] = h
     for r in range(r0, r1):
-        e = fa * a[r] + fw * wn[r] * table[dist[r - r0]] + penalty[r]
+        e = (fa * a[r] + fw * wn[r] * table[dist[r - r0]]) * scale[r] + penalty[r]
         if e > floor and r != me:
             scores[count] = e
             ids[count] = r
@@ -94,7 +78,7 @@ def _scan_rows(
 
 
 @njit(cache=True, nogil=True)
-def _first_floor(head, a, wn, penalty, qhead, q, fa, fw, me, table, keep, dist):
+def _first_floor(head, a, wn, scale, penalty, qhead, q, fa, fw, me, table, keep):
     """A cut a little below the estimate of the query's `keep`-th best row, read off every
     stride-th row, so that a scan stores few more than `keep` rows (-inf: no cut)."""
     n = head.shape[0]
@@ -107,7 +91,7 @@ def _first_floor(head, a, wn, penalty, qhead, q, fa, fw, me, table, keep, dist):
         h = np.int32(0)
         for k in range(qhead.shape[1]):
             h += np.int32(search_codes._popcount(qhead[q, k] ^ head[r, k]))
-        e = fa * a[r] + fw * wn[r] * table[h] + penalty[r]
+        e = (fa * a[r] + fw * wn[r] * table[h]) * scale[r] + penalty[r]
         if np.isfinite(e) and r != me and count < len(seen):
             seen[count] = e
             count += 1
@@ -119,7 +103,7 @@ def _first_floor(head, a, wn, penalty, qhead, q, fa, fw, me, table, keep, dist):
 
 @njit(parallel=True, cache=True, nogil=True)
 def _stage_one(
-    head, a, wn, penalty, qhead, aq, wq, qid, table, keep, parts, out, counts
+    head, a, wn, scale, penalty, qhead, aq, wq, qid, table, keep, parts, out, counts
 ):  # pragma: no cover - compiled
     """out[q, :counts[q]]: the `keep` rows of best Hamming estimate for each query (no order)."""
     nq = qhead.shape[0]
@@ -136,7 +120,7 @@ def _stage_one(
         for j in range(m):
             q = q0 + j
             floor[j] = _first_floor(
-                head, a, wn, penalty, qhead, q, aq[q], wq[q], qid[q], table, keep, dist
+                head, a, wn, scale, penalty, qhead, q, aq[q], wq[q], qid[q], table, keep
             )
         for r0 in range(0, n, TILE):
             r1 = min(n, r0 + TILE)
@@ -146,6 +130,7 @@ def _stage_one(
                     head,
                     a,
                     wn,
+                    scale,
                     penalty,
                     qhead,
                     q,
@@ -171,6 +156,7 @@ def _stage_one(
                         head,
                         a,
                         wn,
+                        scale,
                         penalty,
                         qhead,
                         q,
@@ -196,7 +182,7 @@ def _stage_one(
 
 @njit(parallel=True, cache=True, nogil=True)
 def _stage_two(
-    codes, a, wn, penalty, ones, wide, wide_n, planes, lin, aq, wq, keep, out, counts
+    codes, a, wn, scale, penalty, wide, wide_n, planes, lin, aq, wq, keep, out, counts
 ):  # pragma: no cover - compiled
     """out[q, :counts[q]]: the `keep` best of each query's stage-one rows by the asymmetric
     estimate over the full codes, sorted by row id."""
@@ -205,7 +191,7 @@ def _stage_two(
         ids = wide[q, :c].copy()
         est = np.empty(c, np.float32)
         search_codes._scan_ids_q(
-            codes, ids, planes[q], lin[q], a, wn, ones, penalty, aq[q], wq[q], est
+            codes, ids, planes[q], lin[q], a, wn, scale, penalty, aq[q], wq[q], est
         )
         if c > keep:
             best = np.empty(keep, np.int64)
@@ -225,19 +211,22 @@ def shortlist(
     wide: int,
     narrow: int,
     ctx: JobContext = NULL_CONTEXT,
+    scale: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Candidates [n, narrow] (row ids, sorted; -1 past counts[q]) of each query (float32 rows
     [n, dim] at this precision; qids their own rows, never their own candidates). `penalty`:
-    0 for rows that may be neighbours, -inf for the others."""
+    0 for rows that may be neighbours, -inf for the others; `scale`: each row's factor on its
+    estimated cosine (its norm, for neighbours by dot product; none for cosine)."""
     rows, words = sketch.codes.shape
     hw = min(HEAD_WORDS, words)
-    head = np.ascontiguousarray(sketch.codes[:, :hw])
+    head = sketch.head(hw)
     table = search_codes.angle_table(64 * hw)
-    ones = np.ones(rows, np.float32)
+    scale = np.ones(rows, np.float32) if scale is None else np.asarray(scale, np.float32)
     nq = len(qids)
     wide, narrow = max(1, min(wide, rows)), max(1, min(narrow, wide, rows))
     out = np.full((nq, narrow), -1, np.int64)
     counts = np.zeros(nq, np.int64)
+    a, wn = sketch.a, sketch.wn
     for g0 in range(0, nq, GROUP):
         ctx.check("neighbour drift")
         g = slice(g0, min(nq, g0 + GROUP))
@@ -247,42 +236,17 @@ def shortlist(
         qhead = np.ascontiguousarray(np.stack([c.code[:hw] for c in qc]))
         planes = np.ascontiguousarray(np.stack([c.planes for c in qc]))
         lin = np.ascontiguousarray(np.stack([c.lin for c in qc]))
-        m = len(qc)
-        first = np.full((m, wide), -1, np.int64)
-        first_n = np.zeros(m, np.int64)
+        first = np.full((len(qc), wide), -1, np.int64)
+        first_n = np.zeros(len(qc), np.int64)
         qid = np.ascontiguousarray(qids[g], dtype=np.int64)
-        parts = max(1, min(m, 2 * get_num_threads()))
+        parts = max(1, min(len(qc), 2 * get_num_threads()))
         with KERNEL_LOCK:
             _stage_one(
-                head,
-                sketch.a,
-                sketch.wn,
-                penalty,
-                qhead,
-                aq,
-                wq,
-                qid,
-                table,
-                wide,
-                parts,
-                first,
-                first_n,
+                head, a, wn, scale, penalty, qhead, aq, wq, qid, table, wide, parts, first, first_n
             )
             _stage_two(
-                sketch.codes,
-                sketch.a,
-                sketch.wn,
-                penalty,
-                ones,
-                first,
-                first_n,
-                planes,
-                lin,
-                aq,
-                wq,
-                narrow,
-                out[g],
-                counts[g],
-            )
+                sketch.codes, a, wn, scale, penalty, first, first_n, planes, lin, aq, wq,
+                narrow, out[g], counts[g],
+            )  # fmt: skip
         ctx.progress(g.stop / nq)
     return out, counts

@@ -32,11 +32,33 @@ class Sketch:
     wn: np.ndarray  # float32 [rows]: length of the rest of each unit row
     sq: np.ndarray  # float64 [rows]: squared norms (not finite: the row holds NaN/inf)
 
+    def __post_init__(self) -> None:
+        self._heads: dict[int, np.ndarray] = {}
+
+    def head(self, words: int) -> np.ndarray:
+        """The first `words` of every code, contiguous (what the coarse scan reads)."""
+        if words not in self._heads:
+            self._heads[words] = np.ascontiguousarray(self.codes[:, :words])
+        return self._heads[words]
+
     @property
-    def inverse_norms(self) -> np.ndarray:
-        """float32 [rows]: 1/|row|, 0 for zero and non-finite rows (scored 0, as exact does)."""
-        ok = np.isfinite(self.sq) & (self.sq > 0)
-        return np.divide(1.0, np.sqrt(np.where(ok, self.sq, 1.0)), where=ok, out=np.zeros(len(ok)))
+    def finite(self) -> np.ndarray:
+        """bool [rows]: rows with a finite, nonzero norm."""
+        return np.isfinite(self.sq) & (self.sq > 0)
+
+    def factors(self, metric: str) -> np.ndarray:
+        """float32 [rows]: what a row's dot product with a query is multiplied by to give its
+        score: 1/|row| for cosine, 1 for dot; 0 for zero and non-finite rows (which score 0,
+        as in the exact scan)."""
+        ok = self.finite
+        if metric == "dot":
+            return ok.astype(np.float32)
+        root = np.sqrt(np.where(ok, self.sq, 1.0))
+        return np.divide(1.0, root, where=ok, out=np.zeros(len(ok))).astype(np.float32)
+
+    def norms(self) -> np.ndarray:
+        """float32 [rows]: |row|, 0 for zero and non-finite rows."""
+        return np.sqrt(np.where(self.finite, self.sq, 0.0)).astype(np.float32)
 
 
 @dataclass
