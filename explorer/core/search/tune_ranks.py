@@ -1,0 +1,237 @@
+"""Which (c1, c2) settings find each tuning query's true neighbours, for a batch of queries.
+
+For one query and one metric, stage one orders the finite rows by their head estimate (ties:
+lower id first, as search's stage one cuts) and keeps the first c1; stage two keeps the c2 of
+those with the best asymmetric estimate. A true neighbour at stage-one rank p is found by
+(c1, c2) when p < c1 and fewer than c2 of the first c1 rows have a higher stage-two estimate.
+So one Hamming pass over the heads for the whole batch (`codes.hamming_many`), a selection of
+the widest c1 per query, and stage two on those rows only, give every setting's hits at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from explorer.core.kernel_lock import KERNEL_LOCK
+from explorer.core.search import codes as search_codes
+from explorer.core.search.codes import estimate_h, estimate_q
+
+SAMPLE_STEP = 16  # every 16th key gives a first cut a little below the widest c1
+STAGE_TWO_TILE_BYTES = 256 << 10  # codes of a tile of rows: stays in L2 while queries read it
+
+
+@njit(cache=True, nogil=True)
+def _order_keys(est, keep, keys):  # pragma: no cover - compiled
+    """uint64 keys of the rows where `keep`, in id order, that order them by float32 est
+    descending, then id ascending (all distinct); returns how many."""
+    bits = est.view(np.uint32)
+    top = np.uint64(0x80000000)
+    low32 = np.uint64(0xFFFFFFFF)
+    nf = 0
+    for i in range(est.shape[0]):
+        if keep[i]:
+            b = np.uint64(bits[i])
+            b = (~b & low32) if b & top else (b | top)
+            keys[nf] = (b << np.uint64(32)) | (low32 - np.uint64(i))
+            nf += 1
+    return nf
+
+
+@njit(cache=True, nogil=True)
+def _select(h, table, a, wn, scale, penalty, aq, wq, qid, c1s, full, sel, bucket):
+    # pragma: no cover - compiled
+    """Stage one of one query: the ids (in id order) of the first `take` = min(widest c1,
+    finite rows) rows into sel[:take], and for each the first i with it among the first
+    c1s[i] into bucket; returns take."""
+    n = a.shape[0]
+    est = np.empty(n, np.float32)
+    keep = np.empty(n, np.bool_)
+    for i in range(n):
+        e = penalty[i] if full else estimate_h(h[i], i, table, a, wn, scale, penalty, aq, wq)
+        est[i] = e + np.float32(0.0)  # -0 → +0: equal estimates tie, broken by id
+        keep[i] = i != qid and np.isfinite(e)
+    keys = np.empty(n, np.uint64)
+    nf = _order_keys(est, keep, keys)
+    take = min(c1s[-1], nf)
+    if take == 0:
+        return 0
+    keys = keys[:nf]
+    cand = keys
+    if take < nf // 4:  # a cut from a sample: far fewer keys to partition
+        sample = keys[::SAMPLE_STEP].copy()
+        r = len(sample) - 1 - min(len(sample) - 1, int(1.25 * take / SAMPLE_STEP) + 1)
+        cut = np.partition(sample, r)[r]
+        passed = keys[keys >= cut]
+        if len(passed) >= take:
+            cand = passed
+    m, n1 = len(cand), len(c1s)
+    kth = np.empty(n1, np.int64)
+    for i in range(n1):
+        kth[i] = m - min(c1s[i], take)
+    part = np.partition(cand, kth)
+    thr = np.empty(n1, np.uint64)  # the key of each c1's last row (decreasing)
+    for i in range(n1):
+        thr[i] = part[kth[i]]
+    s = 0
+    for key in cand:
+        if key >= thr[n1 - 1]:
+            sel[s] = np.int64(np.uint64(0xFFFFFFFF) - (key & np.uint64(0xFFFFFFFF)))
+            b = 0
+            while key < thr[b]:
+                b += 1
+            bucket[s] = b
+            s += 1
+    return take
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _stage_one(h, table, a, wn, scales, penalty, aq, wq, qids, c1s, full, sel, bucket, taken):
+    n_metrics, nb = scales.shape[0], qids.shape[0]
+    for task in prange(n_metrics * nb):  # pragma: no cover - compiled
+        m, q = task // nb, task % nb
+        taken[task] = _select(
+            h[q],
+            table,
+            a,
+            wn,
+            scales[m],
+            penalty,
+            aq[q],
+            wq[q],
+            qids[q],
+            c1s,
+            full,
+            sel[task],
+            bucket[task],
+        )
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _stage_two(codes, a, wn, scales, penalty, aq, wq, planes, lin, sel, taken, tile, est2):
+    """est2[task, s]: the stage-two estimate of row sel[task, s], a tile of rows at a time
+    (the tile's codes stay in cache while every query reads its rows from it)."""
+    n = codes.shape[0]
+    nb = aq.shape[0]
+    for t in prange((n + tile - 1) // tile):  # pragma: no cover - compiled
+        lo, hi = t * tile, min(n, (t + 1) * tile)
+        for task in range(sel.shape[0]):
+            m, q = task // nb, task % nb
+            ids = sel[task, : taken[task]]
+            for s in range(np.searchsorted(ids, lo), np.searchsorted(ids, hi)):
+                est2[task, s] = estimate_q(
+                    codes, ids[s], planes[q], lin[q], a, wn, scales[m], penalty, aq[q], wq[q]
+                )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _holds(ids, i):  # pragma: no cover - compiled
+    for j in ids:
+        if j == i:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _count(est2, bucket, sel, true, c2s, hits):  # pragma: no cover - compiled
+    n1 = hits.shape[0]
+    counts = np.empty(n1, np.int64)
+    for f in range(sel.shape[0]):
+        if not _holds(true, sel[f]):
+            continue
+        counts[:] = 0
+        for j in range(sel.shape[0]):
+            if est2[j] > est2[f]:
+                counts[bucket[j]] += 1
+        better = 0
+        for i in range(n1):
+            better += counts[i]
+            if i >= bucket[f]:
+                for j in range(len(c2s)):
+                    hits[i, j] += better < c2s[j]
+    cap = min(10, len(true))
+    for i in range(n1):
+        for j in range(len(c2s)):
+            hits[i, j] = min(hits[i, j], cap)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _stage_counts(est2, bucket, sel, taken, true, n_true, c2s, hits):
+    nb = true.shape[1]
+    for task in prange(sel.shape[0]):  # pragma: no cover - compiled
+        m, q = task // nb, task % nb
+        k = taken[task]
+        _count(
+            est2[task, :k],
+            bucket[task, :k],
+            sel[task, :k],
+            true[m, q, : n_true[m, q]],
+            c2s,
+            hits[m, q],
+        )
+
+
+def batch_hits(index, qcs, scales, penalty, qids, true_sets, c1s, c2s) -> np.ndarray:
+    """int64 [metrics, queries, len(c1s), len(c2s)]: the true neighbours (true_sets[m][q],
+    capped at 10) each setting finds, for query vectors' codes `qcs` of rows `qids`;
+    scales float32 [metrics, rows] (1 for cosine, norms for dot)."""
+    n_metrics, nb = len(scales), len(qcs)
+    hw = index.head.shape[1]
+    full = c1s[-1] >= index.rows  # stage one keeps every row: no head scan
+    if full:
+        h = np.zeros((nb, 1), np.uint16)
+    else:
+        h = search_codes.hamming_many(index.head, np.stack([qc.code[:hw] for qc in qcs]))
+    width = max([1] + [len(s) for sets in true_sets for s in sets])
+    true = np.full((n_metrics, nb, width), -1, np.int64)
+    n_true = np.zeros((n_metrics, nb), np.int64)
+    for m, sets in enumerate(true_sets):
+        for q, s in enumerate(sets):
+            true[m, q, : len(s)] = s
+            n_true[m, q] = len(s)
+    hits = np.zeros((n_metrics, nb, len(c1s), len(c2s)), np.int64)
+    widest = min(int(c1s[-1]), index.rows)
+    sel = np.empty((n_metrics * nb, widest), np.int64)
+    bucket = np.empty((n_metrics * nb, widest), np.int64)
+    est2 = np.empty((n_metrics * nb, widest), np.float32)
+    taken = np.zeros(n_metrics * nb, np.int64)
+    scales = np.ascontiguousarray(scales, np.float32)
+    aq = np.array([qc.aq for qc in qcs], np.float32)
+    wq = np.array([qc.wq for qc in qcs], np.float32)
+    c1s = np.asarray(c1s, np.int64)
+    tile = max(64, STAGE_TWO_TILE_BYTES // (8 * index.codes.shape[1]))
+    table = search_codes.angle_table(64 * hw)
+    with KERNEL_LOCK:
+        _stage_one(
+            h,
+            table,
+            index.a,
+            index.wn,
+            scales,
+            penalty,
+            aq,
+            wq,
+            np.asarray(qids, np.int64),
+            c1s,
+            full,
+            sel,
+            bucket,
+            taken,
+        )
+        _stage_two(
+            index.codes,
+            index.a,
+            index.wn,
+            scales,
+            penalty,
+            aq,
+            wq,
+            np.stack([qc.planes for qc in qcs]),
+            np.stack([qc.lin for qc in qcs]),
+            sel,
+            taken,
+            tile,
+            est2,
+        )
+        _stage_counts(est2, bucket, sel, taken, true, n_true, np.asarray(c2s, np.int64), hits)
+    return hits
