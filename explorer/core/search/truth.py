@@ -16,40 +16,41 @@ KEEP = 32  # per query: the top K plus room for rows tied with the K-th (duplica
 METRICS = ("cosine", "dot")
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _offer(key, row, ids, keys, weakest):  # pragma: no cover - compiled
-    """Keep `row` in place of the weakest kept one if its key is higher (ties: the earlier
-    row stays); `weakest` [1] holds the weakest's slot."""
-    w = weakest[0]
-    if key <= keys[w]:
-        return
-    keys[w] = key
-    ids[w] = row
-    for j in range(keys.shape[0]):
+@njit(cache=True, nogil=True)
+def _offer(key, row, ids, keys):  # pragma: no cover - compiled
+    """Put `row` in place of the weakest kept row (key above it; ties: the earlier row
+    stays); returns the new weakest key."""
+    w = 0
+    for j in range(1, keys.shape[0]):
         if keys[j] < keys[w]:
             w = j
-    weakest[0] = w
+    keys[w] = key
+    ids[w] = row
+    low = keys[0]
+    for j in range(1, keys.shape[0]):
+        low = min(low, keys[j])
+    return low
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _add(dots, inv, bad, start, qids, ids, keys, weakest, parts):  # pragma: no cover - compiled
+def _add(dots, inv, bad, start, qids, ids, keys, low, parts):  # pragma: no cover - compiled
     """dots float32 [rows, queries] of rows start.. : offer each row to every query, for
-    cosine (dots·inv) and dot; a query's own row, bad rows and non-finite keys are left out."""
+    cosine (dots·inv) and dot; a query's own row, bad rows and non-finite keys are left out.
+    low [2, queries] holds each kept list's weakest key: most values fail that one test."""
     n, nq = dots.shape
     for p in prange(parts):
+        q0, q1 = p * nq // parts, (p + 1) * nq // parts
         for i in range(n):
             if bad[i]:
                 continue
-            row = start + i
-            for q in range(p * nq // parts, (p + 1) * nq // parts):
-                if qids[q] == row:
-                    continue
+            row, iv = start + i, inv[i]
+            for q in range(q0, q1):
                 d = dots[i, q]
-                c = d * inv[i]
-                if np.isfinite(c):
-                    _offer(c, row, ids[0, q], keys[0, q], weakest[0, q])
-                if np.isfinite(d):
-                    _offer(d, row, ids[1, q], keys[1, q], weakest[1, q])
+                c = d * iv
+                if c > low[0, q] and np.isfinite(c) and qids[q] != row:
+                    low[0, q] = _offer(c, row, ids[0, q], keys[0, q])
+                if d > low[1, q] and np.isfinite(d) and qids[q] != row:
+                    low[1, q] = _offer(d, row, ids[1, q], keys[1, q])
 
 
 class Truth:
@@ -60,7 +61,7 @@ class Truth:
         shape = (len(METRICS), len(qids), KEEP)
         self.ids = np.full(shape, -1, np.int64)
         self.keys = np.full(shape, -np.inf, np.float32)
-        self.weakest = np.zeros((*shape[:2], 1), np.int64)
+        self.low = np.full(shape[:2], -np.inf, np.float32)
 
     def add(self, start: int, dots: np.ndarray, sq: np.ndarray) -> None:
         """dots float32 [rows, queries] of the rows start.. with every query, sq their float64
@@ -70,7 +71,7 @@ class Truth:
         if len(self.qids) and len(sq):
             parts = max(1, min(len(self.qids) // 8, 4 * get_num_threads()))
             with KERNEL_LOCK:
-                _add(dots, inv, bad, start, self.qids, self.ids, self.keys, self.weakest, parts)
+                _add(dots, inv, bad, start, self.qids, self.ids, self.keys, self.low, parts)
 
     def sets(self, metric: str) -> list[np.ndarray]:
         """Each query's true top-K, plus every row tied with its K-th (any of them is right)."""
