@@ -50,6 +50,7 @@ def tune(
     scales = np.stack([np.ones(index.rows, np.float32), norms])
     sets = [truth.sets(metric) for metric in metrics]
     hits = np.zeros((len(metrics), len(qids), len(c1s), len(c2s)), np.int64)
+    ctx.progress(0.87)
     for lo in range(0, len(qids), BATCH):
         ctx.check("index build")
         hi = min(len(qids), lo + BATCH)
