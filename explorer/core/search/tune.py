@@ -1,11 +1,11 @@
 """Choose the fast index's candidate counts per metric by measured recall@10 (see search_build).
 
-For each query the exact top-10 is known from the build pass.  One full stage-one scan and
-one stage-two scan of the widest candidate list give, for every true neighbour, the rank it
+For each query the exact top-10 is known from the build pass.  One stage-one scan and one
+stage-two scan of the widest candidate list give, for every true neighbour, the rank it
 would have in each stage, so the recall of every (c1, c2) setting follows without searching
 again: a neighbour is found when it survives stage one (rank < c1) and stage two (rank among
-those c1 rows < c2); stage three scores exactly and cannot lose it.
-"""
+those c1 rows < c2); stage three scores exactly and cannot lose it.  The queries go through
+in batches (search_tune_ranks): one pass over the code heads serves a whole batch."""
 
 from __future__ import annotations
 

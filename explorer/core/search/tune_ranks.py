@@ -18,6 +18,7 @@ from explorer.core.search import codes as search_codes
 from explorer.core.search.codes import estimate_h, estimate_q
 
 SAMPLE_STEP = 16  # every 16th key gives a first cut a little below the widest c1
+BINS = 4096  # of the histogram that ranks the candidates
 STAGE_TWO_TILE_BYTES = 256 << 10  # codes of a tile of rows: stays in L2 while queries read it
 
 
@@ -63,6 +64,52 @@ def _sample_cut(h, table, a, wn, scale, penalty, aq, wq, qid, full, widest):
 
 
 @njit(cache=True, nogil=True)
+def _ranked(keys, ranks):  # pragma: no cover - compiled
+    """The ranks[i]-th largest of the distinct keys, for every i (1 ≤ ranks[i] ≤ len(keys)):
+    a histogram over the keys' range finds the bin that holds each, then only those bins'
+    keys are sorted (a partition of every key for nine ranks cost several times more)."""
+    lo, hi = keys[0], keys[0]
+    for k in keys:
+        lo, hi = min(lo, k), max(hi, k)
+    shift = np.uint64(0)  # bin = (key - lo) >> shift < BINS
+    while (hi - lo) >> shift >= np.uint64(BINS):
+        shift += np.uint64(1)
+    counts = np.zeros(BINS, np.int64)
+    for k in keys:
+        counts[(k - lo) >> shift] += 1
+    # each rank's bin, and how many keys lie in the bins above it
+    at = np.empty(len(ranks), np.int64)
+    above = np.empty(len(ranks), np.int64)
+    for i in range(len(ranks)):
+        b, seen = BINS - 1, 0
+        while seen + counts[b] < ranks[i]:
+            seen += counts[b]
+            b -= 1
+        at[i], above[i] = b, seen
+    slot = np.full(BINS, -1, np.int64)  # the bins needed, each with room for its keys
+    starts = np.zeros(len(ranks) + 1, np.int64)
+    used = 0
+    for b in np.unique(at):
+        slot[b] = used
+        starts[used + 1] = starts[used] + counts[b]
+        used += 1
+    held = np.empty(starts[used], np.uint64)
+    fill = starts[:used].copy()
+    for k in keys:
+        j = slot[(k - lo) >> shift]
+        if j >= 0:
+            held[fill[j]] = k
+            fill[j] += 1
+    out = np.empty(len(ranks), np.uint64)
+    for j in range(used):
+        held[starts[j] : starts[j + 1]] = np.sort(held[starts[j] : starts[j + 1]])
+    for i in range(len(ranks)):
+        j = slot[at[i]]
+        out[i] = held[starts[j + 1] - (ranks[i] - above[i])]
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _select(h, table, a, wn, scale, penalty, aq, wq, qid, c1s, full, sel, bucket):
     # pragma: no cover - compiled
     """Stage one of one query: the ids (in id order) of the first `take` = min(widest c1,
@@ -78,14 +125,11 @@ def _select(h, table, a, wn, scale, penalty, aq, wq, qid, c1s, full, sel, bucket
     if take == 0:
         return 0
     cand = keys[:m]
-    m, n1 = len(cand), len(c1s)
-    kth = np.empty(n1, np.int64)
+    n1 = len(c1s)
+    ranks = np.empty(n1, np.int64)
     for i in range(n1):
-        kth[i] = m - min(c1s[i], take)
-    part = np.partition(cand, kth)
-    thr = np.empty(n1, np.uint64)  # the key of each c1's last row (decreasing)
-    for i in range(n1):
-        thr[i] = part[kth[i]]
+        ranks[i] = min(c1s[i], take)
+    thr = _ranked(cand, ranks)  # the key of each c1's last row (decreasing)
     s = 0
     for key in cand:
         if key >= thr[n1 - 1]:
