@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from explorer.api import html
-from explorer.api.progress import ProgressArg, job_context
-from explorer.api.results import Comparison, Head, Map, Neighbors, Stats, Tokens
 from explorer.api.rows import RowView
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # results, progress and html load with the first call that needs them
+    from explorer.api.progress import ProgressArg
+    from explorer.api.results import Comparison, Head, Map, Neighbors, Stats, Tokens
     from explorer.core.model.embedding import EmbeddingModel
     from explorer.core.search.neighbors import NeighborResult, NeighborSearcher
     from explorer.core.search.queries import Query
@@ -124,16 +123,8 @@ class Model:
 
     def label(self, token_id: int) -> str:
         """The readable text of a row's token, as the window shows it (␣ for a space)."""
-        tok = self.core.tokenizer
-        inner = getattr(tok, "tokenizer", None)  # the `tokenizers` object, when loaded here
-        if tok is None or inner is None or "labels" in vars(tok):
-            return self.core.label(token_id)
-        # one id_to_token call, not the whole vocabulary's labels (0.3 s for 30k tokens,
-        # which a one-row command should not pay)
-        piece = inner.id_to_token(token_id) if 0 <= token_id < tok.vocab_size else None
-        if piece is None:  # ids beyond the vocabulary or holes in it: the general path
-            return self.core.label(token_id)
-        return tok.piece_text(token_id, piece)  # type: ignore[union-attr]
+        one_label = getattr(self.core.tokenizer, "one_label", None)  # a TokenizerInfo's
+        return self.core.label(token_id) if one_label is None else one_label(token_id)
 
     def row(self, token: TokenRef) -> np.ndarray:
         """E[token] decoded exactly to float32 (float64 for F64 files)."""
@@ -141,6 +132,7 @@ class Model:
 
     def tokenize(self, text: str, special: bool = False) -> Tokens:
         """The tokens of `text`; `special` adds the tokenizer's [CLS], <s> …"""
+        from explorer.api.results import Tokens
         from explorer.core.errors import TokenError
 
         if self.core.tokenizer is None:
@@ -176,6 +168,8 @@ class Model:
         progress: ProgressArg = None,
     ) -> list[Neighbors]:
         """`neighbors` for each query; an exact search reads the matrix once for all of them."""
+        from explorer.api.progress import job_context
+
         built = [self._query(q) for q in queries]
         searcher = self.searcher()
         with job_context(progress, "neighbours") as ctx:
@@ -234,6 +228,8 @@ class Model:
         how: str = "exact",
         skipped: int = 0,
     ) -> Neighbors:
+        from explorer.api.results import Neighbors
+
         tok = self.core.tokenizer
         id_list = [int(i) for i in ids]
         return Neighbors(
@@ -267,6 +263,8 @@ class Model:
     ) -> Map:
         """A 2-D map (UMAP, or PCA) of the listed `tokens`, the `n` tokens `around` one, the
         tokens of a `text` and their neighbours, or a random `sample` of that many tokens."""
+        from explorer.api.progress import job_context
+        from explorer.api.results import Map
         from explorer.core.errors import ExplorerError
         from explorer.core.map import neighborhood, projection
 
@@ -304,6 +302,8 @@ class Model:
     def stats(self, progress: ProgressArg = None, cache: bool = True) -> Stats:
         """Row norms, per-dimension mean and std, rogue dimensions, suspicious (possibly
         under-trained) tokens and token kinds: one pass over the matrix, cached per file."""
+        from explorer.api.progress import job_context
+        from explorer.api.results import Stats
         from explorer.core.analysis.stats import compute_stats
 
         with job_context(progress, "statistics") as ctx:
@@ -326,6 +326,8 @@ class Model:
         """The output head U against E: tied or not and why, cos(E[i], U[i]) over the
         vocabulary when separate, and for a `token` its neighbours in E and U and the direct
         path E[t]·Uᵀ (the logits of a model with no layers)."""
+        from explorer.api.progress import job_context
+        from explorer.api.results import Head
         from explorer.core.analysis import head as core_head
 
         with job_context(progress, "head") as ctx:
@@ -366,6 +368,8 @@ class Model:
     ) -> Comparison:
         """A token's exact cosine neighbours here and in `other` (the token found there by its
         bytes), and how many they share."""
+        from explorer.api.progress import job_context
+        from explorer.api.results import Comparison
         from explorer.core.compare.neighbors import align_vocabularies, compare_neighbors
 
         a_id = self.token_id(token)
@@ -405,6 +409,8 @@ class Model:
         return f"<Model {self.path.name}: {self.tensor} {rows:,} × {dim} {self.dtype}>"
 
     def _repr_html_(self) -> str:
+        from explorer.api import html
+
         rows, dim = self.shape
         facts = [
             ("path", str(self.path)),

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from explorer.api import html
 from explorer.core.tokenizer.text import Token
 
 if TYPE_CHECKING:
@@ -53,6 +52,8 @@ class Tokens(list[Token]):
         )
 
     def _repr_html_(self) -> str:
+        from explorer.api import html
+
         rows = ((t.id, t.text, t.bytes.hex(" "), f"{t.start}:{t.end}") for t in self)
         return html.table(("id", "token", "bytes", "chars"), rows, len(self), f"{len(self)} tokens")
 
@@ -123,6 +124,8 @@ class Neighbors:
         return f"<Neighbors of {self.query} ({self.metric}, {self.how}): {shown}{more}>"
 
     def _repr_html_(self) -> str:
+        from explorer.api import html
+
         score = {"cosine": "cosine", "dot": "dot", "l2": "distance"}.get(self.metric, "score")
         rows = ((r.rank, r.text + (" (unused)" if r.unused else ""), r.id, r.score) for r in self)
         caption = f"neighbours of {self.query} ({self.metric}, {self.how})"

@@ -74,11 +74,10 @@ def used_rows(model: EmbeddingModel) -> np.ndarray:
     id so that a GUI thread can run in between (80 ms for 30k ids); a command has no GUI thread.
     The mask is stored where the cached property keeps it, so `model.info()` uses it."""
     if "used_rows" not in vars(model) and model.tokenizer is not None:
-        from explorer.core.tokenizer.gguf_tokenizer import GGUFTokenizerInfo
         from explorer.core.tokenizer.tokens import TokenizerInfo
 
         assert isinstance(model.tokenizer, TokenizerInfo)  # the CLI loads it in-process
-        if isinstance(model.tokenizer, GGUFTokenizerInfo):  # its pieces come without building it
+        if not model.tokenizer.built:  # its pieces come without building it
             return model.used_rows
         ids = np.fromiter(model.tokenizer.tokenizer.get_vocab(with_added_tokens=True).values(), int)
         mask = np.zeros(model.rows, dtype=bool)

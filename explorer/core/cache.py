@@ -18,11 +18,11 @@ import json
 import os
 import shutil
 import struct
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from platformdirs import user_cache_dir
 
 from explorer.core.errors import ExplorerError
 from explorer.core.filecheck import open_regular, read_limited
@@ -38,6 +38,11 @@ _CHUNK = 8 << 20
 
 
 def default_cache_dir() -> Path:
+    if sys.platform == "linux":  # platformdirs' answer, without its import (a one-row command's)
+        base = os.environ.get("XDG_CACHE_HOME", "")
+        return Path(base if base.strip() else os.path.expanduser("~/.cache")) / APP_NAME
+    from platformdirs import user_cache_dir
+
     return Path(user_cache_dir(APP_NAME))
 
 
@@ -170,14 +175,10 @@ class ArraySpec:
 
 @dataclass
 class Loaded:
+    """A cache entry's arrays and the extra facts stored with them."""
+
     arrays: dict[str, np.ndarray]
     extra: dict = field(default_factory=dict)
-
-
-_HEADER_READERS = {
-    (1, 0): np.lib.format.read_array_header_1_0,
-    (2, 0): np.lib.format.read_array_header_2_0,
-}
 
 
 class CacheInvalid(Exception):
@@ -205,7 +206,10 @@ def _read_array(path: Path, spec: ArraySpec, recorded: object) -> np.ndarray:
         f.seek(0)
         try:
             version = np.lib.format.read_magic(f)
-            read_header = _HEADER_READERS.get(version)
+            read_header = {
+                (1, 0): np.lib.format.read_array_header_1_0,
+                (2, 0): np.lib.format.read_array_header_2_0,
+            }.get(version)
             if read_header is None:
                 raise ValueError(f"format version {version}")
             shape, fortran, dtype = read_header(f)

@@ -179,8 +179,9 @@ def test_huge_or_special_store_files_do_not_hang_or_fill_memory(store_env):
     manifest.unlink()
     os.mkfifo(manifest)
     found = finishes(stores.list_models)
-    assert [m.name for m in found] == ["acme/tiny-lm"]
+    assert [m.name for m in found] == ["acme/tiny-lm", "tiny:1b"]
     assert not found[0].problem and found[0].rows == 40
+    assert found[1].problem == "1b: cannot read: it is a FIFO (named pipe), not a regular file"
 
 
 def test_dangling_symlinks_in_a_snapshot_are_reported(store_env):
@@ -194,13 +195,14 @@ def test_dangling_symlinks_in_a_snapshot_are_reported(store_env):
     assert model.problem == "model.safetensors: is a dangling symbolic link"
 
 
-def test_ollama_blob_fifo_is_skipped(store_env):
+def test_ollama_blob_fifo_is_a_problem_line(store_env):
     raw = make_ollama(store_env / "ollama")
     assert raw is not None
     blob = next((store_env / "ollama" / "blobs").iterdir())
     blob.unlink()
     os.mkfifo(blob)
-    assert finishes(stores.list_models) == []
+    (model,) = finishes(stores.list_models)
+    assert model.problem == f"1b: model blob sha256:{blob.name[7:]} is not a regular file"
 
 
 def test_gguf_fifo_in_a_store_folder_is_a_problem_line(store_env):

@@ -121,14 +121,17 @@ def test_deeply_nested_gguf_arrays_are_a_sentence(tmp_path, monkeypatch):
         header_facts(path)
 
 
-def test_deeply_nested_store_manifest_is_skipped(tmp_path, monkeypatch):
+def test_deeply_nested_store_manifest_is_listed_with_its_problem(tmp_path, monkeypatch):
     monkeypatch.setenv("OLLAMA_MODELS", str(tmp_path / "ollama"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     make_ollama(tmp_path / "ollama")
     manifest = next((tmp_path / "ollama" / "manifests").rglob("1b"))
     manifest.write_text("[" * 10**5)
-    assert stores.list_models() == []
+    (found,) = stores.list_models()
+    assert (found.name, found.problem) == ("tiny:1b", "1b: not a manifest (nested too deeply)")
+    with pytest.raises(ModelFormatError, match="tiny:1b: 1b: not a manifest"):
+        stores.resolve("tiny:1b")
 
 
 # -- numeric edge cases ---------------------------------------------------------------------------

@@ -112,7 +112,7 @@ def run_simulated(
     from explorer.core.quant.precision import of_model
     from explorer.core.quant.report import compare_simulated
 
-    reports = compare_simulated(model, list(types), sample, ctx.part(0.0, 0.95))
+    reports = compare_simulated(model, list(types), sample, ctx.part(0.0, 0.95), dot=True)
     kinds = _kinds(model)
     shown = [_shown(model, r, kinds) for r in reports]
     return PrecisionShown(model, model.path.name, shown, of_model(model), list(types))
@@ -123,7 +123,7 @@ def run_files(
 ) -> PrecisionShown:
     from explorer.core.quant.report import compare_files
 
-    report = compare_files(model, other, sample, ctx.part(0.0, 0.95))
+    report = compare_files(model, other, sample, ctx.part(0.0, 0.95), dot=True)
     shown = [_shown(model, report, _kinds(model))]
     return PrecisionShown(model, model.path.name, shown, report.ref, [report.other])
 
@@ -146,12 +146,16 @@ class QuantController(FeatureController):
     failed = Signal(str)
     progress = Signal(str, float)
     busyChanged = Signal(bool)
+    # the shown type's relative error per row: its name and float32 [rows] (NaN where not
+    # measured), or ("", None) when there is none; the map colours its points by it
+    damageChanged = Signal(str, object)
 
     def __init__(self, state: AppState, parent: QObject | None = None):
         super().__init__(state, parent)
         self.sample = SAMPLE
         self.shown: PrecisionShown | None = None
         self.type_index = 0  # the compared type the view shows
+        self._damage_shown: tuple[PrecisionShown | None, int] = (None, 0)
         self.row_lane = state.jobs.lane(QUANT_ROW_LANE)
         state.selectionChanged.connect(lambda _ids: self.show_row())
         self.lane.progress.connect(self.progress.emit)
@@ -168,6 +172,7 @@ class QuantController(FeatureController):
         self.row_lane.cancel()
         self.shown = None
         self.cleared.emit(self.hint)
+        self._emit_damage()
 
     def simulate(self, types: Sequence[str]) -> None:
         model = self.state.model
@@ -207,6 +212,7 @@ class QuantController(FeatureController):
     def set_type(self, index: int) -> None:
         """The view shows compared type `index`: the selected token's rows follow."""
         self.type_index = int(index)
+        self._emit_damage()
         self.show_row()
 
     def show_row(self) -> None:
@@ -234,4 +240,23 @@ class QuantController(FeatureController):
             self.shown = shown
             self.type_index = len(shown.types) - 1
             self.resultReady.emit(shown)
+            self._emit_damage()
             self.show_row()
+
+    @property
+    def damage(self) -> TypeShown | None:
+        """The compared type shown, whose damage the map can show."""
+        if self.shown is None:
+            return None
+        return self.shown.types[min(self.type_index, len(self.shown.types) - 1)]
+
+    def _emit_damage(self) -> None:
+        key = (self.shown, self.type_index)
+        if key[0] is self._damage_shown[0] and key[1] == self._damage_shown[1]:
+            return
+        self._damage_shown = key
+        t = self.damage
+        if t is None:
+            self.damageChanged.emit("", None)
+        else:
+            self.damageChanged.emit(t.summary["type"], t.relative_error)

@@ -8,10 +8,15 @@ import numpy as np
 
 from explorer.core.model.dtypes import bf16_to_float32, is_bf16
 
+Q8_0 = 8  # GGML type id; the type most GGUF embeddings are stored in
+_Q8_0_BLOCK = 34  # bytes: a float16 scale, then 32 int8 values
+
 
 @cache
 def decodable(qtype: int) -> bool:
     """Whether rows of GGML type `qtype` can be decoded (by our kernels or `gguf.quants`)."""
+    if qtype == Q8_0:  # decoded here (a few rows) or by the compiled kernels: no gguf to load
+        return True
     import warnings
 
     from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
@@ -55,6 +60,8 @@ def decode_rows(raw: np.ndarray) -> np.ndarray:
 
         if ggml_blocks.supported(qtype):
             return ggml_blocks.decode_blocks(raw, qtype)
+    if qtype == Q8_0 and raw.ndim >= 1 and raw.shape[-1] % _Q8_0_BLOCK == 0:
+        return _q8_0_rows(raw)
     if qtype is not None:
         from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
         from gguf.quants import dequantize
@@ -69,3 +76,13 @@ def decode_rows(raw: np.ndarray) -> np.ndarray:
     if raw.dtype == np.float64:
         return np.array(raw, dtype=np.float64)
     return raw.astype(np.float32)
+
+
+def _q8_0_rows(raw: np.ndarray) -> np.ndarray:
+    """Q8_0 blocks decoded as gguf.quants does (int8 value × float16 scale, in float32), without
+    importing gguf (a one-row command would pay more for that import than for its work)."""
+    lead = raw.shape[:-1]
+    blocks = np.ascontiguousarray(raw).view(np.uint8).reshape(-1, _Q8_0_BLOCK)
+    scale = blocks[:, :2].copy().view(np.float16).astype(np.float32)
+    values = blocks[:, 2:].copy().view(np.int8).astype(np.float32) * scale
+    return values.reshape(*lead, raw.shape[-1] // _Q8_0_BLOCK * 32)

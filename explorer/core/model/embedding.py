@@ -17,7 +17,6 @@ from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import ModelFormatError, TokenError
 from explorer.core.filecheck import MappedScan, check_mapped, first_change
 from explorer.core.model import heads
-from explorer.core.model.cold_rows import random_access_map, read_rows
 from explorer.core.model.decode import decode_rows
 from explorer.core.model.formats.safetensors import SafetensorsFile
 from explorer.core.model.heads import HeadEvidence
@@ -31,6 +30,8 @@ if TYPE_CHECKING:  # `tokenizers` loads only where a tokenizer is built, never i
 
 @dataclass
 class EmbeddingModel:
+    """An opened model: the embedding matrix mapped read-only, its tokenizer and head."""
+
     path: Path
     format: str
     files: list[Path]
@@ -66,7 +67,7 @@ class EmbeddingModel:
     def check_tokenizer(self, ctx: JobContext = NULL_CONTEXT) -> Verdict | None:
         """Does the tokenizer belong to these rows? Reads a few thousand rows (worker thread);
         sets `tokenizer_match` (None: no tokenizer)."""
-        from explorer.core.tokenizer.match import check_model
+        from explorer.core.tokenizer.match_cache import check_model
 
         self.tokenizer_match = check_model(self, ctx=ctx)
         return self.tokenizer_match
@@ -132,6 +133,8 @@ class EmbeddingModel:
     def scattered_matrix(self) -> np.ndarray:
         """``matrix`` for gathering scattered rows in a kernel (the neighbour search's re-rank):
         its page faults read only what they touch (cold_rows.random_access_map)."""
+        from explorer.core.model.cold_rows import random_access_map
+
         return random_access_map(self.matrix)
 
     def raw_rows(self, ids) -> np.ndarray:
@@ -144,6 +147,8 @@ class EmbeddingModel:
         call (a fault in the memory map reads synchronously around the page: ~10x slower)."""
         ids = self._checked_ids(ids)
         check_mapped(self.matrix)  # the same verdict on a cut file as raw_rows'
+        from explorer.core.model.cold_rows import read_rows
+
         rows = read_rows(self.matrix, ids.tolist())
         return rows if rows is not None else self.raw_rows(ids)
 

@@ -86,6 +86,16 @@ def expand(path: str | Path) -> Path:
     return found
 
 
+def word_vectors_in(path: Path) -> str | None:
+    """The word-vector format of `path` (formats.wordvec.kind_of), None for a folder, a GGUF or
+    a safetensors file without loading the word-vector reader."""
+    if path.suffix.lower() in (".gguf", ".safetensors", ".json") or not path.is_file():
+        return None
+    from explorer.core.model.formats.wordvec import kind_of
+
+    return kind_of(path)
+
+
 def gguf_in(path: Path) -> Path | None:
     """The .gguf file to open for `path` (a .gguf file, or a folder holding only GGUF weights)."""
     if path.is_file() and path.suffix.lower() == ".gguf":

@@ -20,6 +20,8 @@ _ENCODER_TYPES = {
 
 @dataclass
 class HeadEvidence:
+    """Whether the output head is the embedding (tied), and what shows it."""
+
     tied: bool | None
     words: str  # what the model panel and `info` say about the head
     warnings: list[str] = field(default_factory=list)

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING
 
 from explorer.core.filecheck import check_regular
 from explorer.core.model.embedding import EmbeddingModel, assemble
-from explorer.core.model.files import expand, gguf_in, locate
+from explorer.core.model.files import expand, gguf_in, locate, word_vectors_in
 from explorer.core.model.formats.safetensors import FLOAT_DTYPES
-from explorer.core.model.formats.wordvec import kind_of as word_vectors_in
 from explorer.core.model.tensors import OUTPUT_NAMES
 
 if TYPE_CHECKING:

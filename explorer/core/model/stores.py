@@ -105,30 +105,28 @@ def _has_weights(folder: Path) -> bool:
 
 
 # -- Ollama ---------------------------------------------------------------------------------------
-def _ollama_models() -> Iterator[tuple[str, Path]]:
+def _ollama_models() -> Iterator[tuple[str, Path, str]]:
+    """(name, model blob, "") per manifest; (name, manifest, why) when it names no usable blob."""
     root = ollama_dir()
     manifests = root / "manifests"
     if not manifests.is_dir():
         return
-    for manifest in sorted(p for p in manifests.rglob("*") if p.is_file()):
+    for manifest in sorted(p for p in manifests.rglob("*") if not p.is_dir()):
         parts = manifest.relative_to(manifests).parts  # registry, namespace, model, tag
         if len(parts) != 4:
             continue
         registry, namespace, model, tag = parts
-        blob = _ollama_blob(root, manifest)
-        if blob is None:
-            continue
         name = f"{model}:{tag}" if namespace == "library" else f"{namespace}/{model}:{tag}"
         if registry != OLLAMA_DEFAULT_REGISTRY:
             name = f"{registry}/{name}"
-        yield name, blob
+        try:
+            yield name, _ollama_blob(root, manifest), ""
+        except ModelFormatError as e:
+            yield name, manifest, str(e)
 
 
-def _ollama_blob(root: Path, manifest: Path) -> Path | None:
-    try:
-        data = load_json(manifest, "not a manifest", MAX_MANIFEST_BYTES)
-    except ModelFormatError:
-        return None
+def _ollama_blob(root: Path, manifest: Path) -> Path:
+    data = load_json(manifest, "not a manifest", MAX_MANIFEST_BYTES)
     layers = data.get("layers") if isinstance(data, dict) else None
     for layer in layers if isinstance(layers, list) else []:
         if isinstance(layer, dict) and layer.get("mediaType") == OLLAMA_MODEL_LAYER:
@@ -136,7 +134,9 @@ def _ollama_blob(root: Path, manifest: Path) -> Path | None:
             blob = root / "blobs" / digest.replace(":", "-")
             if "/" not in digest and blob.is_file():
                 return blob
-    return None
+            state = "is not a regular file" if blob.exists() else "is missing"
+            raise ModelFormatError(f"{manifest.name}: model blob {digest} {state}")
+    raise ModelFormatError(f"{manifest.name}: the manifest names no model layer")
 
 
 # -- LM Studio ------------------------------------------------------------------------------------
@@ -164,7 +164,10 @@ def describe(name: str, store: str, path: Path) -> StoredModel:
 
 def list_models() -> list[StoredModel]:
     found = [describe(n, "huggingface", p) for n, p in _hf_repos()]
-    found += [describe(n, "ollama", p) for n, p in _ollama_models()]
+    found += [
+        StoredModel(n, "ollama", p, problem=why) if why else describe(n, "ollama", p)
+        for n, p, why in _ollama_models()
+    ]
     found += [describe(n, "lmstudio", p) for n, p in _lmstudio_models()]
     return found
 
@@ -174,8 +177,10 @@ def resolve(ref: str) -> Path | None:
     if not ref or ref.startswith(("/", ".", "~")):
         return None
     wanted = ref if ":" in ref.rsplit("/", 1)[-1] else f"{ref}:latest"
-    for name, blob in _ollama_models():
+    for name, blob, why in _ollama_models():
         if name == wanted:
+            if why:
+                raise ModelFormatError(f"{name}: {why}")
             return blob
     if ref.count("/") == 1:
         for name, snapshot in _hf_repos():

@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from explorer.core.model.files import expand, gguf_in, locate, resolve
-from explorer.core.model.formats.wordvec import kind_of
+from explorer.core.model.files import expand, gguf_in, locate, resolve, word_vectors_in
 
 if TYPE_CHECKING:  # `tokenizers` loads only where a tokenizer is built, never in the window
     from explorer.core.tokenizer.tokens import TokenizerInfo
@@ -66,7 +65,7 @@ def load_tokenizer(
     shape is read from the headers (`tensor` picks the embedding as in `open_model`).
     """
     found = expand(path)
-    if kind_of(found):
+    if word_vectors_in(found):
         from explorer.core.model.formats.wordvec import open_word_vectors
         from explorer.core.model.open_wordvec import words_tokenizer
 

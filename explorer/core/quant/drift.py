@@ -1,5 +1,6 @@
-"""Neighbour drift: for a sample of tokens, their exact cosine top-k among all token rows at
-both precisions, how many they share and how far each reference neighbour moved in rank."""
+"""Neighbour drift: for a sample of tokens, their exact top-k among all token rows at both
+precisions (by cosine, and by dot product when asked), how many they share and how far each
+reference neighbour moved in rank."""
 
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ class Drift:
     ids: np.ndarray  # int64 [n]: the sampled rows
     ref_top: np.ndarray  # int64 [n, DEPTH]: neighbours at the reference precision, best first
     other_top: np.ndarray  # int64 [n, DEPTH]
-    ref_scores: np.ndarray  # float32 [n, DEPTH]: the reference cosines of ref_top
+    ref_scores: np.ndarray  # float32 [n, DEPTH]: the reference scores of ref_top
     k: int = K
+    metric: str = "cosine"  # or "dot"
 
     @property
     def overlap(self) -> np.ndarray:
@@ -60,11 +62,13 @@ def sample_ids(measured: np.ndarray, size: int = SAMPLE, seed: int = 0) -> np.nd
     return np.sort(np.random.default_rng(seed).choice(pool, size=size, replace=False))
 
 
-def _unit(rows: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
+def _unit(rows: np.ndarray, keep: np.ndarray | None = None, scaled: bool = True) -> np.ndarray:
+    """Rows scaled to unit length (as they are with `scaled` False), zero where not kept or
+    not finite."""
     rows = rows.astype(np.float32, copy=False)
     with np.errstate(all="ignore"):
         norms = np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64))
-        unit = (rows / norms[:, None]).astype(np.float32)
+        unit = (rows / norms[:, None]).astype(np.float32) if scaled else rows.copy()
     bad = ~(np.isfinite(norms) & (norms > 0))
     if keep is not None:
         bad |= ~keep
@@ -110,10 +114,24 @@ def neighbour_drift(
 ) -> Drift:
     """Exact cosine top-DEPTH of each row in `ids` among the `candidates` rows (bool [rows];
     the query itself excluded), at both precisions, in one pass over both matrices."""
+    return neighbour_drifts(ref, other, ids, candidates, ("cosine",), ctx)["cosine"]
+
+
+def neighbour_drifts(
+    ref: Precision,
+    other: Precision,
+    ids: np.ndarray,
+    candidates: np.ndarray,
+    metrics: tuple[str, ...] = ("cosine", "dot"),
+    ctx: JobContext = NULL_CONTEXT,
+) -> dict[str, Drift]:
+    """Neighbour drift by each metric ("cosine", "dot"), in one pass over both matrices (each
+    block of rows decoded once; a metric more is one matrix product more per block)."""
     ids = np.asarray(ids, dtype=np.int64)
     depth = min(DEPTH, max(1, int(np.count_nonzero(candidates)) - 1))
-    queries = [_unit(p.decode_ids(ids)) for p in (ref, other)]
-    best = [_Best(len(ids), depth), _Best(len(ids), depth)]
+    runs = [(m, p) for m in metrics for p in (ref, other)]  # (metric, precision)
+    queries = [_unit(p.decode_ids(ids), scaled=m == "cosine") for m, p in runs]
+    best = [_Best(len(ids), depth) for _ in runs]
     # a small first block fills the running lists; later blocks only pass what beats them
     starts = [0, min(ref.rows, FIRST_BLOCK)]
     step = max(256, BLOCK_VALUES // max(1, ref.dim))
@@ -124,11 +142,18 @@ def neighbour_drift(
         ctx.check("neighbour drift")
         keep = candidates[start:stop]
         mine = np.flatnonzero((ids >= start) & (ids < stop))
-        for p, q, b in zip((ref, other), queries, best, strict=True):
-            scores = q @ _unit(p.decode_block(start, stop), keep).T
-            if not keep.all():
-                scores[:, ~keep] = -np.inf
-            scores[mine, ids[mine] - start] = -np.inf  # not its own neighbour
-            b.add(scores, start)
+        for p in (ref, other):
+            block = p.decode_block(start, stop)
+            for (m, owner), q, b in zip(runs, queries, best, strict=True):
+                if owner is not p:
+                    continue
+                scores = q @ _unit(block, keep, scaled=m == "cosine").T
+                if not keep.all():
+                    scores[:, ~keep] = -np.inf
+                scores[mine, ids[mine] - start] = -np.inf  # not its own neighbour
+                b.add(scores, start)
         ctx.progress(stop / ref.rows)
-    return Drift(ids, best[0].ids, best[1].ids, best[0].scores, min(K, depth))
+    return {
+        m: Drift(ids, best[2 * n].ids, best[2 * n + 1].ids, best[2 * n].scores, min(K, depth), m)
+        for n, m in enumerate(metrics)
+    }

@@ -32,15 +32,87 @@ def error_histogram(report: QuantReport, bins: int = BINS) -> tuple[np.ndarray, 
     return edges, counts
 
 
-def norm_effect(report: QuantReport) -> tuple[float, float] | None:
-    """Median relative error of the tenth of rows with the smallest norm, and of the rest."""
+def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rank correlation of two samples (NaN when either is constant)."""
+    ra = np.argsort(np.argsort(a, kind="stable"), kind="stable").astype(np.float64)
+    rb = np.argsort(np.argsort(b, kind="stable"), kind="stable").astype(np.float64)
+    if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def block_peakiness(rows: np.ndarray, block: int = 32) -> np.ndarray:
+    """Per row, the mean over its blocks of `block` values of the block's largest |value| over
+    its RMS: 1 for a flat block, up to √block for one value among zeros."""
+    dim = rows.shape[1] - rows.shape[1] % block
+    b = np.abs(rows[:, :dim].astype(np.float64)).reshape(len(rows), -1, block)
+    with np.errstate(all="ignore"):
+        ratio = b.max(axis=2) / np.sqrt((b * b).mean(axis=2))
+    return np.nanmean(np.where(np.isfinite(ratio), ratio, np.nan), axis=1)
+
+
+def size_and_shape(report: QuantReport) -> tuple[float, float, float, float] | None:
+    """On the drift sample (or all measured rows when there is none): the rank correlation of
+    the relative error with the row norm and with block peakiness, and the median error of the
+    tenth of rows with the smallest norm and of the rest."""
     d = report.damage
-    ids = np.flatnonzero(d.measured)
+    ids = report.drift.ids if report.drift is not None else np.flatnonzero(d.measured)
+    ids = ids[d.measured[ids]]
     if len(ids) < 20:
         return None
     rel, norm = d.relative_error[ids], d.norm[ids]
+    peaks = block_peakiness(report.ref.decode_ids(ids))
+    ok = np.isfinite(peaks)
     cut = np.quantile(norm, 0.1)
-    return float(np.median(rel[norm <= cut])), float(np.median(rel[norm > cut]))
+    return (
+        rank_correlation(norm, rel),
+        rank_correlation(peaks[ok], rel[ok]),
+        float(np.median(rel[norm <= cut])),
+        float(np.median(rel[norm > cut])),
+    )
+
+
+def _distinct(top: np.ndarray, k: int) -> int:
+    return int(len(np.unique(top[:, :k])))
+
+
+def _relative_gap(drift) -> float:
+    """Median of (k-th score − (k+1)-th score) / |k-th score| at the reference precision."""
+    s = drift.ref_scores
+    if s.shape[1] <= drift.k:
+        return float("nan")
+    with np.errstate(all="ignore"):
+        gap = (s[:, drift.k - 1] - s[:, drift.k]) / np.abs(s[:, drift.k - 1])
+    return float(np.nanmedian(gap[np.isfinite(gap)])) if np.isfinite(gap).any() else float("nan")
+
+
+def neighbours_by_metric(report: QuantReport) -> str | None:
+    """Cosine against dot-product neighbour lists: which keep more, and what the lists show."""
+    cos, dot = report.drift, report.dot_drift
+    if cos is None or dot is None or not len(cos.ids):
+        return None
+    kc, kd = float(cos.overlap.mean()), float(dot.overlap.mean())
+    n, k = len(cos.ids), cos.k
+    uc, ud = _distinct(cos.ref_top, k), _distinct(dot.ref_top, k)
+    gc, gd = _relative_gap(cos), _relative_gap(dot)
+    if abs(kc - kd) < 0.05:
+        verdict = "both keep about as many"
+    elif kd > kc:
+        verdict = "dot-product lists survive better"
+    else:
+        verdict = "cosine lists survive better"
+    hubs = (
+        "dot product keeps coming back to the same rows of large norm, whatever the query"
+        if ud < 0.5 * uc
+        else "the two kinds of list are about as varied"
+    )
+    return (
+        f"Cosine or dot product: {kc:.1f} of {k} cosine neighbours stay, {kd:.1f} of {k} "
+        f"dot-product ones: {verdict}. The {n:,} sampled tokens' dot-product top {k} name "
+        f"{ud:,} different tokens, their cosine top {k} {uc:,}: {hubs}. The {k}th neighbour "
+        f"leads the next by a median {gd:.1%} of its score by dot product, {gc:.1%} by "
+        "cosine; a wider lead takes a larger error to overturn."
+    )
 
 
 def captions(report: QuantReport) -> list[str]:
@@ -63,22 +135,23 @@ def captions(report: QuantReport) -> list[str]:
             f"{name} rounds each value to a float with fewer mantissa bits: every value keeps "
             "about the same relative precision, whatever its neighbours."
         )
-    effect = norm_effect(report)
-    if effect is not None:
-        small, rest = effect
-        if small > 1.2 * rest:
+    figures = size_and_shape(report)
+    if figures is not None:
+        by_norm, by_shape, small, rest = figures
+        if small > 1.1 * rest:
             verdict = "rows of small norm lose more"
-        elif small < rest / 1.2:
+        elif small < rest / 1.1:
             verdict = "here rows of small norm lose less"
         else:
             verdict = "a row's size alone changes little"
         why = (
-            "The scale follows each block's own values, so what costs is a row whose blocks "
-            "hold one large value among small ones (and, for tiny rows, scales that f16 "
-            "cannot hold)."
+            "A block's scale follows its own largest value, so scaling a row up or down leaves "
+            "its relative error as it was; what costs is a block where one value stands far "
+            "above the others. Rank correlation of the error with the blocks' peak / RMS: "
+            f"ρ = {by_shape:+.2f}; with the row norm: ρ = {by_norm:+.2f}."
             if name in BLOCK_SCALES
             else "Each value keeps its own exponent, so only values too small for the format "
-            "lose more."
+            f"lose more (rank correlation of the error with the row norm: ρ = {by_norm:+.2f})."
         )
         out.append(
             f"Smallest tenth of rows by norm: median error {small:.4f}, the rest {rest:.4f}: "
@@ -101,4 +174,7 @@ def captions(report: QuantReport) -> list[str]:
                 else "small errors reorder the tail of the list."
             )
         )
+    metrics = neighbours_by_metric(report)
+    if metrics is not None:
+        out.append(metrics)
     return out

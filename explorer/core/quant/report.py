@@ -11,7 +11,7 @@ from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.quant import kernels
 from explorer.core.quant.align import check_aligned
 from explorer.core.quant.damage import RowDamage, row_damage
-from explorer.core.quant.drift import DEPTH, SAMPLE, Drift, neighbour_drift, sample_ids
+from explorer.core.quant.drift import DEPTH, SAMPLE, Drift, neighbour_drifts, sample_ids
 from explorer.core.quant.precision import Precision, of_model, simulate
 
 WORST = 20
@@ -23,7 +23,8 @@ class QuantReport:
     ref: Precision
     other: Precision
     damage: RowDamage
-    drift: Drift | None
+    drift: Drift | None  # by cosine
+    dot_drift: Drift | None = None  # by dot product, when asked for
 
     @property
     def type_name(self) -> str:
@@ -61,6 +62,16 @@ class QuantReport:
                 "mean": stat(overlap / self.drift.k, np.mean) if self.drift else None,
                 "sample": int(len(overlap)),
             },
+            **(
+                {
+                    "top10_overlap_dot": {
+                        "mean": stat(self.dot_drift.overlap / self.dot_drift.k, np.mean),
+                        "sample": int(len(self.dot_drift.ids)),
+                    }
+                }
+                if self.dot_drift is not None
+                else {}
+            ),
             "rank_displacement": {
                 "mean": stat(self.drift.displacement, np.mean) if self.drift else None,
                 "depth": DEPTH,
@@ -90,26 +101,35 @@ def measure(
     used: np.ndarray,
     sample: int = SAMPLE,
     ctx: JobContext = NULL_CONTEXT,
+    dot: bool = False,
 ) -> QuantReport:
-    """The per-row pass over all rows, then neighbour drift on `sample` rows (0: none)."""
+    """The per-row pass over all rows, then neighbour drift on `sample` rows (0: none), by
+    cosine and, with `dot`, by dot product too."""
     damage = row_damage(ref, other, used, ctx.part(0.0, 0.3 if sample else 1.0, "per row"))
-    drift = None
-    if sample:
-        ids = sample_ids(damage.measured, sample)
-        drift = neighbour_drift(ref, other, ids, damage.measured, ctx.part(0.3, 0.7, "neighbours"))
-    return QuantReport(ref, other, damage, drift)
+    if not sample:
+        return QuantReport(ref, other, damage, None)
+    ids = sample_ids(damage.measured, sample)
+    metrics = ("cosine", "dot") if dot else ("cosine",)
+    part = ctx.part(0.3, 0.7, "neighbours")
+    drifts = neighbour_drifts(ref, other, ids, damage.measured, metrics, part)
+    return QuantReport(ref, other, damage, drifts["cosine"], drifts.get("dot"))
 
 
 def compare_files(
-    ref_model, other_model, sample: int = SAMPLE, ctx: JobContext = NULL_CONTEXT
+    ref_model,
+    other_model,
+    sample: int = SAMPLE,
+    ctx: JobContext = NULL_CONTEXT,
+    dot: bool = False,
 ) -> QuantReport:
     """One embedding in two files (e.g. BF16 safetensors and the Q4_0 GGUF made from it)."""
     check_aligned(ref_model, other_model)
-    return measure(of_model(ref_model), of_model(other_model), ref_model.used_rows, sample, ctx)
+    ref, other = of_model(ref_model), of_model(other_model)
+    return measure(ref, other, ref_model.used_rows, sample, ctx, dot)
 
 
 def compare_simulated(
-    model, type_names, sample: int = SAMPLE, ctx: JobContext = NULL_CONTEXT
+    model, type_names, sample: int = SAMPLE, ctx: JobContext = NULL_CONTEXT, dot: bool = False
 ) -> list[QuantReport]:
     """What quantising the model's embedding to each type would do (nothing is written)."""
     ref = of_model(model)
@@ -118,5 +138,5 @@ def compare_simulated(
     for n, name in enumerate(type_names):
         part = ctx.part(n * width, width, name)
         other = simulate(ref, name, part.part(0.0, 0.4, f"quantising to {name}"))
-        out.append(measure(ref, other, model.used_rows, sample, part.part(0.4, 0.6, name)))
+        out.append(measure(ref, other, model.used_rows, sample, part.part(0.4, 0.6, name), dot))
     return out

@@ -1,4 +1,4 @@
-"""One token's row at both precisions, with the quant blocks behind the other one's values."""
+"""One token's row at both precisions, with the quant blocks behind the values of each."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ class RowPair:
     ref: np.ndarray  # float32 [dim]
     other: np.ndarray  # float32 [dim]
     blocks: QuantBlocks | None  # the other row's scales (None for float types and K-quants)
+    ref_blocks: QuantBlocks | None = None  # the reference row's, when it is stored quantised
+    ref_type: str = ""  # the reference's stored type
 
     @property
     def half_step(self) -> np.ndarray | None:
@@ -32,6 +34,7 @@ def row_pair(ref: Precision, other: Precision | str, token_id: int) -> RowPair:
     quantise this one row to with the gguf package (rows are quantised block by block, so it
     equals the row of the whole simulated matrix)."""
     r = ref.decode_block(token_id, token_id + 1)
+    ref_blocks = quant_blocks(np.asarray(ref.matrix[token_id]))
     if isinstance(other, str):
         r.flags.writeable = False
         row = simulate(Precision(ref.label, "F32", r, ref.dim, simulated=True), other)
@@ -40,4 +43,6 @@ def row_pair(ref: Precision, other: Precision | str, token_id: int) -> RowPair:
     else:
         q, raw = other.decode_block(token_id, token_id + 1), np.asarray(other.matrix[token_id])
         type_name = other.type_name
-    return RowPair(int(token_id), type_name, r[0], q[0], quant_blocks(raw))
+    return RowPair(
+        int(token_id), type_name, r[0], q[0], quant_blocks(raw), ref_blocks, ref.type_name
+    )

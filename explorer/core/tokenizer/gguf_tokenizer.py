@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer.core.tokenizer.gguf_vocab import GGUFVocab, gguf_source
-from explorer.core.tokenizer.tokens import TokenizerInfo
+from explorer.core.tokenizer.tokens import TokenizerInfo, file_identity
 
 if TYPE_CHECKING:  # `tokenizers` loads when the tokenizer is built, not to open the model
     from tokenizers import Tokenizer
@@ -33,8 +33,9 @@ class GGUFTokenizerInfo(TokenizerInfo):
         self.subword_prefix = ""
         self.special_ids = vocab.special_ids
         self.added_ids = vocab.added_ids
-        self.vocab_size = len(vocab.ids)
+        self.vocab_size = len(vocab.ids) if vocab.repeats else len(vocab.tokens)
         self.rows = rows
+        self.identity = file_identity(file)
 
     def _build(self) -> Tokenizer:
         from explorer.core.tokenizer.merges_cache import merge_ids
@@ -43,7 +44,7 @@ class GGUFTokenizerInfo(TokenizerInfo):
         return build_gguf(self.vocab, merge_ids(self.file, self.cache_root)).tokenizer
 
     def present_mask(self, rows: int) -> np.ndarray:
-        if len(self.vocab.ids) < len(self.vocab.tokens):  # repeated pieces: ids with no token
+        if self.vocab.repeats:  # ids with no token
             return super().present_mask(rows)
         mask = np.zeros(rows, dtype=bool)
         mask[: len(self.vocab.tokens)] = True
@@ -52,3 +53,9 @@ class GGUFTokenizerInfo(TokenizerInfo):
     @cached_property
     def pieces(self) -> list[str | None]:
         return self.vocab.pieces(self.rows if self.rows is not None else len(self.vocab.tokens))
+
+    def _one_piece(self, token_id: int) -> str | None:
+        tokens = self.vocab.tokens  # the metadata's pieces: no tokenizer to build for one label
+        if self.vocab.repeats or not 0 <= token_id < len(tokens):
+            return None
+        return tokens[token_id]

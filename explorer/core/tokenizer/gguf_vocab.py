@@ -63,6 +63,8 @@ def _token_id(meta: dict, key: str, count: int) -> int | None:
 
 @dataclass(frozen=True)
 class GGUFVocab:
+    """A GGUF file's tokenizer keys, checked."""
+
     kind: str  # "gpt2" (byte-level BPE) or "llama" (SentencePiece BPE)
     tokens: list[str]
     types: np.ndarray | None  # int per token
@@ -79,11 +81,19 @@ class GGUFVocab:
         n = len(self.tokens)
         return dict(zip(reversed(self.tokens), range(n - 1, -1, -1), strict=True))
 
+    @cached_property
+    def repeats(self) -> bool:
+        """Whether a piece appears twice (its later ids have no token); a set is cheaper to
+        build than `ids`, which only such a vocabulary needs for what `info` shows."""
+        return len(set(self.tokens)) < len(self.tokens)
+
     def _typed(self, wanted: tuple[int, ...]) -> set[int]:
         if self.types is None:
             return set()
-        at = np.flatnonzero(np.isin(self.types, wanted))
-        return {self.ids[self.tokens[i]] for i in at.tolist()}
+        at = np.flatnonzero(np.isin(self.types, wanted)).tolist()
+        if not self.repeats:
+            return set(at)
+        return {self.ids[self.tokens[i]] for i in at}
 
     @cached_property
     def special_ids(self) -> set[int]:
@@ -95,9 +105,9 @@ class GGUFVocab:
 
     def pieces(self, size: int) -> list[str | None]:
         """The piece of every id below `size` (None for a repeated piece's later ids)."""
-        ids = self.ids
         out: list[str | None] = list(self.tokens[:size])
-        if len(ids) < len(self.tokens):
+        if self.repeats:
+            ids = self.ids
             out = [t if ids[t] == i else None for i, t in enumerate(out)]  # type: ignore[index]
         return out + [None] * (size - len(out))
 

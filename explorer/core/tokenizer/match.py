@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Protocol, cast
 
 import numpy as np
 
 from explorer.core.context import NULL_CONTEXT, JobContext
+from explorer.core.tokenizer.verdict import Verdict
 
 VARIANT_PAIRS = 2048  # variant pairs scored (rows read: at most twice as many)
 SCREEN_PAIRS = 48  # of those, the pairs scored at every id shift…
@@ -96,56 +97,6 @@ class Vocabulary:
             frozenset(i for i in self.special if i < size),
             self.word_pieces,
         )
-
-
-@dataclass(frozen=True)
-class Verdict:
-    verdict: str  # "matches" | "shifted" | "mismatch" | "unknown"
-    offset: int | None  # row E[id + offset] belongs to token id (0 when it matches)
-    sentence: str
-    pairs: int  # variant pairs scored
-    variant_cosine: float | None  # their mean cosine at offset 0
-    random_cosine: float | None  # the same rows paired at random
-    auc: float | None  # how often a variant pair is closer than a random one (0.5: no signal)
-    shifted_auc: float | None  # the AUC at `offset` when the ids look shifted
-    untrained_rows: int  # special, never-used and padding rows sampled
-    untrained_norm: float | None  # their median norm / the variant rows' median norm
-    untrained_cohesion: float | None  # their mean cosine to their own mean
-    rows_read: int
-
-    @classmethod
-    def unchecked(cls, sentence: str) -> Verdict:
-        """No verdict, and why (e.g. a random twin's rows, noise by design)."""
-        return cls("unknown", None, sentence, 0, None, None, None, None, 0, None, None, 0)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-    @property
-    def shift_words(self) -> str:
-        """What the shift means for the rows shown ("" unless shifted)."""
-        if self.verdict != "shifted" or not self.offset:
-            return ""
-        n = abs(self.offset)
-        sign, side = ("−", "before") if self.offset < 0 else ("+", "after")
-        ids = "id" if n == 1 else "ids"
-        return (
-            f"token id's row is E[id {sign} {n}], so each row is labelled with the token {n} "
-            f"{ids} {side} its own"
-        )
-
-    @property
-    def warning(self) -> str | None:
-        """The line for a model's warnings when the tokenizer does not match (None: it does, or
-        the check cannot tell)."""
-        if self.verdict == "shifted":
-            return f"the tokenizer {self.sentence}: {self.shift_words}"
-        if self.verdict == "mismatch":
-            return (
-                f"the tokenizer {self.sentence}: its ids do not fit these rows, so labels name the"
-                " wrong rows"
-            )
-        return None
 
 
 def _keys(vocab: Vocabulary) -> Sequence[bytes | None]:
@@ -427,7 +378,7 @@ def check_model(
     model: _Model, vocab: Vocabulary | None = None, ctx: JobContext = NULL_CONTEXT
 ) -> Verdict | None:
     """The verdict for a model's own tokenizer (or `vocab`); None without a tokenizer. Reads a
-    few thousand rows (worker thread)."""
+    few thousand rows (worker thread). match_cache.check_model keeps it in the user cache."""
     from explorer.core.model.decode import decode_rows
 
     if vocab is None:

@@ -17,6 +17,7 @@ from tokenizers import pre_tokenizers as pre
 from explorer.core.errors import ModelFormatError
 from explorer.core.filecheck import read_limited
 from explorer.core.limits import MAX_SENTENCEPIECE_BYTES
+from explorer.core.tokenizer.sp_merges import merge_ids
 
 UNIGRAM, BPE = 1, 2
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -138,23 +139,8 @@ def sentencepiece_merge_ids(vocab: dict[str, int], scores: Sequence[float]) -> n
     """Merges implied by a SentencePiece BPE vocabulary, as id pairs [n, 2]: a piece made of two
     pieces merges them, higher-scored pieces first, then by piece id and the halves' ids (as
     transformers' SentencePieceExtractor orders them)."""
-    get = vocab.get
-    left: list[int] = []
-    right: list[int] = []
-    owner: list[int] = []
-    for piece, i in vocab.items():
-        for k in range(1, len(piece)):
-            a = get(piece[:k])
-            if a is not None:
-                b = get(piece[k:])
-                if b is not None:
-                    left.append(a)
-                    right.append(b)
-                    owner.append(i)
-    lefts, rights, owners = (np.array(x, dtype=np.int64) for x in (left, right, owner))
-    rank = np.nan_to_num(np.asarray(scores, dtype=np.float64), nan=-np.inf)[owners]
-    order = np.lexsort((rights, lefts, owners, -rank))
-    return np.stack([lefts[order], rights[order]], axis=1)
+    ids = np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab))
+    return merge_ids(list(vocab), ids, scores)
 
 
 def sentencepiece_merges(vocab: dict[str, int], scores: Sequence[float]) -> list[tuple[str, str]]:

@@ -14,6 +14,7 @@ from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalize
 from tokenizers import pre_tokenizers as pre
 
 from explorer.core.errors import ModelFormatError
+from explorer.core.tokenizer import sp_merges as sentencepiece_merges
 from explorer.core.tokenizer.gguf_vocab import (
     BYTE,
     CONTROL,
@@ -26,11 +27,12 @@ from explorer.core.tokenizer.gguf_vocab import (
     gguf_source,
     pre_tokenizer_warnings,
 )
-from explorer.core.tokenizer.sentencepiece import sentencepiece_merge_ids
 
 
 @dataclass
 class Built:
+    """A tokenizer built from what a model ships, and where it came from."""
+
     tokenizer: Tokenizer
     source: str  # e.g. "GGUF metadata (gpt2 BPE, pre-tokenizer smollm)"
     warnings: list[str] = field(default_factory=list)
@@ -80,14 +82,19 @@ def _derive(vocab: GGUFVocab, merge_ids: MergeIds | None) -> list[tuple[str, str
     types = vocab.types
 
     def derive() -> np.ndarray:
-        mergeable = {p: i for i, p in enumerate(vocab.tokens) if vocab.ids[p] == i}
-        if types is not None:
-            mergeable = {p: i for p, i in mergeable.items() if types[i] != BYTE}
-        return sentencepiece_merge_ids(mergeable, finite_scores(vocab.scores, len(vocab.tokens)))
+        tokens = vocab.tokens
+        keep = np.ones(len(tokens), dtype=bool) if types is None else types != BYTE
+        if vocab.repeats:  # a repeated piece's later ids
+            first = vocab.ids
+            keep &= np.fromiter((first[p] == i for i, p in enumerate(tokens)), bool, len(tokens))
+        at = np.flatnonzero(keep)
+        pieces = list(map(tokens.__getitem__, at.tolist()))
+        return sentencepiece_merges.merge_ids(pieces, at, finite_scores(vocab.scores, len(tokens)))
 
     pairs = merge_ids(vocab, derive) if merge_ids is not None else derive()
-    tokens = vocab.tokens
-    return [(tokens[a], tokens[b]) for a, b in pairs.tolist()]
+    piece = vocab.tokens.__getitem__
+    lefts, rights = pairs[:, 0].tolist(), pairs[:, 1].tolist()
+    return list(zip(map(piece, lefts), map(piece, rights), strict=True))
 
 
 def build_gguf(vocab: GGUFVocab, merge_ids: MergeIds | None = None) -> Built:

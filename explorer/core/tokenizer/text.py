@@ -86,6 +86,8 @@ def not_single_token(
 
 @dataclass(frozen=True, slots=True)  # slots: a long text makes thousands
 class Token:
+    """One token of an encoded text."""
+
     id: int
     piece: str
     text: str  # readable form

@@ -7,7 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from explorer.core.errors import ModelFormatError, TokenError, shown
+from explorer.core.errors import TokenError, shown
 from explorer.core.filecheck import read_limited
 from explorer.core.limits import MAX_TOKENIZER_BYTES, check_text
 
@@ -81,14 +81,38 @@ def _spec_of(tok: Tokenizer) -> dict:
     return spec
 
 
+def file_identity(path: str | Path) -> dict | None:
+    """Path, size and modification time of the file a tokenizer was read from (None if gone):
+    what caches of results that depend on the tokenizer are keyed by."""
+    try:
+        resolved = Path(path).resolve()
+        st = resolved.stat()
+    except OSError:
+        return None
+    return {"file": str(resolved), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
 class TokenizerInfo:
     """A tokenizer with padding/truncation off and readable labels for every id."""
 
-    def __init__(self, tokenizer: Tokenizer, spec: dict, rows: int | None = None, source: str = ""):
+    identity: dict | None = None  # the file it was read from (file_identity), when there is one
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer | None,
+        spec: dict,
+        rows: int | None = None,
+        source: str = "",
+        vocab_size: int | None = None,
+    ):
+        """`tokenizer` None: a subclass builds it on first use and gives `vocab_size`."""
         self._tokenizer: Tokenizer | None = tokenizer
         self.source = source
-        tokenizer.no_padding()
-        tokenizer.no_truncation()
+        if tokenizer is not None:
+            tokenizer.no_padding()
+            tokenizer.no_truncation()
+            vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
+        assert vocab_size is not None
         model = spec.get("model") or {}
         self.model_type = model.get("type", "")
         types = _walk_types(spec.get("pre_tokenizer")) | _walk_types(spec.get("decoder"))
@@ -103,7 +127,7 @@ class TokenizerInfo:
             if isinstance(t, dict) and t.get("special")
         }
         self.added_ids = {t["id"] for t in spec.get("added_tokens") or [] if isinstance(t, dict)}
-        self.vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
+        self.vocab_size = vocab_size
         self.rows = rows
 
     @property
@@ -117,21 +141,24 @@ class TokenizerInfo:
     def _build(self) -> Tokenizer:
         raise NotImplementedError
 
+    @property
+    def built(self) -> bool:
+        """Whether the `tokenizers` tokenizer exists (else its answers come from elsewhere)."""
+        return self._tokenizer is not None
+
     @classmethod
     def from_file(cls, path: str | Path, rows: int | None = None) -> TokenizerInfo:
+        """A tokenizer.json, built now (which checks it) or, when this file was built before,
+        answered from the user cache until text is tokenized (json_cache)."""
+        from explorer.core.tokenizer import json_cache
+
         path = Path(path)
+        identity = file_identity(path)
         # read it ourselves: a regular file of bounded size, and any path (from_file needs UTF-8)
         data = read_limited(path, MAX_TOKENIZER_BYTES)
-        try:
-            from tokenizers import Tokenizer  # loaded where a tokenizer is built
-
-            tok = Tokenizer.from_str(data.decode("utf-8"))
-            spec = _spec_of(tok)
-        except Exception as e:  # the tokenizers library raises bare Exceptions
-            first = str(e).splitlines()[0] if str(e) else type(e).__name__
-            first = first if len(first) <= 160 else first[:159] + "…"
-            raise ModelFormatError(f"{path.name}: cannot load tokenizer ({first})") from None
-        return cls(tok, spec, rows=rows, source=str(path))
+        info = json_cache.from_file(path, data, identity, rows)
+        info.identity = identity
+        return info
 
     # -- per-piece decoding -------------------------------------------------------------------
     def piece_bytes(self, token_id: int, piece: str) -> bytes:
@@ -239,6 +266,21 @@ class TokenizerInfo:
         if 0 <= token_id < len(self.pieces):
             return self.labels[token_id]
         return f"<unused {token_id}>"
+
+    def one_label(self, token_id: int) -> str:
+        """`label(token_id)` without building every id's label (0.3 s for 30k tokens, which a
+        one-row command should not pay)."""
+        piece = None if "labels" in vars(self) else self._one_piece(token_id)
+        if piece is None:  # ids beyond the vocabulary or holes in it: the general path
+            return self.label(token_id)
+        return self.piece_text(token_id, piece)
+
+    def _one_piece(self, token_id: int) -> str | None:
+        if "pieces" in vars(self):
+            return self.piece(token_id)
+        if 0 <= token_id < self.vocab_size:
+            return self.tokenizer.id_to_token(token_id)
+        return None
 
     def piece(self, token_id: int) -> str | None:
         return self.pieces[token_id] if 0 <= token_id < len(self.pieces) else None

@@ -64,6 +64,8 @@ def _flat(items: list[bytes]) -> tuple[bytes, np.ndarray]:
 
 @dataclass
 class VocabTable:
+    """Every id's piece, exact bytes and flags, as flat buffers."""
+
     pieces: bytes  # UTF-8 of every piece, back to back
     piece_offsets: np.ndarray  # int64 [n + 1]
     data: bytes  # the exact bytes of every token, back to back

@@ -35,7 +35,7 @@ from explorer.app.controllers.quant import (
 )
 from explorer.ui.analysis.plots import Histogram
 from explorer.ui.analysis.table import TokenTable
-from explorer.ui.compare.row_pair_plot import RowPairPlot
+from explorer.ui.rows.precision_pair import PrecisionPairPage
 from explorer.ui.widgets.flow_layout import FlowLayout
 from explorer.ui.widgets.job_progress import BusyRow
 
@@ -79,6 +79,7 @@ class PrecisionView(QWidget):
     cancelRequested = Signal()
     tokenActivated = Signal(int)
     typeChosen = Signal(int)  # index of the compared type shown below the summary
+    mapRequested = Signal()  # colour the map by the shown type's damage
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -132,10 +133,19 @@ class PrecisionView(QWidget):
             "The rows with the largest relative error ‖q − r‖/‖r‖; click one to open the token"
         )
         self.damaged.tokenActivated.connect(self.tokenActivated.emit)
+        self.on_map = QPushButton("Colour the map")
+        self.on_map.setToolTip(
+            "Show the Map tab with its points coloured by this type's relative error per row "
+            "(colour “Damage”)"
+        )
+        self.on_map.clicked.connect(self.mapRequested.emit)
+        title_row = QHBoxLayout()
+        title_row.addWidget(self.damaged_title, 1)
+        title_row.addWidget(self.on_map)
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
-        lv.addWidget(self.damaged_title)
+        lv.addLayout(title_row)
         lv.addWidget(self.damaged, 1)
 
         self.histogram = Histogram("Relative error per row", "‖q − r‖ / ‖r‖")
@@ -147,7 +157,7 @@ class PrecisionView(QWidget):
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
-        self.row = RowPairPlot()
+        self.row = PrecisionPairPage()
         self.plots = QTabWidget()
         self.plots.setDocumentMode(True)
         self.plots.addTab(self.histogram, "Distribution")

@@ -32,6 +32,7 @@ def install(host: Host, state: AppState, warm_up: bool = False) -> Map:
     _colour_by_kind(feature)
     host.add_view_state("map", lambda: capture(pane), lambda v: apply(feature, host, v))
     host.add_pending(lambda: pane.view.labels_pending)
+    host.add_pending(lambda: pane.kept.pending)  # the selected token's neighbour rings
     return feature
 
 

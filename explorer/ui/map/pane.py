@@ -5,6 +5,7 @@ chooses points with a box, Alt+drag (or the Lasso button) with a freehand lasso.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
@@ -16,24 +17,29 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMenu,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from explorer.app.controllers.kept import KeptController
 from explorer.app.controllers.map import MapController
 from explorer.app.jobs import error_message
 from explorer.app.state import AppState
 from explorer.core.errors import ExplorerError, TokenError
-from explorer.core.map import neighborhood, projection, whole
+from explorer.core.map import figure, neighborhood, projection, whole
+from explorer.core.map.kept import Kept
 from explorer.core.map.pipeline import MapData, MapRequest
 from explorer.core.tokenizer import vocab_table
 from explorer.ui.map import export as map_export
+from explorer.ui.map.rings import FAR_COLOUR, KEPT_COLOUR
 from explorer.ui.map.view import MapView
 from explorer.ui.widgets.flow_layout import ElidedLabel, FlowLayout, labelled
 from explorer.ui.widgets.job_progress import JobProgressBar
@@ -66,10 +72,13 @@ class MapPane(QWidget):
         controller: MapController | None = None,
         parent: QWidget | None = None,
         warm_up: bool = True,
+        kept: KeptController | None = None,
     ):
         super().__init__(parent)
         self.state = state
         self.controller = controller if controller is not None else MapController(state)
+        self.kept = kept if kept is not None else KeptController(state)
+        self._clicked: int | None = None  # the token a click on the map just selected
         self._warm_up = warm_up
         self._make_request_controls()
         self._make_export_menu()
@@ -145,6 +154,8 @@ class MapPane(QWidget):
         menu.addAction("SVG…", self._exporter("svg"))
         menu.addAction("Coordinates CSV…", self._exporter("csv"))
         menu.addAction("Coordinates JSON…", self._exporter("json"))
+        self.chosen_csv = menu.addAction("Chosen tokens CSV…", self._export_chosen_dialog)
+        self.chosen_csv.setToolTip("The box- or lasso-chosen tokens: id, piece, x, y")
         self.export_button.setMenu(menu)
         self.export_button.setEnabled(False)
 
@@ -153,6 +164,13 @@ class MapPane(QWidget):
         self.title = QLabel("Select a token and press Map")
         self.title.setStyleSheet("font-weight: bold")
         self.chosen = QLabel("")
+        self.kept_label = QLabel("")
+        self.kept_label.setToolTip(
+            "The selected token's 10 nearest neighbours by cosine in the original space (among\n"
+            "the map's points) are ringed: green when the map places them among the token's\n"
+            "10 nearest points, orange when it places them farther. Few kept: the picture\n"
+            "distorts this token's neighbourhood."
+        )
         self.copy_button = QPushButton("Copy")
         self.copy_button.setToolTip("Copy the chosen tokens (id and piece per line)")
         self.remap_button = QPushButton("Map these")
@@ -190,7 +208,11 @@ class MapPane(QWidget):
         below.addWidget(self.hint)
         layout_ = QVBoxLayout(self)
         layout_.setContentsMargins(4, 4, 4, 4)
-        for part in (controls, self.refs, self.title, self.view, below):
+        heading = QHBoxLayout()  # the map's title; the selected token's kept neighbours
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        heading.addWidget(self.title, 1)
+        heading.addWidget(self.kept_label)
+        for part in (controls, self.refs, heading, self.view, below):
             if isinstance(part, QWidget):
                 layout_.addWidget(part, 1 if part is self.view else 0)
             else:
@@ -202,13 +224,15 @@ class MapPane(QWidget):
         self.refs.returnPressed.connect(self.request_map)
         self.cancel_button.clicked.connect(self.cancel)
         self.colour.currentIndexChanged.connect(self._colour_chosen)
-        self.view.tokenClicked.connect(lambda i: self.state.select([i]))
-        self.view.tokenCtrlClicked.connect(lambda i: self.state.select([i], add=True))
+        self.view.tokenClicked.connect(self._select_clicked)
+        self.view.tokenCtrlClicked.connect(lambda i: self._select_clicked(i, add=True))
         self.view.selectionMade.connect(self._chosen_changed)
         self.lasso_button.toggled.connect(self._lasso_toggled)
         self.copy_button.clicked.connect(self.copy_selection)
         self.remap_button.clicked.connect(self.map_chosen)
         self.state.selectionChanged.connect(self._follow_selection)
+        self.state.selectionChanged.connect(self._selection_moved)
+        self.kept.keptReady.connect(self._kept_ready)
         self.state.tokensChanged.connect(lambda _: self._follow_selection(self.state.selection))
         self.controller.mapReady.connect(self._show)
         self.controller.progress.connect(self._progress)
@@ -311,6 +335,7 @@ class MapPane(QWidget):
         self.title.setText(data.nb.title[:1].upper() + data.nb.title[1:] + stage)
         self.export_button.setEnabled(True)
         self._chosen_changed([])
+        self._ask_kept()
         # labels follow in later turns of the event loop (set_coords starts their timer)
         self.mapShown.emit(data.final)
 
@@ -327,6 +352,36 @@ class MapPane(QWidget):
         self.colour.setCurrentIndex(self.colour.findData(want))
         self.colour.blockSignals(False)
         self.view.set_colour_mode(want)
+
+    def set_row_values(self, key: str, text: str, label: str, values, tip: str = "") -> None:
+        """A colour source from another feature: one value per token id of the model (or None
+        to withdraw it), listed in the colour menu as `text`, its scale labelled `label`."""
+        index = self.colour.findData(key)
+        if values is None:
+            self.view.set_row_values(key, None)
+            if index >= 0:
+                self.colour.removeItem(index)
+            if self.wanted_colour == key:
+                self.wanted_colour = self.view.colour_mode
+            return
+        if index < 0:
+            self.colour.insertItem(self.colour.findData("none"), text, key)
+            index = self.colour.findData(key)
+        self.colour.setItemText(index, text)
+        self.colour.setItemData(index, tip, Qt.ItemDataRole.ToolTipRole)
+        self.view.set_row_values(key, values, label)
+        if len(self.view.ids):  # before a map, every entry stays enabled
+            self._sync_colour_combo()
+
+    def show_row_values(self, key: str) -> None:
+        """Colour the map by the source `key` (now, or on the next map when none is shown)."""
+        self.wanted_colour = key
+        if len(self.view.ids):
+            self._sync_colour_combo()
+        else:
+            self.colour.blockSignals(True)
+            self.colour.setCurrentIndex(self.colour.findData(key))
+            self.colour.blockSignals(False)
 
     def _colour_chosen(self) -> None:
         self.wanted_colour = self.colour.currentData()
@@ -362,6 +417,42 @@ class MapPane(QWidget):
         if self.data is None:
             self.title.setText(self._idle_title(ids))
 
+    def _select_clicked(self, token_id: int, add: bool = False) -> None:
+        self._clicked = token_id
+        self.state.select([token_id], add=add)
+        self._clicked = None
+
+    def _selection_moved(self, ids) -> None:
+        """A new selection: its neighbours ringed; chosen outside the map (Find, the
+        Neighbours pane), the map flies to it."""
+        if ids and self._clicked is None:
+            self.view.fly_to(ids[0])
+        self._ask_kept()
+
+    def _ask_kept(self) -> None:
+        """Ask for the selected token's neighbours on the map shown (one token only)."""
+        ids, model = self.state.selection, self.state.model
+        token = ids[0] if len(ids) == 1 and self.data is not None else None
+        if token is None or model is None:
+            self.kept.show_for(None, None)
+            self.kept_label.setText("")
+            return
+        name = html.escape(model.label(token))
+        if not self.view.holds(token):
+            self.kept.show_for(None, None)
+            self.kept_label.setText(f"<span style='color: gray'>“{name}” is not on this map</span>")
+            return
+        self.kept.show_for(self.data, token)
+        if self.kept.latest is None:
+            self.kept_label.setText(f"<span style='color: gray'>neighbours of “{name}”…</span>")
+
+    def _kept_ready(self, found: Kept | None) -> None:
+        self.view.set_kept(found)
+        if found is None or self.state.model is None:
+            return
+        name = html.escape(self.state.model.label(found.token))
+        self.kept_label.setText(kept_sentence(found.n_kept, len(found.rows), name))
+
     def _idle_title(self, ids) -> str:
         model = self.state.model
         if self.source.currentData() != "around":
@@ -390,6 +481,7 @@ class MapPane(QWidget):
     def _chosen_changed(self, ids) -> None:
         self.chosen.setText(f"{len(ids):,} chosen" if ids else "")
         self.copy_button.setEnabled(bool(ids))
+        self.chosen_csv.setEnabled(bool(ids))
         self.remap_button.setEnabled(len(ids) >= 2)
 
     def _lasso_toggled(self, on: bool) -> None:
@@ -419,9 +511,38 @@ class MapPane(QWidget):
             except (ExplorerError, OSError) as e:
                 self.state.errorOccurred.emit(f"Export failed: {e}")
 
+    def _export_chosen_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export chosen tokens", "chosen.csv", "CSV (*.csv)"
+        )
+        if path:
+            try:
+                self.export_chosen(path)
+            except OSError as e:
+                self.state.errorOccurred.emit(f"Export failed: {e}")
+
+    def export_chosen(self, path: str | Path) -> None:
+        """Write the box- or lasso-chosen tokens as CSV: id, piece, x, y."""
+        ids, labels, coords = self.view.chosen_points()
+        Path(path).write_text(figure.coordinates_csv(ids, labels, coords), encoding="utf-8")
+        n = len(ids)
+        self.state.statusMessage.emit(
+            f"Saved {n:,} chosen token{'s' * (n != 1)} to {Path(path).name}"
+        )
+
     def export(self, path: str | Path, scale: int = 1) -> None:
         """Write the map: .png (at scale 1, 2 or 4), .svg, or coordinates as .csv / .json."""
         if self.data is None:
             raise ExplorerError("there is no map to export")
         map_export.write_map(self.view, self.data, Path(path), scale)
         self.state.statusMessage.emit(f"Saved {Path(path).name}")
+
+
+def kept_sentence(n_kept: int, k: int, name: str) -> str:
+    """Rich text: how many of a token's k nearest neighbours the map keeps near it, and what
+    the ring colours mean."""
+    return (
+        f"map keeps <b>{n_kept} of {k}</b> nearest neighbours near “{name}” "
+        f"(<span style='color: {KEPT_COLOUR}'>◯ kept</span> "
+        f"<span style='color: {FAR_COLOUR}'>◯ far</span>)"
+    )

@@ -15,16 +15,21 @@ from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from explorer.core.map import figure, geometry
+from explorer.core.map.kept import Kept
 from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
 from explorer.ui.map.kind_colors import kind_palette, legend_entries
 from explorer.ui.map.labels import LabelPool, drawable
 from explorer.ui.map.layers import LAYERED_ABOVE, ColourLayers
+from explorer.ui.map.rings import NeighbourRings
 from explorer.ui.map.viewbox import MapViewBox
 
 CHOSEN_RING = "#111111"  # box/lasso-chosen points: a colour no cluster or colour scale uses
 
 
+FLY_SHARE = 0.15  # fly_to shows at most this share of the framed map around the token
 COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
+CONTINUOUS_LABELS = {"similarity": "cosine similarity", "norm": "L2 norm"}
+NO_VALUE = (200, 200, 200)  # points a continuous source has no value for
 
 
 class MapView(QWidget):
@@ -46,6 +51,8 @@ class MapView(QWidget):
         }
         self.cluster_names: list[str] = []
         self.kinds: tuple[np.ndarray, list[str]] | None = None  # kind code of every token, names
+        # further colour sources set from outside: a value per token id of the model, its label
+        self.row_values: dict[str, tuple[np.ndarray, str]] = {}
         self.colour_mode = "similarity"
         self.highlight_ids: set[int] = set()
         self.selected_ids: list[int] = []
@@ -69,6 +76,8 @@ class MapView(QWidget):
         self._size = 7.0
         self.plot.addItem(self.overlay)
         self.overlay.setZValue(1)
+        self.rings = NeighbourRings(self.plot)
+        self._home_span = 1.0  # the larger side of the framed map (fly_to zooms to a part)
         self.colour_bar = pg.ColorBarItem(
             values=(0, 1),
             colorMap=pg.colormap.get("viridis"),
@@ -129,6 +138,8 @@ class MapView(QWidget):
             "cluster": None if clusters is None else np.asarray(clusters, np.int64),
             "kind": None if self.kinds is None else self.kinds[0][self.ids],
         }
+        for name in self.row_values:
+            self.values[name] = self._row_values_shown(name)
         self.cluster_names = list(cluster_names)
         self.highlight_ids = {int(i) for i in highlight}
         self.selected_ids = []
@@ -151,6 +162,7 @@ class MapView(QWidget):
         near = (whole_hi - whole_lo) <= 1.5 * (hi - lo)
         lo, hi = np.where(near, whole_lo, lo), np.where(near, whole_hi, hi)
         pad = (hi - lo) * 0.06 + 1e-9
+        self._home_span = float(np.max(hi - lo + 2 * pad))
         x_range, y_range = zip(lo - pad, hi + pad, strict=True)
         self.plot.getViewBox().setRange(xRange=x_range, yRange=y_range, padding=0)
 
@@ -182,8 +194,30 @@ class MapView(QWidget):
         if self.colour_mode == "kind" and len(self.ids):
             self.set_colour_mode("kind")
 
+    def set_row_values(self, name: str, values: np.ndarray | None, label: str = "") -> None:
+        """A further colour source `name`: one value per token id of the model (NaN: none,
+        drawn grey), shown on a continuous scale labelled `label`; None removes it. The map
+        shown recolours when it is coloured by `name`."""
+        if values is None:
+            self.row_values.pop(name, None)
+            self.values.pop(name, None)
+            if self.colour_mode == name:
+                self.set_colour_mode("none")
+            return
+        self.row_values[name] = (np.asarray(values), label)  # no copy: it may be every row
+        self.values[name] = self._row_values_shown(name)
+        if self.colour_mode == name and len(self.ids):
+            self.set_colour_mode(name)
+
+    def _row_values_shown(self, name: str) -> np.ndarray | None:
+        """The source's values of the points shown (None when it does not cover them)."""
+        v = self.row_values[name][0]
+        if len(self.ids) and int(self.ids.max()) >= len(v):
+            return None
+        return v[self.ids]
+
     def set_colour_mode(self, mode: str) -> None:
-        if mode not in COLOUR_MODES:
+        if mode not in COLOUR_MODES and mode not in self.row_values:
             raise ValueError(mode)
         self.colour_mode = mode
         if len(self.ids) > LAYERED_ABOVE:
@@ -193,7 +227,8 @@ class MapView(QWidget):
         self._update_legend()
 
     def available_colour_modes(self) -> list[str]:
-        return [m for m in COLOUR_MODES if m == "none" or self.values.get(m) is not None]
+        modes = [*COLOUR_MODES[:-1], *self.row_values, "none"]
+        return [m for m in modes if m == "none" or self.values.get(m) is not None]
 
     def _reorder(self) -> None:
         """Label priority: highlighted tokens, then the most similar (a stable order, so labels
@@ -239,6 +274,41 @@ class MapView(QWidget):
         scene = self.viewbox.mapViewToScene(QPointF(float(x), float(y)))
         return QPointF(self.graphics.mapFromScene(scene))
 
+    # -- the selected token's neighbours, and flying to a token ----------------------------------
+    def set_kept(self, kept: Kept | None) -> None:
+        """Ring a token's exact neighbours (explorer/ui/map/rings.py); None, or an answer for
+        other points than these, clears the rings."""
+        fits = (
+            kept is not None
+            and kept.row < len(self.ids)
+            and int(self.ids[kept.row]) == kept.token
+            and bool(np.all(kept.rows < len(self.ids)))
+        )
+        self.rings.show(kept if fits else None, self.coords)
+
+    def chosen_points(self) -> tuple[np.ndarray, list[str], np.ndarray]:
+        """The box- or lasso-chosen points: ids, labels, coordinates."""
+        rows = np.fromiter((self._index[i] for i in self.selected_ids), np.int64)
+        return self.ids[rows], [self.labels[k] for k in rows.tolist()], self.coords[rows]
+
+    def holds(self, token_id: int) -> bool:
+        """The token is one of the map's points."""
+        return int(token_id) in self._index
+
+    def fly_to(self, token_id: int, share: float = FLY_SHARE) -> bool:
+        """Centre the view on a token's point, zoomed in to at most `share` of the framed map
+        (a closer view stays as close). False if the token is not on the map."""
+        k = self._index.get(int(token_id))
+        if k is None:
+            return False
+        (x0, x1), (y0, y1) = self.viewbox.viewRange()
+        x, y = (float(v) for v in self.coords[k])
+        half_w = min(x1 - x0, share * self._home_span) / 2
+        half_h = half_w * (y1 - y0) / max(x1 - x0, 1e-12)
+        x_range, y_range = (x - half_w, x + half_w), (y - half_h, y + half_h)
+        self.viewbox.setRange(xRange=x_range, yRange=y_range, padding=0)
+        return True
+
     # -- colours ---------------------------------------------------------------------------------
     def _colour_values(self) -> tuple[np.ndarray | None, np.ndarray]:
         """The values the points are coloured by and, for a continuous scale, its knots: the
@@ -262,8 +332,12 @@ class MapView(QWidget):
         if self.colour_mode == "cluster":
             palette = brushes(np.array(figure.CATEGORICAL))
             return v[:n].astype(np.int64) % len(palette), palette
-        t = np.nan_to_num(figure.rank_position(v, knots), nan=0.0)
-        return np.minimum((t * PALETTE_STEPS).astype(int), PALETTE_STEPS - 1), continuous_brushes()
+        t = figure.rank_position(v, knots)
+        codes = np.minimum((np.nan_to_num(t) * PALETTE_STEPS).astype(int), PALETTE_STEPS - 1)
+        if self.colour_mode in CONTINUOUS_LABELS:
+            return codes, continuous_brushes()
+        codes[np.isnan(t)] = PALETTE_STEPS
+        return codes, [*continuous_brushes(), *brushes(np.array([NO_VALUE]))]
 
     def _point_brushes(self) -> list[QBrush] | QBrush:
         codes, palette = self._palette_codes()
@@ -313,7 +387,7 @@ class MapView(QWidget):
         marks = range(0, PALETTE_STEPS + 1, 4)
         ticks = [(k / PALETTE_STEPS, f"{knots[k]:.3g}") for k in marks]
         self.colour_bar.axis.setTicks([ticks, []])
-        label = "cosine similarity" if self.colour_mode == "similarity" else "L2 norm"
+        label = CONTINUOUS_LABELS.get(self.colour_mode) or self.row_values[self.colour_mode][1]
         self.colour_bar.axis.setLabel(label, color=self._bar_text)
         self.colour_bar.show()
 
@@ -375,6 +449,10 @@ class MapView(QWidget):
         norm = self.values["norm"]
         if norm is not None:
             parts.append(f"norm {norm[k]:.3g}")
+        for name, (_all, label) in self.row_values.items():
+            v = self.values.get(name)
+            if v is not None and np.isfinite(v[k]):
+                parts.append(f"{label} {v[k]:.3g}")
         return "  ·  ".join(parts)
 
     def _mouse_moved(self, args) -> None:

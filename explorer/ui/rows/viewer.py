@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
@@ -23,11 +24,15 @@ from explorer.core.rows.read import RowData
 from explorer.ui.rows.cosine import CosinePanel
 from explorer.ui.rows.heatmap import RowHeatmap
 from explorer.ui.rows.plot import ValuesPlot
+from explorer.ui.rows.precision_pair import PrecisionPairPage
 from explorer.ui.rows.summary import SummaryCard, SummaryTable
 from explorer.ui.rows.values_table import ValuesTable
 from explorer.ui.widgets.layout_fence import LayoutFence
 from explorer.ui.widgets.steady_tabs import SteadyTabWidget
 from explorer.ui.widgets.style import reserve_lines
+
+if TYPE_CHECKING:
+    from explorer.app.controllers.quant import RowShown
 
 DEFAULT_HINT = "Click a token to see its embedding"
 SUB_HINT = "Select several tokens to overlay them and compare their cosine similarities."
@@ -81,6 +86,7 @@ class EmbeddingViewer(QWidget):
         self.tabs.setTabToolTip(
             2, "Pairwise cosine similarities of the selected tokens (Ctrl+click to add one)"
         )
+        self.pair = PrecisionPairPage()  # a tab while a precision comparison is open
 
         content = QWidget()
         cv = QVBoxLayout(content)
@@ -266,6 +272,31 @@ class EmbeddingViewer(QWidget):
         self._fill_shown_page()
         self.empty.show()
         self.empty.raise_()
+
+    def set_pair(self, row: RowShown) -> None:
+        """The selected token at the two precisions of the open comparison (Compare ›
+        Precision): its tab appears, and comes to the front when it was not there."""
+        at = self.tabs.indexOf(self.pair)
+        if at < 0:
+            at = self.tabs.addTab(self.pair, "Two precisions")
+            self.tabs.setTabToolTip(
+                at, "The token's row at both precisions compared, with each value's quant block"
+            )
+        fresh = not self.tabs.isTabVisible(at) or self.pair.shown is None
+        self.tabs.setTabVisible(at, True)
+        self.pair.show_row(row)
+        if fresh:
+            self.tabs.setCurrentWidget(self.pair)
+
+    def clear_pair(self) -> None:
+        """No comparison open any more: the tab goes."""
+        at = self.tabs.indexOf(self.pair)
+        if at < 0:
+            return
+        if self.tabs.currentWidget() is self.pair:
+            self.tabs.setCurrentWidget(self.overview)
+        self.tabs.setTabVisible(at, False)
+        self.pair.clear()
 
     def set_levels(self, limit: float | None) -> None:
         """Shared symmetric heatmap levels ±limit for the whole model; None or ≤ 0: per row."""

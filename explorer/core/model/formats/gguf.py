@@ -1,8 +1,9 @@
 """GGUF (llama.cpp, Ollama, LM Studio): header, metadata and read-only memory-mapped tensors.
 
 The header is parsed here with `struct` because `gguf.GGUFReader` builds a numpy object per
-metadata item and takes 6–10 s on a 49k-token vocabulary; type tables and block sizes come
-from the `gguf` package, and quantised rows are decoded with `gguf.quants` (see vectors.py).
+metadata item and takes 6–10 s on a 49k-token vocabulary; block sizes come from
+`ggml_types` (the `gguf` package's table, without importing it), and quantised rows are decoded
+with `gguf.quants` (see vectors.py).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from gguf.constants import GGML_QUANT_SIZES, GGUF_MAGIC, GGMLQuantizationType
 
 from explorer.core.errors import ModelFormatError
 from explorer.core.model.dtypes import BF16
+from explorer.core.model.formats import ggml_types
+from explorer.core.model.formats.ggml_types import GGUF_MAGIC
 
 _SPLIT = re.compile(r"^(?P<stem>.*)-(?P<part>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
 # value type → (struct code, size); 8 = string, 9 = array
@@ -38,16 +40,18 @@ _NUMPY = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 
 _NUMPY |= {10: "<u8", 11: "<i8", 12: "<f8"}
 # Plain float types: the memory map holds the values themselves.
 FLOAT_TYPES: dict[int, tuple[str, np.dtype]] = {
-    GGMLQuantizationType.F32: ("F32", np.dtype("<f4")),
-    GGMLQuantizationType.F16: ("F16", np.dtype("<f2")),
-    GGMLQuantizationType.BF16: ("BF16", BF16),
-    GGMLQuantizationType.F64: ("F64", np.dtype("<f8")),
+    ggml_types.F32: ("F32", np.dtype("<f4")),
+    ggml_types.F16: ("F16", np.dtype("<f2")),
+    ggml_types.BF16: ("BF16", BF16),
+    ggml_types.F64: ("F64", np.dtype("<f8")),
 }
 MAX_ITEMS = 1 << 28  # more array items or tensors than this is not a real file
 
 
 @dataclass(frozen=True)
 class GGUFTensor:
+    """Where one tensor of a GGUF file lies, and its GGML type."""
+
     name: str
     ggml_type: int
     shape: tuple[int, ...]  # numpy order: (rows, dim) for a matrix (GGUF stores it reversed)
@@ -59,10 +63,8 @@ class GGUFTensor:
     def type_name(self) -> str:
         if self.ggml_type in FLOAT_TYPES:
             return FLOAT_TYPES[self.ggml_type][0]
-        try:
-            return GGMLQuantizationType(self.ggml_type).name
-        except ValueError:
-            return f"type {self.ggml_type}"
+        known = ggml_types.lookup(self.ggml_type)
+        return known[0] if known else f"type {self.ggml_type}"
 
 
 class _Cursor:
@@ -224,10 +226,10 @@ class GGUFFile:
         return out
 
     def _tensor(self, c: _Cursor, name, dims, ggml_type, begin, size) -> GGUFTensor:
-        try:
-            block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(ggml_type)]
-        except (ValueError, KeyError):
-            raise c.fail(f"tensor {name!r} has unknown type {ggml_type}") from None
+        known = ggml_types.lookup(ggml_type)
+        if known is None:
+            raise c.fail(f"tensor {name!r} has unknown type {ggml_type}")
+        _, block, type_size = known
         shape = tuple(reversed(dims))
         count = int(np.prod(dims, dtype=object)) if dims else 1
         if dims and dims[0] % block:
@@ -239,7 +241,7 @@ class GGUFFile:
 
 
 def row_bytes(tensor: GGUFTensor) -> int:
-    block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(tensor.ggml_type)]
+    _, block, type_size = ggml_types.lookup(tensor.ggml_type)  # type: ignore[misc]
     return tensor.shape[-1] // block * type_size
 
 

@@ -21,7 +21,7 @@ def load_json(path: str | Path, what: str, limit: int = MAX_JSON_BYTES) -> objec
     try:
         return json.loads(data.decode("utf-8"))
     except RecursionError:
-        raise ModelFormatError(f"{path.name}: {what} is nested too deeply") from None
+        raise ModelFormatError(f"{path.name}: {what} (nested too deeply)") from None
     except (UnicodeDecodeError, ValueError) as e:  # JSONDecodeError is a ValueError
         text = " ".join(str(e).split())
         text = text if len(text) <= 120 else text[:119] + "…"

@@ -46,6 +46,8 @@ def _cut(text: str, limit: int) -> str:
 
 @dataclass(frozen=True)
 class TensorInfo:
+    """One tensor's entry in a safetensors header."""
+
     name: str
     dtype: str
     shape: tuple[int, ...]

@@ -24,8 +24,8 @@ def worst_block(row: RowShown) -> str:
     b = int(np.argmax(err))
     top = float(np.abs(row.pair.ref[b * size : (b + 1) * size]).max())
     return (
-        f" Largest error in block {b} (values {b * size}–{(b + 1) * size - 1}): its scale "
-        f"{abs(float(blocks.scale[b])):.4g} follows its largest value {top:.4g}."
+        f" · largest error in block {b} (values {b * size}–{(b + 1) * size - 1}): scale "
+        f"{abs(float(blocks.scale[b])):.4g}, set by its largest value {top:.4g}"
     )
 
 
@@ -46,8 +46,9 @@ class RowPairPlot(QWidget):
         self.step_above = self.diff.plot(pen=step, stepMode="center")
         self.step_below = self.diff.plot(pen=step, stepMode="center")
         self.error = self.diff.plot(pen=pg.mkPen(self.diff.colour(3), width=1))
+        self.values.getPlotItem().hideAxis("bottom")  # the difference below shows the same x
         for plot in (self.values, self.diff):
-            plot.setMinimumHeight(110)
+            plot.setMinimumHeight(100)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
@@ -73,12 +74,13 @@ class RowPairPlot(QWidget):
         else:
             self.step_above.setData([], [])
             self.step_below.setData([], [])
-        guide = " Dashed: half a step of each value's block." if half is not None else ""
+        guide = " · dashed: ± half a step of the value's block" if half is not None else ""
         ref, other = self.values.colour(0).name(), self.values.colour(1).name()
+        stored = f" ({escape(pair.ref_type)})" if pair.ref_type else ""
         self.title.setText(
-            f"<b>{escape(row.label)}</b> (#{pair.id}) at {escape(pair.type_name)}: relative "
-            f"error {row.relative_error:.4g}. <span style='color:{ref}'>Reference</span>, "
-            f"<span style='color:{other}'>{escape(pair.type_name)}</span>."
+            f"<b>{escape(row.label)}</b> #{pair.id} · relative error "
+            f"{row.relative_error:.4g} · <span style='color:{ref}'>reference{stored}</span> "
+            f"and <span style='color:{other}'>{escape(pair.type_name)}</span>"
             f"{escape(worst_block(row) + guide)}"
         )
         for plot in (self.values, self.diff):

@@ -1,0 +1,67 @@
+"""Rings around the selected token's exact neighbours (explorer/core/map/kept.py): green where
+the map keeps a neighbour among the token's nearest points, orange where it puts it farther,
+each joined to the token by a thin line of its colour, so that a neighbour the map sends far
+away can be followed. A white halo under each ring and line keeps them readable over any
+colour of point. Ten rings: drawing them costs nothing that grows with the map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtGui import QColor
+
+from explorer.core.map.kept import Kept
+
+KEPT_COLOUR = "#1b7837"
+FAR_COLOUR = "#e66101"
+RING_PX = 18
+Z = 3  # above the points, the chosen rings and the selected token's disc
+
+
+class NeighbourRings:
+    def __init__(self, plot: pg.PlotItem):
+        white = pg.mkPen(255, 255, 255, 200, width=3)
+        self.halo_lines = pg.PlotCurveItem(connect="pairs", pen=white)
+        self.lines = [pg.PlotCurveItem(connect="pairs") for _ in (KEPT_COLOUR, FAR_COLOUR)]
+        self.halo = pg.ScatterPlotItem(pxMode=True, brush=None, pen=pg.mkPen("w", width=5))
+        self.rings = pg.ScatterPlotItem(pxMode=True, brush=None)
+        for colour, line in zip((KEPT_COLOUR, FAR_COLOUR), self.lines, strict=True):
+            faint = QColor(colour)
+            faint.setAlpha(170)
+            line.setPen(pg.mkPen(faint, width=1.3))
+        for z, item in enumerate([self.halo_lines, *self.lines, self.halo, self.rings]):
+            item.setZValue(Z + z * 0.01)
+            plot.addItem(item)
+        self.shown: Kept | None = None
+
+    def show(self, kept: Kept | None, coords: np.ndarray) -> None:
+        """Ring `kept`'s neighbours at their places in `coords` (the map's points); None: none."""
+        self.shown = kept
+        if kept is None or not len(kept.rows):
+            self.clear()
+            return
+        xy = np.asarray(coords, dtype=np.float64)[kept.rows]
+        centre = np.asarray(coords, dtype=np.float64)[kept.row]
+        pens = [pg.mkPen(KEPT_COLOUR, width=2.5), pg.mkPen(FAR_COLOUR, width=2.5)]
+        self.halo.setData(pos=xy, size=RING_PX, brush=None)
+        self.rings.setData(
+            pos=xy, size=RING_PX, brush=None, pen=[pens[0] if k else pens[1] for k in kept.kept]
+        )
+        ends = np.repeat(centre[None, :], len(xy), axis=0)
+        pairs = np.stack([ends, xy], axis=1).reshape(-1, 2)
+        self.halo_lines.setData(pairs[:, 0], pairs[:, 1])
+        for line, keep in zip(self.lines, (True, False), strict=True):
+            mine = np.stack([ends, xy], axis=1)[kept.kept == keep].reshape(-1, 2)
+            line.setData(mine[:, 0], mine[:, 1])
+
+    def clear(self) -> None:
+        self.shown = None
+        for item in (self.halo, self.rings):
+            item.setData(pos=np.zeros((0, 2)))
+        for line in (self.halo_lines, *self.lines):
+            line.setData([], [])
+
+    def positions(self) -> np.ndarray:
+        """Where the rings are drawn, in map coordinates [n, 2] (for tests)."""
+        x, y = self.rings.getData()
+        return np.column_stack([x, y]) if x is not None else np.zeros((0, 2))
