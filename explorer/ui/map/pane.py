@@ -157,6 +157,8 @@ class MapPane(QWidget):
         menu = QMenu(self.export_button)
         for scale in map_export.SCALES:
             menu.addAction(f"PNG {scale}×…", self._exporter("png", scale))
+        figure_4k = self._exporter("png", size=map_export.FIGURE_4K)
+        menu.addAction("PNG 3840 × 2160 (figure)…", figure_4k)
         menu.addAction("SVG…", self._exporter("svg"))
         menu.addAction("Coordinates CSV…", self._exporter("csv"))
         menu.addAction("Coordinates JSON…", self._exporter("json"))
@@ -242,6 +244,10 @@ class MapPane(QWidget):
         self.controller.busyChanged.connect(self._busy)
         self.controller.failed.connect(self._failed)
         self.controller.reset.connect(self._model_changed)
+        self.controller.exported.connect(lambda p: self.state.statusMessage.emit(f"Saved {p.name}"))
+        self.controller.exportFailed.connect(
+            lambda e: self.state.errorOccurred.emit(f"Export failed: {error_message(e)}")
+        )
 
     # -- requests --------------------------------------------------------------------------------
     def showEvent(self, event) -> None:  # Qt naming
@@ -322,7 +328,7 @@ class MapPane(QWidget):
         view = self.view
         if view.shows(data.nb.ids):  # the final layout of the preview's points
             view.set_clusters(data.clusters, data.cluster_names)
-            view.set_coords(data.coords, keep_view=False)
+            view.set_coords(data.coords, keep_view=False, tile_index=data.quadtree)
         else:
             view.set_points(
                 data.nb.ids,
@@ -333,6 +339,7 @@ class MapPane(QWidget):
                 clusters=data.clusters,
                 cluster_names=data.cluster_names,
                 highlight=self._highlight_ids(data.nb.ids),
+                tile_index=data.quadtree,
             )
         self._sync_colour_combo()
         stage = "" if data.final else RUNNING
@@ -512,18 +519,18 @@ class MapPane(QWidget):
         self.state.statusMessage.emit(f"Copied {n:,} token{'s' * (n != 1)} (id and piece per line)")
 
     # -- export ----------------------------------------------------------------------------------
-    def _exporter(self, kind: str, scale: int = 1) -> Callable[[], None]:
-        """A menu action's slot for one export kind (and PNG scale)."""
-        return lambda: self._export_dialog(kind, scale)
+    def _exporter(self, kind: str, scale: int = 1, size=None) -> Callable[[], None]:
+        """A menu action's slot for one export kind (and PNG scale, or figure size)."""
+        return lambda: self._export_dialog(kind, scale, size)
 
-    def _export_dialog(self, kind: str, scale: int = 1) -> None:
+    def _export_dialog(self, kind: str, scale: int = 1, size=None) -> None:
         what = {"png": "PNG image", "svg": "SVG image"}.get(kind, kind.upper())
         path, _ = QFileDialog.getSaveFileName(
             self, "Export map", f"map.{kind}", f"{what} (*.{kind})"
         )
         if path:
             try:
-                self.export(path, scale)
+                self.export(path, scale, size)
             except (ExplorerError, OSError) as e:
                 self.state.errorOccurred.emit(f"Export failed: {e}")
 
@@ -544,12 +551,22 @@ class MapPane(QWidget):
             f"Saved {n:,} chosen token{'s' * (n != 1)} to {Path(path).name}"
         )
 
-    def export(self, path: str | Path, scale: int = 1) -> None:
-        """Write the map: .png (at scale 1, 2 or 4), .svg, or coordinates as .csv / .json."""
+    def export(self, path: str | Path, scale: int = 1, size: tuple[int, int] | None = None) -> None:
+        """Write the map: .png (the view at scale 1, 2 or 4, or the figure at `size`), .svg, or
+        coordinates as .csv / .json."""
         if self.data is None:
             raise ExplorerError("there is no map to export")
-        map_export.write_map(self.view, self.data, Path(path), scale)
-        self.state.statusMessage.emit(f"Saved {Path(path).name}")
+        path = Path(path)
+        figure = path.suffix.lower() == ".svg" or size is not None
+        if figure and self.view.cloud.tiles is not None:  # very many points: off the GUI thread
+            self.state.statusMessage.emit(f"Exporting {path.name}…")
+            writer = map_export.figure_writer(
+                self.view, self.data, path, size or map_export.FIGURE_SIZE
+            )
+            self.controller.export(writer)
+            return
+        map_export.write_map(self.view, self.data, path, scale, size)
+        self.state.statusMessage.emit(f"Saved {path.name}")
 
 
 def kept_sentence(n_kept: int, k: int, name: str) -> str:
