@@ -12,11 +12,9 @@ import pytest
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QGuiApplication, QPolygonF
 
-from explorer.app.state import AppState
 from explorer.core.map import whole
 from explorer.core.resources import demo_model_dir
 from explorer.ui.map.chosen import RINGS_UP_TO
-from explorer.ui.map.pane import MapPane
 from explorer.ui.map.rings import FAR_COLOUR, KEPT_COLOUR, RING_PX
 from explorer.ui.map.view import FLY_SHARE, MapView
 from tests.support.ui import idle, near
@@ -25,16 +23,8 @@ SMOLLM2_SLICE = Path(__file__).resolve().parents[1] / "data" / "smollm2_rows.saf
 
 
 @pytest.fixture
-def pane(qtbot):
-    state = AppState()
-    p = MapPane(state, warm_up=False)
-    qtbot.addWidget(p)
-    p.resize(1100, 750)
-    p.show()
-    with qtbot.waitSignal(state.modelChanged, timeout=30000):
-        state.open(demo_model_dir())
-    yield p
-    state.jobs.shutdown()
+def pane(make_map_pane):
+    return make_map_pane()
 
 
 def pca_map_around(qtbot, pane, word: str, n: int = 300) -> int:
@@ -125,19 +115,14 @@ def test_rings_sit_on_the_exact_neighbours_and_the_kept_share_is_numpys(qtbot, p
 
 
 def test_on_the_whole_vocabulary_the_rings_come_from_a_scan_and_a_selection_flies_there(
-    qtbot, tmp_path
+    qtbot, make_map_pane
 ):
     """The whole vocabulary (2,048 real rows of SmolLM2; the layout from the cache, here the
     first picture stored as one) holds no rows: the rings come from an exact scan of the
     matrix. A token selected outside the map (the Neighbours pane, Find) brings the view to
     it, and hovering there names it."""
-    state = AppState()
-    pane = MapPane(state, warm_up=False)
-    qtbot.addWidget(pane)
-    pane.resize(1000, 700)
-    pane.show()
-    with qtbot.waitSignal(state.modelChanged, timeout=30000):
-        state.open(SMOLLM2_SLICE)
+    pane = make_map_pane(SMOLLM2_SLICE, size=(1000, 700))
+    state = pane.state
     model = state.model
     params = whole.WholeParams(
         n_neighbors=pane.n_neighbors.value(), min_dist=round(pane.min_dist.value(), 3)
@@ -160,7 +145,6 @@ def test_on_the_whole_vocabulary_the_rings_come_from_a_scan_and_a_selection_flie
     scene = view.viewbox.mapViewToScene(QPointF(float(x), float(y)))
     view._mouse_moved((scene,))
     assert f"id {token}" in view.hover_text
-    state.jobs.shutdown()
 
 
 def test_a_lasso_lists_saves_and_maps_exactly_the_tokens_inside(qtbot, pane, tmp_path):
