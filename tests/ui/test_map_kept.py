@@ -214,6 +214,17 @@ def test_find_flies_the_map_to_the_token_and_lends_the_rings_its_ranking(qtbot, 
     exact, n_kept = reference(win.state.model, view.ids, view.coords, kitten)
     np.testing.assert_array_equal(shown.ids, view.ids[exact])
     assert shown.n_kept == n_kept
+    # while another tab is shown, a new selection asks for no rings; showing the map does
+    win.host.show_tab(win.viewer)
+    dog = win.state.model.tokenizer.find("dog")
+    assert view.holds(dog)
+    win.state.select([dog])
+    idle(qtbot, win)
+    assert pane.kept.wanted is None and view.rings.shown is None
+    win.host.show_tab(pane)
+    shown = rings_for(qtbot, pane, dog)
+    exact, _ = reference(win.state.model, view.ids, view.coords, dog)
+    np.testing.assert_array_equal(shown.ids, view.ids[exact])
 
 
 def test_a_lasso_over_most_of_a_large_map_marks_every_chosen_point(qtbot):

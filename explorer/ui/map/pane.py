@@ -254,6 +254,7 @@ class MapPane(QWidget):
         if self._warm_up:
             self.controller.warm_up()
         super().showEvent(event)
+        self._ask_kept()  # asked for only while the map is shown
 
     def params(self) -> projection.ProjectionParams:
         return projection.ProjectionParams(
@@ -441,10 +442,11 @@ class MapPane(QWidget):
         self._ask_kept()
 
     def _ask_kept(self) -> None:
-        """Ask for the selected token's neighbours on the map shown (one token only)."""
+        """Ask for the selected token's neighbours on the map shown (one token only), while the
+        pane is on screen: the scan they may need is wasted on a hidden map."""
         ids, model = self.state.selection, self.state.model
         token = ids[0] if len(ids) == 1 and self.data is not None else None
-        if token is None or model is None:
+        if token is None or model is None or not self.isVisible():
             self.kept.show_for(None, None)
             self.kept_label.setText("")
             return
