@@ -16,6 +16,7 @@ from explorer.app import tuning
 from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import LaneSpec
 from explorer.app.state import AppState
+from explorer.app.whole_map_process import whole_map_in_child
 from explorer.core.context import JobContext
 from explorer.core.map import pipeline as map_layout
 from explorer.core.map import whole
@@ -82,6 +83,7 @@ class MapController(FeatureController):
             params,
             plain,
             only_cached=only_cached,
+            runner=whole_map_in_child,  # the neighbour graph holds the GIL for long
             label="Mapping the whole vocabulary",
             on_result=self._whole_ready,
             on_partial=self._preview_ready,

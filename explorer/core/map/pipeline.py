@@ -10,6 +10,7 @@ job's partial result (``ctx.partial``), the final map is its result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -169,10 +170,13 @@ def whole_vocabulary(
     plain: bool = True,
     ctx: JobContext = NULL_CONTEXT,
     only_cached: bool = False,
+    runner: Callable[..., whole.WholeMap] = whole.whole_map,
 ) -> MapData | None:
     """Every row on one map (explorer.core.map.whole): the PCA picture as ``ctx.partial``, then
     the UMAP layout (at once from the cache when it was laid out before; with `only_cached`,
     None when it was not). `plain` leaves out rows beyond the tokenizer and special tokens.
+    `runner` computes it: `whole.whole_map`, or a caller's with the same arguments (the app's
+    runs it in a child process).
     Points come in a fixed random order, so that labels (placed in point order) spread over the
     map rather than follow the ids."""
     if only_cached and whole.load_cached(model, params) is None:
@@ -197,7 +201,7 @@ def whole_vocabulary(
         norms = row_norms(model, ids, ctx)
         ctx.partial(data(result))
 
-    result = whole.whole_map(model, params, ctx, on_picture=picture)
+    result = runner(model, params, ctx, on_picture=picture)
     if not len(norms):
         norms = row_norms(model, ids, ctx)
     final = data(result)

@@ -17,24 +17,23 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMenu,
     QPushButton,
-    QSizePolicy,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from explorer.app.controllers.chosen import ChosenController
 from explorer.app.controllers.kept import KeptController
 from explorer.app.controllers.map import MapController
 from explorer.app.jobs import error_message
 from explorer.app.state import AppState
 from explorer.core.errors import ExplorerError, TokenError
-from explorer.core.map import figure, neighborhood, projection, whole
+from explorer.core.map import neighborhood, projection, whole
 from explorer.core.map.kept import Kept
 from explorer.core.map.pipeline import MapData, MapRequest
 from explorer.core.tokenizer import vocab_table
@@ -58,6 +57,12 @@ COLOURS = [
     ("cluster", "Cluster"),
     ("none", "Plain"),
 ]
+KEPT_TIP = (
+    "The selected token's 10 nearest neighbours by cosine in the original space (among\n"
+    "the map's points) are ringed: green when the map places them among the token's\n"
+    "10 nearest points, orange when it places them farther. Few kept: the picture\n"
+    "distorts this token's neighbourhood."
+)
 HINT = "drag: pan · wheel: zoom · click: select · Shift+drag: box · Alt+drag: lasso"
 RUNNING, CANCELLED = " — PCA preview, UMAP running…", " — PCA preview (cancelled)"
 LASSO_HINT = "drag: lasso · wheel: zoom · click: select · Shift+drag: box · Lasso off: pan"
@@ -78,6 +83,7 @@ class MapPane(QWidget):
         self.state = state
         self.controller = controller if controller is not None else MapController(state)
         self.kept = kept if kept is not None else KeptController(state)
+        self.chosen_jobs = ChosenController(state)
         self._clicked: int | None = None  # the token a click on the map just selected
         self._warm_up = warm_up
         self._make_request_controls()
@@ -167,12 +173,7 @@ class MapPane(QWidget):
         self.title.setStyleSheet("font-weight: bold")
         self.chosen = QLabel("")
         self.kept_label = QLabel("")
-        self.kept_label.setToolTip(
-            "The selected token's 10 nearest neighbours by cosine in the original space (among\n"
-            "the map's points) are ringed: green when the map places them among the token's\n"
-            "10 nearest points, orange when it places them farther. Few kept: the picture\n"
-            "distorts this token's neighbourhood."
-        )
+        self.kept_label.setToolTip(KEPT_TIP)
         self.copy_button = QPushButton("Copy")
         self.copy_button.setToolTip("Copy the chosen tokens (id and piece per line)")
         self.remap_button = QPushButton("Map these")
@@ -210,9 +211,9 @@ class MapPane(QWidget):
         below.addWidget(self.hint)
         layout_ = QVBoxLayout(self)
         layout_.setContentsMargins(4, 4, 4, 4)
-        heading = QHBoxLayout()  # the map's title; the selected token's kept neighbours
-        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        heading.addWidget(self.title, 1)
+        heading = FlowLayout()  # the title; the kept neighbours beside it, or below if narrow
+        heading.addWidget(self.title)
+        heading.add_stretch()
         heading.addWidget(self.kept_label)
         for part in (controls, self.refs, heading, self.view, below):
             if isinstance(part, QWidget):
@@ -235,6 +236,8 @@ class MapPane(QWidget):
         self.state.selectionChanged.connect(self._follow_selection)
         self.state.selectionChanged.connect(self._selection_moved)
         self.kept.keptReady.connect(self._kept_ready)
+        self.chosen_jobs.textReady.connect(self._copied)
+        self.chosen_jobs.saved.connect(self._saved)
         self.state.tokensChanged.connect(lambda _: self._follow_selection(self.state.selection))
         self.controller.mapReady.connect(self._show)
         self.controller.progress.connect(self._progress)
@@ -307,7 +310,8 @@ class MapPane(QWidget):
 
     def map_chosen(self) -> None:
         """A new map of the box-chosen tokens (their old positions are kept where possible)."""
-        if self.state.model is None or not self.view.selected_ids:
+        chosen = len(self.view.selected_ids)
+        if self.state.model is None or not 2 <= chosen <= neighborhood.MAX_SAMPLE:
             return
         refs = ",".join(f"#{i}" for i in self.view.selected_ids)
         self.refs.setText(refs)
@@ -457,8 +461,14 @@ class MapPane(QWidget):
         self.view.set_kept(found)
         if found is None or self.state.model is None:
             return
-        name = html.escape(self.state.model.label(found.token))
+        model = self.state.model
+        name = html.escape(model.label(found.token))
         self.kept_label.setText(kept_sentence(found.n_kept, len(found.rows), name))
+        marks = [
+            f"{'kept' if k else 'far '}  {model.label(int(i))}"
+            for i, k in zip(found.ids, found.kept, strict=True)
+        ]
+        self.kept_label.setToolTip(KEPT_TIP + "\n\n" + "\n".join(marks))
 
     def _idle_title(self, ids) -> str:
         model = self.state.model
@@ -489,18 +499,24 @@ class MapPane(QWidget):
         self.chosen.setText(f"{len(ids):,} chosen" if ids else "")
         self.copy_button.setEnabled(bool(ids))
         self.chosen_csv.setEnabled(bool(ids))
-        self.remap_button.setEnabled(len(ids) >= 2)
+        self.remap_button.setEnabled(2 <= len(ids) <= neighborhood.MAX_SAMPLE)
+        self.remap_button.setToolTip(
+            "Make a new map of the chosen tokens"
+            if len(ids) <= neighborhood.MAX_SAMPLE
+            else f"A map of its own holds at most {neighborhood.MAX_SAMPLE:,} tokens: choose fewer"
+        )
 
     def _lasso_toggled(self, on: bool) -> None:
         self.view.set_lasso_mode(on)
         self.hint.setText(LASSO_HINT if on else HINT)
 
-    def copy_selection(self) -> str:
-        text = self.view.selection_text()
+    def copy_selection(self) -> None:
+        """The chosen tokens to the clipboard, a line each (made off the GUI thread)."""
+        self.chosen_jobs.make_text(self.view.ids, self.view.labels, self.view.chosen_rows)
+
+    def _copied(self, text: str, n: int) -> None:
         QGuiApplication.clipboard().setText(text)
-        n = len(self.view.selected_ids)
         self.state.statusMessage.emit(f"Copied {n:,} token{'s' * (n != 1)} (id and piece per line)")
-        return text
 
     # -- export ----------------------------------------------------------------------------------
     def _exporter(self, kind: str, scale: int = 1, size=None) -> Callable[[], None]:
@@ -523,16 +539,14 @@ class MapPane(QWidget):
             self, "Export chosen tokens", "chosen.csv", "CSV (*.csv)"
         )
         if path:
-            try:
-                self.export_chosen(path)
-            except OSError as e:
-                self.state.errorOccurred.emit(f"Export failed: {e}")
+            self.export_chosen(path)
 
     def export_chosen(self, path: str | Path) -> None:
-        """Write the box- or lasso-chosen tokens as CSV: id, piece, x, y."""
-        ids, labels, coords = self.view.chosen_points()
-        Path(path).write_text(figure.coordinates_csv(ids, labels, coords), encoding="utf-8")
-        n = len(ids)
+        """Write the box- or lasso-chosen tokens as CSV (id, piece, x, y), off the GUI thread."""
+        view = self.view
+        self.chosen_jobs.save(path, view.ids, view.labels, view.coords, view.chosen_rows)
+
+    def _saved(self, path: str, n: int) -> None:
         self.state.statusMessage.emit(
             f"Saved {n:,} chosen token{'s' * (n != 1)} to {Path(path).name}"
         )

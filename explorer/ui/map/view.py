@@ -14,21 +14,19 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
-from explorer.core.map import figure, geometry, tiles
+from explorer.core.map import chosen, figure, geometry, tiles
 from explorer.core.map.kept import Kept
 from explorer.core.map.kind_colors import kind_palette, legend_entries
 from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
+from explorer.ui.map.chosen import ChosenMarks
 from explorer.ui.map.labels import LabelPool, drawable
 from explorer.ui.map.layers import LAYERED_ABOVE, CloudItem
 from explorer.ui.map.rings import NeighbourRings
 from explorer.ui.map.viewbox import MapViewBox
 
-CHOSEN_RING = "#111111"  # box/lasso-chosen points: a colour no cluster or colour scale uses
 CLOUD_LABELS = 60  # labels on a map of very many points, from its tiles in view
 LABEL_TILE_PX = 90  # ... down to tiles about this many pixels across
-
-
-FLY_SHARE = 0.15  # fly_to shows at most this share of the framed map around the token
+FLY_SHARE = 0.06  # fly_to shows at most this share of the framed map around the token
 COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
 CONTINUOUS_LABELS = {"similarity": "cosine similarity", "norm": "L2 norm"}
 NO_VALUE = (200, 200, 200)  # points a continuous source has no value for
@@ -58,6 +56,7 @@ class MapView(QWidget):
         self.colour_mode = "similarity"
         self.highlight_ids: set[int] = set()
         self.selected_ids: list[int] = []
+        self.chosen_rows = np.zeros(0, dtype=np.int64)  # their points' indices
         self.hover_id: int | None = None
         self.hover_text = ""
         self._order_arr = np.zeros(0, dtype=np.int64)
@@ -77,7 +76,7 @@ class MapView(QWidget):
         self.plot.setAspectLocked(True)
         self.plot.setMenuEnabled(False)
         self.scatter = pg.ScatterPlotItem(pxMode=True, pen=None, size=7)
-        self.overlay = pg.ScatterPlotItem(pxMode=True)  # highlighted and box-selected points
+        self.overlay = pg.ScatterPlotItem(pxMode=True)  # highlighted points
         self.plot.addItem(self.scatter)
         self.cloud = CloudItem()  # very many points: one picture of those in view
         self.plot.addItem(self.cloud)
@@ -85,6 +84,7 @@ class MapView(QWidget):
         self.plot.addItem(self.overlay)
         self.overlay.setZValue(1)
         self.rings = NeighbourRings(self.plot)
+        self.chosen_marks = ChosenMarks(self.plot)
         self._home_span = 1.0  # the larger side of the framed map (fly_to zooms to a part)
         self.colour_bar = pg.ColorBarItem(
             values=(0, 1),
@@ -94,6 +94,7 @@ class MapView(QWidget):
             colorMapMenu=False,
         )
         self._bar_text = "#333333"
+        self.colour_bar.axis.setWidth(None)  # ColorBarItem fixes 45 px: the label hid a tick
         self.colour_bar.axis.setTextPen(self._bar_text)
         self.graphics.addItem(self.colour_bar, row=0, col=1)
         # beside the map, not over it: a kind legend is as tall as the map at 1024 × 700
@@ -152,6 +153,7 @@ class MapView(QWidget):
         self.cluster_names = list(cluster_names)
         self.highlight_ids = {int(i) for i in highlight}
         self.selected_ids = []
+        self.chosen_rows = np.zeros(0, dtype=np.int64)
         self._labels.reset()
         self._reorder()
         if self.colour_mode != "none" and self.values.get(self.colour_mode) is None:
@@ -282,12 +284,14 @@ class MapView(QWidget):
 
     def set_selected(self, ids) -> None:
         wanted = np.asarray(list(ids), dtype=np.int64)
-        self.selected_ids = wanted[self._index.many(wanted) >= 0].tolist()
+        rows = self._index.many(wanted)
+        self.chosen_rows = rows[rows >= 0]
+        self.selected_ids = wanted[rows >= 0].tolist()
         self._update_overlay()
 
     def selection_text(self) -> str:
         """The box- or lasso-selected tokens as lines of `id<TAB>piece` (for the clipboard)."""
-        return "".join(f"{i}\t{self.labels[self._index[i]]}\n" for i in self.selected_ids)
+        return chosen.as_lines(self.ids, self.labels, self.chosen_rows)
 
     def point_position(self, token_id: int) -> QPointF:
         """Where a token's point is, in GraphicsView (viewport) pixels — for tests and tooltips."""
@@ -306,11 +310,6 @@ class MapView(QWidget):
             and bool(np.all(kept.rows < len(self.ids)))
         )
         self.rings.show(kept if fits else None, self.coords)
-
-    def chosen_points(self) -> tuple[np.ndarray, list[str], np.ndarray]:
-        """The box- or lasso-chosen points: ids, labels, coordinates."""
-        rows = np.fromiter((self._index[i] for i in self.selected_ids), np.int64)
-        return self.ids[rows], [self.labels[k] for k in rows.tolist()], self.coords[rows]
 
     def holds(self, token_id: int) -> bool:
         """The token is one of the map's points."""
@@ -435,21 +434,13 @@ class MapView(QWidget):
         self.colour_bar.show()
 
     def _update_overlay(self) -> None:
-        """Rings on chosen points, discs on highlighted ones: arrays and shared brushes/pens,
-        so a selection of thousands of points costs no per-point Python objects."""
-        chosen = self._index.many(np.asarray(self.selected_ids, dtype=np.int64)).tolist()
+        """Discs on highlighted points (few: the selection), marks on chosen ones (chosen.py):
+        nothing per point in Python, so a lasso over a whole vocabulary stays quick."""
+        self.chosen_marks.show(self.coords, self.chosen_rows, self._size)
         marked = [k for i in self.highlight_ids if (k := self._index.get(i)) is not None]
-        rows = np.asarray(chosen + marked, dtype=np.int64)
-        n_chosen = len(chosen)
-        ring_brush, ring_pen = pg.mkBrush(0, 0, 0, 0), pg.mkPen(CHOSEN_RING, width=2.5)
-        disc_brush, disc_pen = pg.mkBrush(*figure.HIGHLIGHT), pg.mkPen("w", width=2)
-        xy = self.coords[rows] if len(rows) else np.zeros((0, 2))
+        xy = self.coords[marked] if marked else np.zeros((0, 2))
         self.overlay.setData(
-            x=xy[:, 0],
-            y=xy[:, 1],
-            size=np.where(np.arange(len(rows)) < n_chosen, 13, 15),
-            brush=[ring_brush] * n_chosen + [disc_brush] * (len(rows) - n_chosen),
-            pen=[ring_pen] * n_chosen + [disc_pen] * (len(rows) - n_chosen),
+            pos=xy, size=15, brush=pg.mkBrush(*figure.HIGHLIGHT), pen=pg.mkPen("w", width=2)
         )
 
     # -- labels ----------------------------------------------------------------------------------
@@ -548,13 +539,9 @@ class MapView(QWidget):
             self.tokenClicked.emit(token_id)
 
     def _box_selected(self, rect: QRectF) -> None:
-        if not len(self.ids):
-            return
         x, y = self.coords[:, 0], self.coords[:, 1]
         inside = (x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom())
-        chosen = [int(i) for i in self.ids[inside]]
-        self.set_selected(chosen)
-        self.selectionMade.emit(chosen)
+        self._choose(inside)
 
     def select_box(self, x0: float, y0: float, x1: float, y1: float) -> None:
         """Select the points inside a data-coordinate rectangle (what Shift+drag does)."""
@@ -562,12 +549,19 @@ class MapView(QWidget):
 
     def select_lasso(self, polygon) -> None:
         """Select the points inside a polygon of data coordinates (what a lasso drag does)."""
+        if len(self.ids):
+            polygon = np.asarray(polygon, dtype=np.float64)
+            self._choose(geometry.points_in_polygon(self.coords, polygon))
+
+    def _choose(self, inside: np.ndarray) -> None:
+        """The points where `inside` is true become the chosen ones (numpy: a lasso may hold
+        most of a whole vocabulary)."""
         if not len(self.ids):
             return
-        inside = geometry.points_in_polygon(self.coords, np.asarray(polygon, dtype=np.float64))
-        chosen = [int(i) for i in self.ids[inside]]
-        self.set_selected(chosen)
-        self.selectionMade.emit(chosen)
+        self.chosen_rows = np.flatnonzero(inside)
+        self.selected_ids = self.ids[self.chosen_rows].tolist()
+        self._update_overlay()
+        self.selectionMade.emit(self.selected_ids)
 
     def set_lasso_mode(self, on: bool) -> None:
         """Plain drag draws a lasso instead of panning (Alt+drag does so in any mode)."""
