@@ -101,7 +101,8 @@ def main() -> int:
     print(f"  first picture shown {first:.1f} s, final layout shown {final:.1f} s")
     print("  longest GUI-thread gap: " + ", ".join(f"{k} {v:.0f} ms" for k, v in phases.items()))
     print(
-        f"  other processes took {others.share():.0%} of the machine; screenshots {', '.join(shots)}"
+        f"  other processes took {others.share():.0%} of the machine; "
+        f"screenshots {', '.join(shots)}"
     )
     sampler.report(top=3, longest=4)
     return 0
