@@ -81,7 +81,7 @@ def test_map_colours_points_by_the_relative_error_of_each_row(qtbot, make_window
     assert len(shown) == 150 and np.isfinite(shown).sum() > 100
     np.testing.assert_allclose(shown, expected("Q4_0"), rtol=1e-6)
     # the points' colours rank by it: the most damaged point gets the top colour
-    codes, palette = view._palette_codes()
+    codes, palette, _steps = view.colour_codes()
     assert codes is not None and codes[np.nanargmax(shown)] == len(palette) - 2
     # another type chosen on the Precision page: the map follows
     precision.show_type(0)

@@ -256,11 +256,16 @@ class PrecisionView(QWidget):
             if first["simulated"]
             else f"<b>{escape(first['other'])}</b>"
         )
+        found = (
+            "by cosine, from sign-code shortlists of every row, scored exactly"
+            if first["top10_overlap"].get("method") == "approximate"
+            else "exact cosine"
+        )
         self.banner.setText(
             f"<b>{escape(shown.reference)}</b> as stored ({first['rows']:,} rows with a token) "
             f"against {what}. Relative error ‖q − r‖/‖r‖ and cosine(q, r) per row (median, 99th "
             "percentile, extreme); "
-            "“Top-10 kept”: of each sampled token's 10 nearest neighbours (exact cosine), how "
+            f"“Top-10 kept”: of each sampled token's 10 nearest neighbours ({found}), how "
             "many both precisions share (“by dot”: the same by dot product); “Rank shift”: "
             "how far they move in rank on average."
         )

@@ -107,6 +107,7 @@ class MainWindow(QMainWindow):
         self.slides = slides.install(host, state)
         self.tokens.search.queryEntered.connect(self.neighbor_search.controller.search_text)
         self.neighbor_search.controller.resultsReady.connect(self._offer_neighbours)
+        self.tokens.search.tokenFound.connect(self.maps.pane.view.fly_to)
         self._link_precision()
         self._make_view_actions()
         self._make_toolbar()
