@@ -21,7 +21,7 @@ from explorer.ui.map import export
 from explorer.ui.map.brushes import PALETTE_STEPS
 from explorer.ui.map.layers import LAYERED_ABOVE, POINTS_BELOW
 from explorer.ui.map.pane import MapPane
-from explorer.ui.map.view import CLOUD_LABELS, MapView
+from explorer.ui.map.view import CLOUD_LABELS, NO_VALUE, MapView
 
 N = max(LAYERED_ABOVE, POINTS_BELOW) + 5000
 
@@ -282,3 +282,19 @@ def test_the_map_tab_writes_a_many_point_figure_off_the_gui_thread(qtbot, fixtur
     text = (tmp_path / "map.svg").read_text(encoding="utf-8")
     assert text.count("<image") == 1 and 'width="1920"' in text
     state.jobs.shutdown()
+
+
+def test_a_row_value_source_colours_the_cloud_grey_where_it_has_no_value(view, fixture_map):
+    coords = fixture_map[0]
+    values = np.full(N + 10, np.nan)
+    values[: N // 2] = np.linalg.norm(coords[: N // 2], axis=1)  # the left blob only
+    view.set_row_values("score", values, "a score")
+    view.set_colour_mode("score")
+    image = paint(view)
+    assert view.colour_bar.isVisible() and view.cloud.last_kind == "density"
+    grey, scale = np.array(NO_VALUE), figure.viridis(np.linspace(0, 1, PALETTE_STEPS))
+    right = view.graphics.mapFromScene(view.viewbox.mapViewToScene(QPointF(3, 0)))
+    left = view.graphics.mapFromScene(view.viewbox.mapViewToScene(QPointF(-3, 0)))
+    at = lambda p: np.array(image.pixelColor(p.x(), p.y()).getRgb()[:3])  # noqa: E731
+    assert np.abs(at(right) - grey).max() < 30  # no value: grey
+    assert np.abs(at(left) - grey).max() >= 30 and sum(colours_seen(image, scale, 20)) >= 4
