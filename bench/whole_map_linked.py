@@ -100,7 +100,7 @@ def main() -> int:
         view.hover_id = None
         add("hover (GUI)", on_gui(view._mouse_moved, (scene,)))
         assert view.hover_id is not None, "the hover found no point"
-        add("click (GUI)", on_gui(pane._select_clicked, token))
+        add("click (GUI)", on_gui(view.tokenClicked.emit, token))
         wall, gap = until(lambda: None, lambda t=token: pane.kept.latest is not None
                           and pane.kept.latest.token == t)  # fmt: skip
         add("click → rings shown (wall)", wall)

@@ -99,7 +99,7 @@ def test_rings_sit_on_the_exact_neighbours_and_the_kept_share_is_numpys(qtbot, p
     # another token of the map, chosen there: its own rings; the view stays where it is
     other = int(view.ids[150])
     before = view.viewbox.viewRange()
-    pane._select_clicked(other)
+    pane.state.select([other])  # as a click on the map does
     shown = rings_for(qtbot, pane, other)
     exact, n_kept = reference(model, view.ids, view.coords, other)
     np.testing.assert_array_equal(shown.ids, view.ids[exact])
@@ -114,13 +114,10 @@ def test_rings_sit_on_the_exact_neighbours_and_the_kept_share_is_numpys(qtbot, p
     assert len(view.rings.positions()) == 0
 
 
-def test_on_the_whole_vocabulary_the_rings_come_from_a_scan_and_a_selection_flies_there(
-    qtbot, make_map_pane
-):
+def test_on_the_whole_vocabulary_the_rings_come_from_a_scan(qtbot, make_map_pane):
     """The whole vocabulary (2,048 real rows of SmolLM2; the layout from the cache, here the
     first picture stored as one) holds no rows: the rings come from an exact scan of the
-    matrix. A token selected outside the map (the Neighbours pane, Find) brings the view to
-    it, and hovering there names it."""
+    matrix. Flying to the token shows it; hovering there names it."""
     pane = make_map_pane(SMOLLM2_SLICE, size=(1000, 700))
     state = pane.state
     model = state.model
@@ -135,6 +132,8 @@ def test_on_the_whole_vocabulary_the_rings_come_from_a_scan_and_a_selection_flie
     assert pane.data.whole and len(pane.data.vectors[0]) == 0 and len(view.ids) == model.rows
     token = 1234
     state.select([token])
+    view.viewbox.setRange(xRange=(1e6, 1e6 + 1), yRange=(0, 1), padding=0)
+    assert view.fly_to(token)
     shown = rings_for(qtbot, pane, token)
     exact, n_kept = reference(model, view.ids, view.coords, token)
     np.testing.assert_array_equal(shown.ids, view.ids[exact])
@@ -214,6 +213,20 @@ def test_find_flies_the_map_to_the_token_and_lends_the_rings_its_ranking(qtbot, 
     exact, n_kept = reference(win.state.model, view.ids, view.coords, kitten)
     np.testing.assert_array_equal(shown.ids, view.ids[exact])
     assert shown.n_kept == n_kept
+    # a click in the Neighbours pane flies there too; a plain selection leaves the view alone
+    dogs = win.state.model.tokenizer.find("dogs")
+    assert view.holds(dogs)
+    view.viewbox.setRange(xRange=(far, far + 1), yRange=(0, 1), padding=0)
+    win.neighbors_pane.tokenActivated.emit(dogs)
+    assert win.state.selection == [dogs]
+    x, y = view.coords[list(view.ids).index(dogs)]
+    (x0, x1), (y0, y1) = view.viewbox.viewRange()
+    assert x0 < x < x1 and y0 < y < y1
+    view.viewbox.setRange(xRange=(far, far + 1), yRange=(0, 1), padding=0)
+    before = view.viewbox.viewRange()
+    win.state.select([kitten])  # e.g. a slide's selection: its own saved view stays
+    assert view.viewbox.viewRange() == before
+
     # while another tab is shown, a new selection asks for no rings; showing the map does
     win.host.show_tab(win.viewer)
     dog = win.state.model.tokenizer.find("dog")

@@ -84,7 +84,6 @@ class MapPane(QWidget):
         self.controller = controller if controller is not None else MapController(state)
         self.kept = kept if kept is not None else KeptController(state)
         self.chosen_jobs = ChosenController(state)
-        self._clicked: int | None = None  # the token a click on the map just selected
         self._warm_up = warm_up
         self._make_request_controls()
         self._make_export_menu()
@@ -227,14 +226,14 @@ class MapPane(QWidget):
         self.refs.returnPressed.connect(self.request_map)
         self.cancel_button.clicked.connect(self.cancel)
         self.colour.currentIndexChanged.connect(self._colour_chosen)
-        self.view.tokenClicked.connect(self._select_clicked)
-        self.view.tokenCtrlClicked.connect(lambda i: self._select_clicked(i, add=True))
+        self.view.tokenClicked.connect(lambda i: self.state.select([i]))
+        self.view.tokenCtrlClicked.connect(lambda i: self.state.select([i], add=True))
         self.view.selectionMade.connect(self._chosen_changed)
         self.lasso_button.toggled.connect(self._lasso_toggled)
         self.copy_button.clicked.connect(self.copy_selection)
         self.remap_button.clicked.connect(self.map_chosen)
         self.state.selectionChanged.connect(self._follow_selection)
-        self.state.selectionChanged.connect(self._selection_moved)
+        self.state.selectionChanged.connect(lambda _ids: self._ask_kept())
         self.kept.keptReady.connect(self._kept_ready)
         self.chosen_jobs.textReady.connect(self._copied)
         self.chosen_jobs.saved.connect(self._saved)
@@ -428,18 +427,6 @@ class MapPane(QWidget):
         self.view.set_highlight(self._highlight_ids())
         if self.data is None:
             self.title.setText(self._idle_title(ids))
-
-    def _select_clicked(self, token_id: int, add: bool = False) -> None:
-        self._clicked = token_id
-        self.state.select([token_id], add=add)
-        self._clicked = None
-
-    def _selection_moved(self, ids) -> None:
-        """A new selection: its neighbours ringed; chosen outside the map (Find, the
-        Neighbours pane), the map flies to it."""
-        if ids and self._clicked is None:
-            self.view.fly_to(ids[0])
-        self._ask_kept()
 
     def _ask_kept(self) -> None:
         """Ask for the selected token's neighbours on the map shown (one token only), while the

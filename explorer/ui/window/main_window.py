@@ -107,7 +107,9 @@ class MainWindow(QMainWindow):
         self.slides = slides.install(host, state)
         self.tokens.search.queryEntered.connect(self.neighbor_search.controller.search_text)
         self.neighbor_search.controller.resultsReady.connect(self._offer_neighbours)
+        # a token found, or a neighbour clicked, brings the map to it
         self.tokens.search.tokenFound.connect(self.maps.pane.view.fly_to)
+        self.neighbor_search.pane.tokenActivated.connect(self.maps.pane.view.fly_to)
         self._link_precision()
         self._make_view_actions()
         self._make_toolbar()
