@@ -268,6 +268,7 @@ class MapView(QWidget):
     def set_dark(self, dark: bool) -> None:
         """Labels and the colour bar's text for a dark background (presentation in dark)."""
         self._labels.set_dark(dark)
+        self.rings.set_dark(dark)
         self._bar_text = "#f0f0f0" if dark else "#333333"
         self.colour_bar.axis.setTextPen(self._bar_text)
         self._update_legend()
