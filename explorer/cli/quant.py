@@ -95,7 +95,10 @@ def _print_summary(results: list[dict], path: str) -> None:
     print(head)
     for r in results:
         rel, cos, top = r["relative_error"], r["cosine"], r["top10_overlap"]
-        overlap = _cell(top["mean"], 3) + (f" ({top['sample']})" if top["sample"] else "")
+        approximate = top.get("method") == "approximate"
+        overlap = _cell(top["mean"], 3) + (
+            f" ({top['sample']}{'≈' if approximate else ''})" if top["sample"] else ""
+        )
         print(
             f"{r['type']:<10} {_cell(rel['median']):>14} {_cell(rel['p99']):>8} "
             f"{_cell(rel['max']):>8} {_cell(cos['median'], 5):>13} {_cell(cos['min'], 5):>8} "
@@ -105,3 +108,6 @@ def _print_summary(results: list[dict], path: str) -> None:
     print("exact cosine top-10 neighbours that both precisions agree on (sample size in brackets);")
     print("rank shift: mean |change of rank| of those ten at the other precision (ranks past 50")
     print("count as 50)")
+    if any(r["top10_overlap"].get("method") == "approximate" for r in results):
+        print("≈: neighbours found from sign-code shortlists of every row at both precisions, then")
+        print("scored exactly (the matrix is too large for an exact scan of every sampled token)")

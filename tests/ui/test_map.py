@@ -327,7 +327,9 @@ def test_pca_map_of_a_selection_click_selects_and_exports(qtbot, pane, tmp_path)
     assert rows[0] == ["id", "piece", "x", "y"] and len(rows) == 201
 
     pane.view.select_box(-1e9, -1e9, 1e9, 1e9)
-    assert pane.copy_selection().count("\n") == 200
+    with qtbot.waitSignal(pane.chosen_jobs.textReady, timeout=30000) as copied:
+        pane.copy_selection()
+    assert copied.args[0].count("\n") == 200 == copied.args[1]
     assert pane.remap_button.isEnabled()
 
 

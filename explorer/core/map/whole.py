@@ -166,18 +166,13 @@ def knn_graph(
     x: np.ndarray, k: int, seed: int, ctx: JobContext = NULL_CONTEXT
 ) -> tuple[np.ndarray, np.ndarray]:
     """k nearest rows of every row by cosine (itself first): exact up to EXACT_KNN_MAX rows,
-    else by NN-descent (pynndescent, umap-learn's own method). A clustered exact search found
-    more of the exact neighbours on SmolLM2 but gave a map that kept fewer of them: its graph
-    falls apart into tight families of near-duplicates."""
-    from explorer.core.map.projection import EXACT_KNN_MAX, knn_cosine
+    else by NN-descent (explorer.core.map.descent, umap-learn's own method), with progress and
+    cancel between its iterations. A clustered exact search found more of the exact neighbours
+    on SmolLM2 but gave a map that kept fewer of them: its graph falls apart into tight
+    families of near-duplicates."""
+    from explorer.core.map.projection import knn_cosine
 
-    if len(x) <= EXACT_KNN_MAX:
-        return knn_cosine(x, k, ctx)
-    ctx.progress(0.0, f"neighbour graph of {len(x):,} rows (NN-descent)")
-    ctx.check("the whole-vocabulary map")
-    graph = knn_cosine(x, k, seed=seed)  # NN-descent: no progress or cancel inside it
-    ctx.check("the whole-vocabulary map")
-    return graph
+    return knn_cosine(x, k, ctx, seed=seed)
 
 
 def layout(

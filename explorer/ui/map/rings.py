@@ -14,7 +14,7 @@ from explorer.core.map.kept import Kept
 
 KEPT_COLOUR = "#1b7837"
 FAR_COLOUR = "#e66101"
-RING_PX = 18
+RING_PX = 16
 Z = 3  # above the points, the chosen rings and the selected token's disc
 
 
@@ -23,7 +23,7 @@ class NeighbourRings:
         white = pg.mkPen(255, 255, 255, 200, width=3)
         self.halo_lines = pg.PlotCurveItem(connect="pairs", pen=white)
         self.lines = [pg.PlotCurveItem(connect="pairs") for _ in (KEPT_COLOUR, FAR_COLOUR)]
-        self.halo = pg.ScatterPlotItem(pxMode=True, brush=None, pen=pg.mkPen("w", width=5))
+        self.halo = pg.ScatterPlotItem(pxMode=True, brush=None, pen=pg.mkPen("w", width=4))
         self.rings = pg.ScatterPlotItem(pxMode=True, brush=None)
         for colour, line in zip((KEPT_COLOUR, FAR_COLOUR), self.lines, strict=True):
             faint = QColor(colour)

@@ -107,6 +107,7 @@ class MainWindow(QMainWindow):
         self.slides = slides.install(host, state)
         self.tokens.search.queryEntered.connect(self.neighbor_search.controller.search_text)
         self.neighbor_search.controller.resultsReady.connect(self._offer_neighbours)
+        self.tokens.search.tokenFound.connect(self.maps.pane.view.fly_to)
         self._link_precision()
         self._make_view_actions()
         self._make_toolbar()
@@ -166,16 +167,26 @@ class MainWindow(QMainWindow):
             pane.set_row_values("damage", "Damage", f"relative error at {name}", values, tip)
 
         def show_on_map() -> None:
-            pane.show_row_values("damage")
             self.host.show_tab(pane)
-            if pane.data is None and not pane.controller.running:
-                pane.source.setCurrentIndex(pane.source.findData("sample"))
+            if pane.data is None and not pane.controller.running:  # a map to colour
+                source = pane.source.currentData()
+                if source not in ("sample", "whole") and not (
+                    source == "around" and self.state.selection
+                ):
+                    pane.source.setCurrentIndex(pane.source.findData("sample"))
                 pane.request_map()
+            pane.show_row_values("damage")
 
         quant.damageChanged.connect(damage)
         quant.rowReady.connect(viewer.set_pair)
         quant.cleared.connect(lambda _hint: viewer.clear_pair())
         self.compare.precision.mapRequested.connect(show_on_map)
+        self.compare.precision.valuesRequested.connect(self._show_pair)
+
+    def _show_pair(self) -> None:
+        self.host.show_tab(self.viewer)
+        if self.viewer.pair.shown is not None:
+            self.viewer.tabs.setCurrentWidget(self.viewer.pair)
 
     def _make_file_actions(self) -> None:
         host = self.host
