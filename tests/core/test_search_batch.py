@@ -151,3 +151,22 @@ def test_running_top_k_keeps_every_row_tied_with_the_tenth():
     # the run: 14 copies tie with the query itself; all of them are right answers
     assert set(RUN[1]) <= got[0] and len(RUN[1]) + 1 <= KEEP
     assert TWIN[1] in got[2]
+
+
+@pytest.mark.parametrize("spread", ["wide", "narrow", "consecutive", "extremes"])
+def test_ranked_keys_equal_a_full_sort(spread):
+    """Stage one's cuts: the histogram's picks equal the keys at those ranks of a full sort."""
+    rng = np.random.default_rng(len(spread))
+    for m in (1, 2, 37, 4096, 9000):
+        if spread == "wide":
+            keys = rng.integers(0, 2**64 - 1, m, dtype=np.uint64, endpoint=True)
+        elif spread == "narrow":  # one estimate, rows told apart by id only (as ties are)
+            keys = (np.uint64(0xBF800000) << np.uint64(32)) | rng.integers(0, 2**32, m, np.uint64)
+        elif spread == "consecutive":
+            keys = np.arange(m, dtype=np.uint64) + np.uint64(2**40)
+        else:
+            keys = np.r_[np.uint64(0), np.uint64(2**64 - 1), rng.integers(0, 2**20, m, np.uint64)]
+        keys = np.unique(keys)
+        ranks = np.unique(np.r_[1, len(keys), rng.integers(1, len(keys) + 1, 7)]).astype(np.int64)
+        want = np.sort(keys)[::-1][ranks - 1]
+        np.testing.assert_array_equal(tune_ranks._ranked(keys, ranks), want)

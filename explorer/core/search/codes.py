@@ -14,7 +14,9 @@ matrices (slowly decaying spectra) keeps too little of the variance to find true
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 from numba import get_num_threads, njit, prange, types
@@ -25,13 +27,17 @@ from explorer.core.search.exact import KERNEL_LOCK
 
 
 @intrinsic
-def _popcount(typingctx, x):  # pragma: no cover - compiled
+def _ctpop(typingctx, x):  # pragma: no cover - compiled
     sig = types.uint64(types.uint64)
 
     def codegen(context, builder, signature, args):
         return builder.ctpop(args[0])
 
     return sig, codegen
+
+
+# The bits set in a uint64, for compiled code; typed as what compiled callers see.
+_popcount = cast(Callable[[Any], int], _ctpop)
 
 
 @njit(cache=True, nogil=True)
@@ -124,7 +130,7 @@ def _encode_rows(x, u, signs, codes, a, wn, sq):  # pragma: no cover - compiled
 def _hamming(codes, i, q):  # pragma: no cover - compiled
     h = 0
     for k in range(codes.shape[1]):
-        h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
+        h += _popcount(codes[i, k] ^ q[k])
     return h
 
 
@@ -182,11 +188,11 @@ def estimate_q(codes, i, planes, lin, a, wn, scale, penalty, aq, wq):  # pragma:
     d0 = d1 = d2 = d3 = 0
     for k in range(codes.shape[1]):
         c = codes[i, k]
-        ones += _popcount(c)  # type: ignore[call-arg]
-        d0 += _popcount(c & planes[0, k])  # type: ignore[call-arg]
-        d1 += _popcount(c & planes[1, k])  # type: ignore[call-arg]
-        d2 += _popcount(c & planes[2, k])  # type: ignore[call-arg]
-        d3 += _popcount(c & planes[3, k])  # type: ignore[call-arg]
+        ones += _popcount(c)
+        d0 += _popcount(c & planes[0, k])
+        d1 += _popcount(c & planes[1, k])
+        d2 += _popcount(c & planes[2, k])
+        d3 += _popcount(c & planes[3, k])
     cw = lin[0] + lin[1] * ones + lin[2] * (d0 + 2 * d1 + 4 * d2 + 8 * d3)
     return (aq * a[i] + wq * wn[i] * cw) * scale[i] + penalty[i]
 
