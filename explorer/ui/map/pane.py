@@ -116,8 +116,8 @@ class MapPane(QWidget):
         self.plain = QCheckBox("no special/unused")
         self.plain.setChecked(True)
         self.plain.setToolTip(
-            "Random samples and the whole vocabulary leave out special tokens and rows the "
-            "tokenizer does not use"
+            "Random samples and the whole vocabulary leave out special tokens, placeholders "
+            "such as [unused12] and rows the tokenizer does not use"
         )
         self.method = QComboBox()
         self.method.addItem("UMAP", "umap")
