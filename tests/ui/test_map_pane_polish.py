@@ -127,3 +127,35 @@ def test_view_frames_the_bulk_and_not_far_off_outliers(qtbot):
     assert x1 - x0 < 20 and y1 - y0 < 20  # the bulk fills the view …
     inside = (coords[:, 0] > x0) & (coords[:, 0] < x1) & (coords[:, 1] > y0) & (coords[:, 1] < y1)
     assert inside.mean() > 0.95 and not inside[:5].any()  # … the outliers are off screen
+
+
+def test_kind_legend_reads_in_dark_presentation_and_grows_with_the_labels(qtbot):
+    import numpy as np
+    from PySide6.QtGui import QColor
+
+    from explorer.ui.map.view import MapView
+
+    view = MapView()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show()
+    ids = np.arange(40)
+    coords = np.random.default_rng(0).standard_normal((40, 2)).astype(np.float32)
+    view.set_points(ids, [f"t{i}" for i in ids], coords, similarity=np.zeros(40))
+    view.set_kinds(ids % 2, ("latin", "digits"))
+    view.set_colour_mode("kind")
+
+    def texts():
+        return [label for _, label in view.legend.items]
+
+    assert len(texts()) == 2 and view.legend.isVisible()
+    normal = [t.item.boundingRect().height() for t in texts()]
+    view.set_dark(True)
+    view.set_label_size(26)  # as presentation mode does
+    for label in texts():
+        assert QColor(label.opts["color"]).lightness() > 200  # light on black
+        assert label.item.boundingRect().height() > 1.5 * max(normal)
+    view.set_dark(False)
+    view.set_label_size(13)
+    assert all(QColor(t.opts["color"]).lightness() < 60 for t in texts())
+    assert [t.item.boundingRect().height() for t in texts()] == normal

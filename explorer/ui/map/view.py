@@ -19,7 +19,7 @@ from explorer.core.map.kept import Kept
 from explorer.core.map.kind_colors import kind_palette, legend_entries
 from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
 from explorer.ui.map.chosen import ChosenMarks
-from explorer.ui.map.labels import LabelPool, drawable
+from explorer.ui.map.labels import LABEL_PX, LabelPool, drawable
 from explorer.ui.map.layers import LAYERED_ABOVE, CloudItem
 from explorer.ui.map.rings import NeighbourRings
 from explorer.ui.map.viewbox import MapViewBox
@@ -30,6 +30,7 @@ FLY_SHARE = 0.06  # fly_to shows at most this share of the framed map around the
 COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
 CONTINUOUS_LABELS = {"similarity": "cosine similarity", "norm": "L2 norm"}
 NO_VALUE = (200, 200, 200)  # points a continuous source has no value for
+LEGEND_TEXT = "#222222"
 
 
 class MapView(QWidget):
@@ -98,7 +99,12 @@ class MapView(QWidget):
         self.colour_bar.axis.setTextPen(self._bar_text)
         self.graphics.addItem(self.colour_bar, row=0, col=1)
         # beside the map, not over it: a kind legend is as tall as the map at 1024 × 700
-        self.legend = pg.LegendItem(offset=None, labelTextColor="#222222", verSpacing=-6)
+        self.legend = pg.LegendItem(
+            offset=None,
+            labelTextColor=LEGEND_TEXT,
+            labelTextSize=legend_text_size(LABEL_PX),
+            verSpacing=-6,
+        )
         # as tall as its entries, at the top of the column (not spread over the map's height)
         self.legend.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.graphics.addItem(self.legend, row=0, col=2)
@@ -263,6 +269,8 @@ class MapView(QWidget):
     def set_label_size(self, px: int) -> None:
         """Label type size in pixels (presentation mode); the labels are placed again."""
         self._labels.set_pixel_size(px)
+        self.legend.setLabelTextSize(legend_text_size(px))  # legible from the back row too
+        self._update_legend()
         self._label_timer.start(0)
 
     def set_dark(self, dark: bool) -> None:
@@ -271,6 +279,7 @@ class MapView(QWidget):
         self.rings.set_dark(dark)
         self._bar_text = "#f0f0f0" if dark else "#333333"
         self.colour_bar.axis.setTextPen(self._bar_text)
+        self.legend.setLabelTextColor("#f0f0f0" if dark else LEGEND_TEXT)
         self._update_legend()
 
     def set_highlight(self, ids) -> None:
@@ -599,3 +608,8 @@ class Positions:
 
     def __contains__(self, token_id: object) -> bool:
         return isinstance(token_id, (int, np.integer)) and self.get(int(token_id)) is not None
+
+
+def legend_text_size(label_px: int) -> str:
+    """The legend's type size beside labels of `label_px` pixels: a little smaller than them."""
+    return f"{round(label_px * 0.9)}px"
