@@ -100,3 +100,24 @@ def test_window_precision_view_simulates_and_compares_with_the_twin(qtbot, model
     assert failed == []
     idle(qtbot, win)
     assert "twin" in view.banner.text() or "model.safetensors" in view.banner.text()
+
+
+def test_hint_and_progress_sit_under_the_buttons_before_a_result(qtbot):
+    from explorer.ui.compare.precision import PrecisionView
+
+    page = PrecisionView()
+    qtbot.addWidget(page)
+    page.resize(900, 700)
+    page.show()
+    line = page.banner.fontMetrics().height()
+    assert page.banner.isVisible() and not page.body.isVisible()
+    # the hint under the buttons, not centred in an empty page
+    assert page.banner.y() < page.simulate.geometry().bottom() + 3 * line
+    assert page.banner.height() < 4 * line
+    page.set_busy(True)
+    page.show_started("Quantising demo to Q4_0 (in memory)")
+    qtbot.waitUntil(lambda: page.busy_row.isVisible())
+    below = page.busy_row.geometry().bottom()
+    assert page.busy_row.y() < page.simulate.geometry().bottom() + 3 * line
+    assert below <= page.banner.y() < below + 3 * line
+    assert page.banner.height() < 4 * line

@@ -206,6 +206,7 @@ class PrecisionView(QWidget):
         layout.addWidget(self.busy_row)
         layout.addWidget(self.banner)
         layout.addWidget(self.body, 1)
+        layout.addStretch(0)  # with no result, the hint and the progress stay under the buttons
         self.clear("Choose types and press Simulate to see what quantisation does to this model")
 
     # -- requests ------------------------------------------------------------------------------
