@@ -405,9 +405,7 @@ class MapPane(QWidget):
 
     def _progress(self, text: str, fraction: float) -> None:
         self.progress.set_fraction(fraction)
-        fm, room = self.progress.fontMetrics(), self.progress.width() - 12
-        elided = fm.elidedText(text, Qt.TextElideMode.ElideRight, room) if text else "%p%"
-        self.progress.setFormat(elided)  # one line: never wraps, never widens the bar
+        self.progress.setFormat(text or "%p%")  # elided by the bar, in its font of the moment
         self.progress.setToolTip(text)
 
     def _busy(self, busy: bool) -> None:

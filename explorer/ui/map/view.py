@@ -612,4 +612,4 @@ class Positions:
 
 def legend_text_size(label_px: int) -> str:
     """The legend's type size beside labels of `label_px` pixels: a little smaller than them."""
-    return f"{round(label_px * 0.9)}px"
+    return f"{round(label_px * 0.8)}px"

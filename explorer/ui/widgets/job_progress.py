@@ -1,10 +1,11 @@
-"""The app's progress bar: fed by a job's (text, fraction) progress signal, and never painting
-the window at once when its value changes."""
+"""The app's progress bar: fed by a job's (text, fraction) progress signal, never painting
+the window at once when its value changes, and its text on one line that fits the bar."""
 
 from __future__ import annotations
 
 from html import escape
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
 
 STEPS = 1000  # fraction 0..1 shown in tenths of a percent
@@ -22,6 +23,13 @@ class JobProgressBar(QProgressBar):
         self.setUpdatesEnabled(False)
         super().setValue(value)
         self.setUpdatesEnabled(True)  # (this schedules the bar's own update)
+
+    def text(self) -> str:  # Qt naming; the style asks for it at every paint
+        """The formatted text, elided to the bar's width in its font of the moment (presentation
+        mode enlarges the font after the text was set): one line, never wrapped or cut."""
+        full = super().text()
+        room = self.contentsRect().width() - 12
+        return self.fontMetrics().elidedText(full, Qt.TextElideMode.ElideRight, max(room, 0))
 
     def set_fraction(self, fraction: float) -> None:
         """Show `fraction` of the work done (clamped to 0..1)."""
