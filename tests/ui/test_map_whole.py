@@ -298,3 +298,11 @@ def test_a_row_value_source_colours_the_cloud_grey_where_it_has_no_value(view, f
     at = lambda p: np.array(image.pixelColor(p.x(), p.y()).getRgb()[:3])  # noqa: E731
     assert np.abs(at(right) - grey).max() < 30  # no value: grey
     assert np.abs(at(left) - grey).max() >= 30 and sum(colours_seen(image, scale, 20)) >= 4
+
+
+def test_tile_names_stay_beside_their_points_without_lines_to_them(qtbot, view):
+    view.set_label_size(40)  # presentation mode's large type: little room beside each point
+    shown, _ = labels_placed(qtbot, view)
+    assert shown
+    x, _y = view._labels.leaders.getData()
+    assert x is None or len(x) == 0  # callouts are for the selection, not for tile names

@@ -149,11 +149,13 @@ class LabelPool:
         order: np.ndarray,
         highlight_ids: set[int],
         cap: int | None = None,
+        callouts: int | None = None,
     ) -> None:
         """Place labels for the points inside the view, in `order` of priority (the candidates:
-        every point, or a few), at most `cap` of them (default: by the view's area): the
-        placement runs a step per turn of the event loop, then the changes to the items are
-        queued (see ``apply``)."""
+        every point, or a few), at most `cap` of them (default: by the view's area), the first
+        `callouts` of them (default: the highlighted and CALLOUTS more) free to move out with a
+        line: the placement runs a step per turn of the event loop, then the changes to the
+        items are queued (see ``apply``)."""
         self._drop_queued()  # each slot's record now matches its item
         rect = viewbox.sceneBoundingRect()
         w_px, h_px = rect.width(), rect.height()
@@ -165,7 +167,8 @@ class LabelPool:
             inside = (px >= 0) & (px <= w_px) & (py >= 0) & (py <= h_px)
             cap = int(min(cap or MAX_LABELS, MAX_LABELS, max(8, w_px * h_px / 2600)))
             self._points = np.column_stack([px, py])
-            callouts = len(highlight_ids) + CALLOUTS
+            if callouts is None:
+                callouts = len(highlight_ids) + CALLOUTS
             placing = self._placing_labels(
                 px, py, labels, order[inside[order]], (w_px, h_px), cap, callouts
             )

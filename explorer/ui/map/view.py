@@ -473,14 +473,22 @@ class MapView(QWidget):
         self._label_timer.start(0 if self.cloud.tiles is not None else 60)
 
     def update_labels(self) -> None:
-        order, cap = self._order_arr, None
+        order, cap, callouts = self._order_arr, None, None
         if self.cloud.tiles is not None:  # very many points: the tiles in view name the map
             (x0, x1), (y0, y1) = self.viewbox.viewRange()
             per_px = (x1 - x0) / max(self.viewbox.width(), 1.0)
             reps = self.cloud.tiles.labels_in((x0, y0, x1, y1), per_px, LABEL_TILE_PX)
             order, cap = np.concatenate([self._order_arr, reps]), CLOUD_LABELS
+            callouts = len(self._order_arr)  # only the selection: a tile's name stays beside it
         self._labels.update(
-            self.viewbox, self.ids, self.labels, self.coords, order, self.highlight_ids, cap
+            self.viewbox,
+            self.ids,
+            self.labels,
+            self.coords,
+            order,
+            self.highlight_ids,
+            cap,
+            callouts,
         )
         if cap is not None:  # a few candidates: placed and shown at once
             self._labels.apply()
