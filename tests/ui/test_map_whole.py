@@ -306,3 +306,16 @@ def test_tile_names_stay_beside_their_points_without_lines_to_them(qtbot, view):
     assert shown
     x, _y = view._labels.leaders.getData()
     assert x is None or len(x) == 0  # callouts are for the selection, not for tile names
+
+
+def test_a_legend_of_every_kind_in_presentation_type_stays_inside_the_view(qtbot, view):
+    all_codes = np.arange(N + 10, dtype=np.int64) % len(KINDS)  # every kind present
+    view.set_kinds(all_codes, KINDS)
+    view.resize(800, 470)  # the map's part of an 800 × 800 screen in presentation mode
+    view.set_label_size(26)
+    qtbot.waitUntil(lambda: len(view.legend.items) == len(set(KINDS)))
+    qtbot.wait(50)
+    QApplication.processEvents()
+    height = view.graphics.viewport().height()
+    assert view.legend.sceneBoundingRect().bottom() <= height
+    assert view.viewbox.sceneBoundingRect().bottom() <= height  # the map is not cut off

@@ -31,6 +31,7 @@ COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
 CONTINUOUS_LABELS = {"similarity": "cosine similarity", "norm": "L2 norm"}
 NO_VALUE = (200, 200, 200)  # points a continuous source has no value for
 LEGEND_TEXT = "#222222"
+LEGEND_MAX_PX = 18
 
 
 class MapView(QWidget):
@@ -619,5 +620,6 @@ class Positions:
 
 
 def legend_text_size(label_px: int) -> str:
-    """The legend's type size beside labels of `label_px` pixels: a little smaller than them."""
-    return f"{round(label_px * 0.8)}px"
+    """The legend's type size beside labels of `label_px` pixels: a little smaller than them, and
+    at most LEGEND_MAX_PX, so that a legend of every token kind stays shorter than the map."""
+    return f"{min(round(label_px * 0.8), LEGEND_MAX_PX)}px"
