@@ -165,3 +165,31 @@ def test_kind_legend_reads_in_dark_presentation_and_grows_with_the_labels(qtbot)
     view.set_label_size(13)
     assert all(QColor(t.opts["color"]).lightness() < 60 for t in texts())
     assert [t.item.boundingRect().height() for t in texts()] == normal
+
+
+def test_a_map_without_a_query_draws_no_callout_lines(qtbot):
+    """Callouts (a label moved out, with a line to its point) are for a query's neighbours; a
+    random sample's first tokens by id are no query's neighbours."""
+    import numpy as np
+
+    from explorer.ui.map.view import MapView
+
+    view = MapView()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show()
+    rng = np.random.default_rng(0)
+    coords = rng.standard_normal((300, 2)).astype(np.float32)
+    coords[:20] = coords[:20] * 0.01 + 4  # a tight knot of points: no room beside them
+    ids = np.arange(300)
+
+    def leaders(similarity):
+        view.set_points(ids, [f"tok{i}" for i in ids], coords, similarity=similarity)
+        qtbot.waitUntil(lambda: not view.labels_pending, timeout=10000)
+        view.visible_labels()
+        x, _ = view._labels.leaders.getData()
+        return 0 if x is None else len(x)
+
+    near_first = np.where(ids < 20, 1.0, 0.0)  # the knot is the query's neighbourhood
+    assert leaders(near_first) > 0  # they may move out, with lines
+    assert leaders(None) == 0

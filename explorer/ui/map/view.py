@@ -474,13 +474,15 @@ class MapView(QWidget):
         self._label_timer.start(0 if self.cloud.tiles is not None else 60)
 
     def update_labels(self) -> None:
-        order, cap, callouts = self._order_arr, None, None
+        order, cap, callouts = self._order_arr, None, None  # callouts: the query's neighbours
+        if self.cloud.tiles is not None or self.values["similarity"] is None:
+            # no query (tile names, a random sample): only the selection may move out
+            callouts = sum(1 for i in self.highlight_ids if i in self._index)
         if self.cloud.tiles is not None:  # very many points: the tiles in view name the map
             (x0, x1), (y0, y1) = self.viewbox.viewRange()
             per_px = (x1 - x0) / max(self.viewbox.width(), 1.0)
             reps = self.cloud.tiles.labels_in((x0, y0, x1, y1), per_px, LABEL_TILE_PX)
             order, cap = np.concatenate([self._order_arr, reps]), CLOUD_LABELS
-            callouts = len(self._order_arr)  # only the selection: a tile's name stays beside it
         self._labels.update(
             self.viewbox,
             self.ids,
