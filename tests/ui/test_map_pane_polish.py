@@ -36,9 +36,12 @@ def test_cancel_cluster_colour_and_copy(qtbot, pane):
     pane.cancel()
     qtbot.waitUntil(lambda: not pane.controller.lane.busy, timeout=30000)
     assert "running" not in pane.title.text() and "cancelled" in pane.title.text()
+    qtbot.waitUntil(lambda: "of 10" in pane.kept_label.text(), timeout=30000)
+    assert pane.kept_label.text().startswith("PCA preview keeps")  # not the map to come
 
     with qtbot.waitSignal(pane.mapShown, timeout=120000, check_params_cb=lambda final: final):
         pane.request_map()
+    qtbot.waitUntil(lambda: pane.kept_label.text().startswith("map keeps"), timeout=30000)
     pane.colour.setCurrentIndex(pane.colour.findData("cluster"))
     assert pane.view.colour_mode == "cluster"
     pane.n.setValue(120)

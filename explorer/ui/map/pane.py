@@ -450,7 +450,8 @@ class MapPane(QWidget):
             return
         model = self.state.model
         name = html.escape(model.label(found.token))
-        self.kept_label.setText(kept_sentence(found.n_kept, len(found.rows), name))
+        preview = self.data is not None and not self.data.final
+        self.kept_label.setText(kept_sentence(found.n_kept, len(found.rows), name, preview))
         marks = [
             f"{'kept' if k else 'far '}  {model.label(int(i))}"
             for i, k in zip(found.ids, found.kept, strict=True)
@@ -556,11 +557,12 @@ class MapPane(QWidget):
         self.state.statusMessage.emit(f"Saved {path.name}")
 
 
-def kept_sentence(n_kept: int, k: int, name: str) -> str:
-    """Rich text: how many of a token's k nearest neighbours the map keeps near it, and what
-    the ring colours mean."""
+def kept_sentence(n_kept: int, k: int, name: str, preview: bool = False) -> str:
+    """Rich text: how many of a token's k nearest neighbours the map (or the PCA preview shown
+    while UMAP runs) keeps near it, and what the ring colours mean."""
+    what = "PCA preview" if preview else "map"
     return (
-        f"map keeps <b>{n_kept} of {k}</b> nearest neighbours near “{name}” "
+        f"{what} keeps <b>{n_kept} of {k}</b> nearest neighbours near “{name}” "
         f"(<span style='color: {KEPT_COLOUR}'>◯ kept</span> "
         f"<span style='color: {FAR_COLOUR}'>◯ far</span>)"
     )
