@@ -121,3 +121,31 @@ def test_hint_and_progress_sit_under_the_buttons_before_a_result(qtbot):
     assert page.busy_row.y() < page.simulate.geometry().bottom() + 3 * line
     assert below <= page.banner.y() < below + 3 * line
     assert page.banner.height() < 4 * line
+
+
+def test_summary_rows_stay_whole_in_presentation_type(qtbot, models, make_window):
+    a = models[0]
+    win = make_window(a)
+    win.compare.quant.sample = 20
+    view = win.compare.precision
+    win.compare.show_precision()
+    win.compare.quant.simulate(["Q5_1", "Q4_0"])
+    qtbot.waitUntil(lambda: win.compare.quant.shown is not None, timeout=60000)
+    idle(qtbot, win)
+
+    def rows_fit() -> bool:
+        table = view.summary
+        needed = table.horizontalHeader().height() + sum(
+            table.rowHeight(r) for r in range(table.model().rowCount())
+        )
+        return table.viewport().height() >= needed - table.horizontalHeader().height()
+
+    assert rows_fit()
+    normal = view.summary.height()
+    win.presenter.enter()
+    idle(qtbot, win)
+    qtbot.waitUntil(rows_fit, timeout=5000)
+    assert view.summary.height() > normal
+    win.presenter.leave()
+    idle(qtbot, win)
+    qtbot.waitUntil(lambda: view.summary.height() == normal, timeout=5000)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -127,6 +127,9 @@ class PrecisionView(QWidget):
         self.summary = TokenTable(SUMMARY, sortable=False, stretch=0)
         self.summary.clicked.connect(lambda index: self.show_type(index.row()))
         self.summary.setToolTip("One line per compared type: click one to see it below")
+        self.summary.horizontalScrollBar().rangeChanged.connect(
+            lambda *_: self._fit_summary() if self._shown is not None else None
+        )
 
         self.damaged_title = QLabel("")
         self.damaged = TokenTable(DAMAGED, stretch=len(DAMAGED) - 1)
@@ -271,13 +274,27 @@ class PrecisionView(QWidget):
             "how far they move in rank on average."
         )
         self.summary.set_rows([summary_row(t) for t in shown.types], [-1] * len(shown.types))
-        rows = self.summary.verticalHeader().defaultSectionSize() * len(shown.types)
-        header = self.summary.horizontalHeader().sizeHint().height()
-        self.summary.setFixedHeight(header + rows + 2 * self.summary.frameWidth() + 2)
+        self._fit_summary()
         self.body.setVisible(True)
         width = max(1, self.detail.width())
         self.detail.setSizes([width * 64 // 100, width * 36 // 100])
         self.show_type(len(shown.types) - 1)  # the coarsest chosen type: the most to see
+
+    def _fit_summary(self) -> None:
+        """The summary exactly as tall as its header and rows (and its scroll bar when the
+        columns are wider than the page), in the type of the moment."""
+        table = self.summary
+        rows = table.verticalHeader().defaultSectionSize() * table.model().rowCount()
+        header = table.horizontalHeader().sizeHint().height()
+        scroll = table.horizontalScrollBar()
+        bar = scroll.sizeHint().height() if scroll.maximum() > 0 else 0
+        table.setFixedHeight(header + rows + bar + 2 * table.frameWidth() + 2)
+
+    def changeEvent(self, event: QEvent) -> None:  # Qt naming
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange) and self._shown:
+            # presentation mode: larger type, then taller rows in the same turn; fit after both
+            QTimer.singleShot(0, self._fit_summary)
 
     def show_type(self, index: int) -> None:
         if self._shown is None or not 0 <= index < len(self._shown.types):
