@@ -11,6 +11,7 @@ from explorer.app.controllers.quant import QuantController
 from explorer.app.jobs import Jobs
 from explorer.app.state import AppState
 from explorer.core.model.open import open_model
+from explorer.ui.window.presentation import POINT_SIZE
 from tests.support.models import word_model
 from tests.support.ui import idle
 
@@ -146,6 +147,13 @@ def test_summary_rows_stay_whole_in_presentation_type(qtbot, models, make_window
     idle(qtbot, win)
     qtbot.waitUntil(rows_fit, timeout=5000)
     assert view.summary.height() > normal
+    win.compare.quant.simulate(["Q8_0"])  # a result that arrives while presenting
+    qtbot.waitUntil(lambda: win.compare.quant.shown.types[0].summary["type"] == "Q8_0")
+    idle(qtbot, win)
+    title = view.histogram.getPlotItem().titleLabel.opts["size"]
+    assert float(title.removesuffix("pt")) >= POINT_SIZE  # the large type, like other titles
     win.presenter.leave()
     idle(qtbot, win)
     qtbot.waitUntil(lambda: view.summary.height() == normal, timeout=5000)
+    title = view.histogram.getPlotItem().titleLabel.opts["size"]
+    assert float(title.removesuffix("pt")) < POINT_SIZE  # normal type again

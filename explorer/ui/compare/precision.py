@@ -290,11 +290,25 @@ class PrecisionView(QWidget):
         bar = scroll.sizeHint().height() if scroll.maximum() > 0 else 0
         table.setFixedHeight(header + rows + bar + 2 * table.frameWidth() + 2)
 
+    def _title_histogram(self, name: str) -> None:
+        """The histogram's title in the page's type and text colour (large when presenting)."""
+        self.histogram.getPlotItem().setTitle(
+            f"Relative error, {name}",  # fits the narrow plot beside the table at 1024 px
+            color=self.palette().text().color().name(),
+            size=f"{max(10.0, self.font().pointSizeF() + 1):g}pt",
+        )
+
     def changeEvent(self, event: QEvent) -> None:  # Qt naming
         super().changeEvent(event)
         if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange) and self._shown:
             # presentation mode: larger type, then taller rows in the same turn; fit after both
-            QTimer.singleShot(0, self._fit_summary)
+            QTimer.singleShot(0, self._restyled)
+
+    def _restyled(self) -> None:
+        if self._shown is not None:
+            self._fit_summary()
+            row = self.summary.currentIndex().row()
+            self._title_histogram(self._shown.types[max(row, 0)].summary["type"])
 
     def show_type(self, index: int) -> None:
         if self._shown is None or not 0 <= index < len(self._shown.types):
@@ -308,11 +322,7 @@ class PrecisionView(QWidget):
             else f"{name}: no row changed"
         )
         self.damaged.set_rows(t.rows, t.ids)
-        self.histogram.getPlotItem().setTitle(
-            f"Relative error, {name}",  # fits the narrow plot beside the table at 1024 px
-            color=self.palette().text().color().name(),
-            size="10pt",
-        )
+        self._title_histogram(name)
         self.histogram.set_histogram(t.edges, t.counts)
         self.captions.setText("".join(f"<p>{escape(c)}</p>" for c in t.captions))
         self.typeChosen.emit(index)
