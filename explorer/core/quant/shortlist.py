@@ -64,7 +64,7 @@ def _scan_rows(
     for r in range(r0, r1):
         h = np.int32(0)
         for k in range(hw):
-            h += np.int32(search_codes._popcount(qhead[q, k] ^ head[r, k]))
+            h += np.int32(search_codes._popcount(qhead[q, k] ^ head[r, k]))  # type: ignore[call-arg]
         dist[r - r0] = h
     for r in range(r0, r1):
         e = (fa * a[r] + fw * wn[r] * table[dist[r - r0]]) * scale[r] + penalty[r]
@@ -83,14 +83,12 @@ def _first_floor(head, a, wn, scale, penalty, qhead, q, fa, fw, me, table, keep)
     stride-th row, so that a scan stores few more than `keep` rows (-inf: no cut)."""
     n = head.shape[0]
     stride = max(1, n // SEED_ROWS)
-    if keep * SEED_MARGIN * 8 > n or stride < 4:
-        return -np.inf
     seen = np.empty(SEED_ROWS + 1, np.float32)
     count = 0
     for r in range(0, n, stride):
         h = np.int32(0)
         for k in range(qhead.shape[1]):
-            h += np.int32(search_codes._popcount(qhead[q, k] ^ head[r, k]))
+            h += np.int32(search_codes._popcount(qhead[q, k] ^ head[r, k]))  # type: ignore[call-arg]
         e = (fa * a[r] + fw * wn[r] * table[h]) * scale[r] + penalty[r]
         if np.isfinite(e) and r != me and count < len(seen):
             seen[count] = e
