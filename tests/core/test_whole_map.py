@@ -106,6 +106,20 @@ def test_rows_beyond_the_tokenizer_and_special_tokens_are_flagged(tmp_path):
         model.close()
 
 
+def test_placeholder_pieces_are_hidden_like_special_tokens():
+    from explorer.core.resources import demo_model_dir
+
+    model = open_model(demo_model_dir())
+    try:
+        hidden = whole.hidden_rows(model)
+        pieces = model.tokenizer.pieces
+        placeholders = [i for i, p in enumerate(pieces) if p.startswith("[unused")]
+        assert len(placeholders) > 900 and hidden[placeholders].all()  # BERT's [unused0]...
+        assert not hidden[[pieces.index(w) for w in ("cat", "the", "##ing", "1812")]].any()
+    finally:
+        model.close()
+
+
 def test_exact_neighbours_match_a_brute_force_scan(smollm2):
     ids = np.array([0, 5, 700, 2047])
     got = faithful.exact_neighbors(smollm2, ids, 10)
@@ -122,3 +136,35 @@ def test_preservation_counts_shared_neighbours_on_the_map():
     assert [set(r) for r in on_map] == [{1, 2}, {4, 2}]
     exact = np.array([[1, 4], [4, 2]])
     assert faithful.preservation(exact, on_map) == pytest.approx(3 / 4)
+
+
+class CancelAtIteration(Recorder):
+    """The user cancels while NN-descent runs its second iteration."""
+
+    def progress(self, fraction: float, text: str = "") -> None:
+        super().progress(fraction, text)
+        if "iteration 2" in text:
+            self.cancel()
+
+
+def test_nn_descent_finds_the_neighbours_reports_each_iteration_and_stops_on_cancel(smollm2):
+    from explorer.core.map import descent
+
+    x = prepare(smollm2.vectors(np.arange(smollm2.rows)))
+    ctx = Recorder()
+    ids, dists = descent.knn_descent(x, 10, seed=0, ctx=ctx)
+    assert ids.shape == dists.shape == (smollm2.rows, 10)
+    assert (ids[:, 0] == np.arange(smollm2.rows)).all() and (dists[:, 0] == 0).all()
+    assert (np.diff(dists, axis=1) >= -1e-6).all()  # nearest first
+    sims = x @ x.T
+    assert np.allclose(1 - np.take_along_axis(sims, ids[:, 1:], 1), dists[:, 1:], atol=1e-4)
+    np.fill_diagonal(sims, -np.inf)
+    exact = np.argsort(-sims, axis=1)[:, :9]
+    assert faithful.preservation(exact, ids[:, 1:]) > 0.75  # NN-descent with few neighbours
+    assert any("iteration 1" in t for t in ctx.texts) and ctx.fractions[-1] == 1.0
+    assert ctx.fractions == sorted(ctx.fractions)
+
+    stopper = CancelAtIteration()
+    with pytest.raises(Cancelled):
+        descent.knn_descent(x, 10, seed=0, ctx=stopper)
+    assert not any("iteration 3" in t for t in stopper.texts)

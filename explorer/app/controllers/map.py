@@ -8,12 +8,15 @@ is shown at once through ``mapReady``; then, for UMAP, the layout, the job's res
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, Signal
 
 from explorer.app import tuning
 from explorer.app.controllers.base import FeatureController
 from explorer.app.jobs import LaneSpec
 from explorer.app.state import AppState
+from explorer.app.whole_map_process import whole_map_in_child
 from explorer.core.context import JobContext
 from explorer.core.map import pipeline as map_layout
 from explorer.core.map import whole
@@ -21,6 +24,7 @@ from explorer.core.map.pipeline import MapData, MapRequest
 from explorer.core.model.embedding import EmbeddingModel
 
 PROJECTION_LANE = LaneSpec("projection")
+EXPORT_LANE = LaneSpec("map-export")  # figures of very many points: a second of work or so
 WARM_UP_LANE = LaneSpec("warm-up", background=True)  # compiling umap-learn once per process
 
 _warmed = False  # umap-learn compiles once per process
@@ -34,10 +38,13 @@ class MapController(FeatureController):
     busyChanged = Signal(bool)  # a request started (True: progress starts at 0) or ended
     failed = Signal(object)  # the exception
     reset = Signal()  # a new model: no map
+    exported = Signal(object)  # the path of a figure written on the export lane
+    exportFailed = Signal(object)  # the exception
 
     def __init__(self, state: AppState, parent: QObject | None = None):
         super().__init__(state, parent)
         self.warm_lane = state.jobs.lane(WARM_UP_LANE)
+        self.export_lane = state.jobs.lane(EXPORT_LANE)
         self.data: MapData | None = None  # the map on screen
         self.running = False
 
@@ -76,6 +83,7 @@ class MapController(FeatureController):
             params,
             plain,
             only_cached=only_cached,
+            runner=whole_map_in_child,  # the neighbour graph holds the GIL for long
             label="Mapping the whole vocabulary",
             on_result=self._whole_ready,
             on_partial=self._preview_ready,
@@ -99,6 +107,16 @@ class MapController(FeatureController):
             label="Map: the saved layout",
             on_result=self._final_ready,
             on_error=self._failed,
+        )
+
+    def export(self, write: Callable[[], object]) -> None:
+        """Run `write` (it writes a figure and returns its path) off the GUI thread; `exported`
+        or `exportFailed` follows."""
+        self.export_lane.submit(
+            write,
+            label="Exporting the map",
+            on_result=self.exported.emit,
+            on_error=self.exportFailed.emit,
         )
 
     def cancel(self) -> None:

@@ -10,12 +10,13 @@ job's partial result (``ctx.partial``), the final map is its result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from explorer.core.context import NULL_CONTEXT, JobContext
-from explorer.core.map import neighborhood, projection, whole
+from explorer.core.map import neighborhood, projection, tiles, whole
 from explorer.core.model.decode import decode_rows
 from explorer.core.model.embedding import EmbeddingModel
 
@@ -54,6 +55,7 @@ class MapData:
     cluster_names: tuple[str, ...] = ()
     final: bool = False
     whole: bool = False  # every row of the model (its layout is cached, not stored in sessions)
+    quadtree: tiles.Tiles | None = None  # the quadtree of `coords` (whole maps: drawing, labels)
 
 
 def choose(
@@ -168,10 +170,13 @@ def whole_vocabulary(
     plain: bool = True,
     ctx: JobContext = NULL_CONTEXT,
     only_cached: bool = False,
+    runner: Callable[..., whole.WholeMap] = whole.whole_map,
 ) -> MapData | None:
     """Every row on one map (explorer.core.map.whole): the PCA picture as ``ctx.partial``, then
     the UMAP layout (at once from the cache when it was laid out before; with `only_cached`,
     None when it was not). `plain` leaves out rows beyond the tokenizer and special tokens.
+    `runner` computes it: `whole.whole_map`, or a caller's with the same arguments (the app's
+    runs it in a child process).
     Points come in a fixed random order, so that labels (placed in point order) spread over the
     map rather than follow the ids."""
     if only_cached and whole.load_cached(model, params) is None:
@@ -184,16 +189,19 @@ def whole_vocabulary(
     nb = neighborhood.Neighborhood(ids, labels, None, (), title)
     empty = np.zeros((len(ids), 0), dtype=np.float32)
     norms = np.empty(0)
+    priority = tiles.token_priority(ids, labels)
 
     def data(result: whole.WholeMap) -> MapData:
-        return MapData(nb, empty, norms, result.coords[ids], final=result.final, whole=True)
+        coords = result.coords[ids]
+        quadtree = tiles.build(coords, priority)
+        return MapData(nb, empty, norms, coords, final=result.final, whole=True, quadtree=quadtree)
 
     def picture(result: whole.WholeMap) -> None:
         nonlocal norms
         norms = row_norms(model, ids, ctx)
         ctx.partial(data(result))
 
-    result = whole.whole_map(model, params, ctx, on_picture=picture)
+    result = runner(model, params, ctx, on_picture=picture)
     if not len(norms):
         norms = row_norms(model, ids, ctx)
     final = data(result)

@@ -124,11 +124,14 @@ def knn_cosine(
 
     Exact up to EXACT_KNN_MAX points: blocks of matrix products (BLAS, no GIL held, so the GUI
     stays responsive; cancellation checked between blocks). Above that the n² cost grows past
-    what NN-descent (umap-learn's own method) needs, so that is used instead."""
+    what NN-descent (umap-learn's own method, explorer.core.map.descent) needs, so that is used
+    instead, with progress and cancel between its iterations."""
     n = len(x)
     k = min(k, n)
     if n > EXACT_KNN_MAX:
-        return _knn_descent(x, k, seed)
+        from explorer.core.map.descent import knn_descent
+
+        return knn_descent(x, k, seed, ctx)
     indices = np.empty((n, k), dtype=np.int64)
     dists = np.empty((n, k), dtype=np.float32)
     block = max(64, min(2048, 2**24 // max(n, 1)))
@@ -144,20 +147,6 @@ def knn_cosine(
         ctx.progress(stop / n, f"nearest neighbours: {stop / n:.0%}")
     dists[:, 0] = 0.0
     return indices, dists
-
-
-def _knn_descent(x: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    index = import_pynndescent().NNDescent(
-        x,
-        metric="cosine",
-        n_neighbors=k,
-        random_state=seed,
-        low_memory=True,
-        compressed=True,
-        verbose=False,
-    )
-    indices, dists = index.neighbor_graph
-    return indices.astype(np.int64), dists.astype(np.float32)
 
 
 def _tiny_layout(x: np.ndarray, seed: int) -> np.ndarray:

@@ -61,7 +61,7 @@ class WholeMap:
     """Coordinates [rows, 2] of every row (row id = index) and which rows views may hide."""
 
     coords: np.ndarray
-    hidden: np.ndarray  # bool [rows]: beyond the tokenizer, or a special token
+    hidden: np.ndarray  # bool [rows]: beyond the tokenizer, a placeholder or a special token
     final: bool
     stage: str  # "pca" (the first picture) or "umap"
     cached: bool = False
@@ -77,8 +77,12 @@ def whole_epochs(rows: int) -> int:
 
 
 def hidden_rows(model: EmbeddingModel) -> np.ndarray:
-    """Rows the tokenizer has no token for, and its special tokens."""
+    """Rows the tokenizer has no token for, placeholders such as [unused12], and special
+    tokens: what "no special/unused" leaves out, as the random sample does."""
+    from explorer.core.analysis.undertrained import known_unused_ids
+
     hidden = ~np.asarray(model.used_rows, dtype=bool)
+    hidden[known_unused_ids(model)] = True
     tok = model.tokenizer
     if tok is not None:
         special = np.fromiter((i for i in tok.special_ids if 0 <= i < model.rows), np.int64)
@@ -166,18 +170,13 @@ def knn_graph(
     x: np.ndarray, k: int, seed: int, ctx: JobContext = NULL_CONTEXT
 ) -> tuple[np.ndarray, np.ndarray]:
     """k nearest rows of every row by cosine (itself first): exact up to EXACT_KNN_MAX rows,
-    else by NN-descent (pynndescent, umap-learn's own method). A clustered exact search found
-    more of the exact neighbours on SmolLM2 but gave a map that kept fewer of them: its graph
-    falls apart into tight families of near-duplicates."""
-    from explorer.core.map.projection import EXACT_KNN_MAX, knn_cosine
+    else by NN-descent (explorer.core.map.descent, umap-learn's own method), with progress and
+    cancel between its iterations. A clustered exact search found more of the exact neighbours
+    on SmolLM2 but gave a map that kept fewer of them: its graph falls apart into tight
+    families of near-duplicates."""
+    from explorer.core.map.projection import knn_cosine
 
-    if len(x) <= EXACT_KNN_MAX:
-        return knn_cosine(x, k, ctx)
-    ctx.progress(0.0, f"neighbour graph of {len(x):,} rows (NN-descent)")
-    ctx.check("the whole-vocabulary map")
-    graph = knn_cosine(x, k, seed=seed)  # NN-descent: no progress or cancel inside it
-    ctx.check("the whole-vocabulary map")
-    return graph
+    return knn_cosine(x, k, ctx, seed=seed)
 
 
 def layout(
