@@ -64,7 +64,7 @@ def _scan_rows(
     for r in range(r0, r1):
         h = np.int32(0)
         for k in range(hw):
-            h += np.int32(search_codes._popcount(qhead[q, k] ^ head[r, k]))  # type: ignore[call-arg]
+            h += np.int32(search_codes._popcount(qhead[q, k] ^ head[r, k]))
         dist[r - r0] = h
     for r in range(r0, r1):
         e = (fa * a[r] + fw * wn[r] * table[dist[r - r0]]) * scale[r] + penalty[r]
@@ -88,7 +88,7 @@ def _first_floor(head, a, wn, scale, penalty, qhead, q, fa, fw, me, table, keep)
     for r in range(0, n, stride):
         h = np.int32(0)
         for k in range(qhead.shape[1]):
-            h += np.int32(search_codes._popcount(qhead[q, k] ^ head[r, k]))  # type: ignore[call-arg]
+            h += np.int32(search_codes._popcount(qhead[q, k] ^ head[r, k]))
         e = (fa * a[r] + fw * wn[r] * table[h]) * scale[r] + penalty[r]
         if np.isfinite(e) and r != me and count < len(seen):
             seen[count] = e
