@@ -29,8 +29,8 @@ SAMPLE = 2000
 # Above this many multiply-adds per precision and metric (queries × rows × values a row) the
 # exact scan gives way to the approximate one.
 EXACT_LIMIT = 1.2e11
-WIDE = 4000  # candidates per query and precision kept by the Hamming scan of every row
-NARROW = 400  # ... of those, kept by the finer estimate and scored exactly
+WIDE = 8000  # candidates per query and precision kept by the Hamming scan of every row
+NARROW = 800  # ... of those, kept by the finer estimate and scored exactly
 
 
 @dataclass

@@ -83,8 +83,6 @@ def _first_floor(head, a, wn, scale, penalty, qhead, q, fa, fw, me, table, keep)
     stride-th row, so that a scan stores few more than `keep` rows (-inf: no cut)."""
     n = head.shape[0]
     stride = max(1, n // SEED_ROWS)
-    if keep * SEED_MARGIN * 8 > n or stride < 4:
-        return -np.inf
     seen = np.empty(SEED_ROWS + 1, np.float32)
     count = 0
     for r in range(0, n, stride):
