@@ -16,8 +16,9 @@ the checkout with PYTHONPATH unset, so that the installed package is the one mea
 
 Every figure is a whole process (`python -m explorer ...`), started the way a user starts it.
 The commands run in interleaved rounds so that other load on the machine hits all of them
-alike; the ratios are of medians. One untimed round first fills the page cache and numba's
-cache (as on any run after the first). The load average is printed beside the figures.
+alike; the ratios are of medians. One untimed round first fills the page cache, numba's
+cache and the user cache (a tokenizer.json's vocabulary table, the tokenizer check's verdict),
+as on any run after the first. The load average is printed beside the figures.
 """
 
 from __future__ import annotations

@@ -2,14 +2,17 @@
 vocabulary) and SmolLM2-135M (49,152 × 576 Q8_0, byte-level BPE), in one run:
 
 - `info` as a fresh process against bench/lib/gguf_row.py (walks the header, decodes one row),
-  interleaved rounds; `tokenize` on first open (empty cache: merges derived) and afterwards;
+  interleaved rounds after one untimed run has filled the user cache; `info` and `tokenize` on
+  first open (empty user cache: vocabulary walked, tokenizer checked, merges derived), and
+  `tokenize` afterwards;
 - an exact query (norms known) against a plain parallel read of the tensor's bytes, same run;
   the same for Gemma's largest Q6_K and Q4_K matrices;
-- the fast index build;
+- the fast index build: wall and CPU time, its stages, the recall it measured;
 - checks: the tokenizer answers without building exactly as the built one, merges equal the
   reference derivation in plain Python, and ids equal on a corpus.
 
     nice python bench/gguf_speed.py [--rounds 5] [--only gemma,smollm2] [--no-index]
+                                    [--index-rounds 3]
 """
 
 from __future__ import annotations
@@ -59,12 +62,19 @@ def open_timings(path: Path, rounds: int) -> None:
             f"info / floor {spread(ratios)} (goal <= 1.5)"
         )
     tok = [py, "-m", "explorer", "tokenize", "-m", str(path), "Hello world, les élèves"]
-    shutil.rmtree(env_cache, ignore_errors=True)
-    first = timed_run(tok, TREE, TREE)
+    firsts = []
+    for command in (cmds["info"], tok):  # each on an empty user cache
+        shutil.rmtree(env_cache, ignore_errors=True)
+        firsts.append(timed_run(command, TREE, TREE))
+    print(
+        f"  info, first open (empty cache): {firsts[0][0]:.2f} s wall, {firsts[0][1]:.2f} s CPU "
+        "(goal <= 2)"
+    )
+    first = firsts[1]
     later = [timed_run(tok, TREE, TREE) for _ in range(max(2, rounds // 2))]
     print(
-        f"  tokenize, first open (merges derived): {first[0]:.2f} s wall, {first[1]:.2f} s CPU "
-        "(goal <= 2)"
+        f"  tokenize, first open (empty cache: merges derived): {first[0]:.2f} s wall, "
+        f"{first[1]:.2f} s CPU (goal <= 2)"
     )
     print(
         f"  tokenize, later opens (cached): {spread([w for w, _ in later])} s wall, "
@@ -155,18 +165,58 @@ def reference_merges(vocab) -> list[tuple[str, str]]:
     return [(a, b) for a, b, _ in found]
 
 
-def index_build(model) -> None:
+INDEX_STAGES = (  # the build's progress at the start of each stage (search/build.py, tune.py)
+    (0.0, "sample rows"),
+    (0.02, "pass over the rows"),
+    (0.87, "tuning"),
+    (1.0, "write and read back"),
+)
+
+
+def stage_starts(reports: list[tuple[float, float]]) -> list[float]:
+    """When each stage began, from (progress, seconds) reports: the last report at or below
+    its start mark (the pass's reports all lie above 0.02 and below 0.87; tuning reports 0.87
+    as it begins and 1.0 when done)."""
+    starts = [0.0]
+    for start, _ in INDEX_STAGES[1:-1]:
+        starts.append(max(t for p, t in reports if p <= start + 1e-9))
+    return [*starts, reports[-1][1]]
+
+
+def index_build(model, rounds: int) -> None:
+    """The fast index build, `rounds` times from scratch: wall and CPU time, each stage's wall
+    time, and the recall it measured."""
+    from explorer.core.context import JobContext
     from explorer.core.search import build
 
-    root = Path(tempfile.mkdtemp(prefix="gguf-speed-index-"))
-    try:
-        t = time.perf_counter()
-        index = build.build(model, root)
-        took = time.perf_counter() - t
-        recall = index.stats.recall_at_10
-        print(f"  fast index build {took:.1f} s (goal <= 30 on Gemma); recall@10 {recall}")
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    walls, cpus, stages = [], [], {name: [] for _, name in INDEX_STAGES}
+    for _ in range(rounds):
+        root = Path(tempfile.mkdtemp(prefix="gguf-speed-index-"))
+        reports: list[tuple[float, float]] = []
+        t, c = time.perf_counter(), time.process_time()
+
+        def report(p: float, _text: str, reports=reports, t=t) -> None:
+            reports.append((p, time.perf_counter() - t))
+
+        try:
+            index = build.build(model, root, JobContext(progress=report))
+            walls.append(time.perf_counter() - t)
+            cpus.append(time.process_time() - c)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        starts = stage_starts(reports)
+        for (_, name), begin, end in zip(
+            INDEX_STAGES, starts, [*starts[1:], walls[-1]], strict=True
+        ):
+            stages[name].append(end - begin)
+    ratios = [w / 30 for w in walls]
+    print(
+        f"  fast index build ({rounds} rounds): wall {spread(walls)} s, CPU {spread(cpus)} s; "
+        f"/ goal 30 s: {spread(ratios)}"
+    )
+    print("    stages (wall s): " + ", ".join(f"{n} {spread(v)}" for n, v in stages.items()))
+    st = index.stats
+    print(f"    recall@10 at build {st.recall_at_10}, settings (c1, c2) {st.settings}")
 
 
 def k_quant_matrices(path: Path) -> list[tuple[str, np.ndarray]]:
@@ -197,6 +247,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", default="gemma,smollm2")
     ap.add_argument("--no-index", action="store_true")
+    ap.add_argument("--index-rounds", type=int, default=3)
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores, {load()}")
     models = {}
@@ -219,7 +270,7 @@ def main() -> None:
             for label, matrix in k_quant_matrices(path):
                 scan_ratio(label, matrix, args.rounds * 2)
         if not args.no_index:
-            index_build(model)
+            index_build(model, max(1, args.index_rounds))
     print(f"\n{load()} at the end")
 
 

@@ -98,9 +98,12 @@ def main() -> int:
         map_of("whole", 0, final=False)  # the first picture (PCA) of every row
         shot("map-whole", jobs=False)  # its layout still on the way
     window.jobs.cancel_all()
+    window.jobs.shutdown()
     window.close()
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    code = main()
+    sys.stdout.flush()
+    os._exit(code)  # as the app quits: a layout still running (it cannot stop mid-way) is dropped

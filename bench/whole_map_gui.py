@@ -3,6 +3,7 @@ final layout appear, the GUI thread's longest gap in each phase, what the GUI th
 its longest stalls, and a screenshot.
 
     QT_QPA_PLATFORM=offscreen python bench/whole_map_gui.py MODEL [--out shot.png] [--size 1280x800]
+        [--zoom 8,64]   # also screenshots zoomed in that many times on the map's densest part
     python bench/whole_map_gui.py MODEL --in-process     # the layout on a worker thread instead
 
 Gaps are measured with a 5 ms timer on the GUI thread (bench/lib/gaps.py, which also says how
@@ -30,6 +31,7 @@ def main() -> int:
     ap.add_argument("model")
     ap.add_argument("--out", default="whole_map.png")
     ap.add_argument("--size", default="1280x800")
+    ap.add_argument("--zoom", default="", help="zoom factors for more screenshots, e.g. 8,64")
     ap.add_argument("--in-process", action="store_true", help="no child process (the floor)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ee-whole-gui-"))
@@ -82,6 +84,16 @@ def main() -> int:
     phases["showing it"] = meter.longest
     sampler.stop()
     window.grab().save(args.out)
+    shots = [args.out]
+    for factor in [float(z) for z in args.zoom.split(",") if z]:
+        zoom_on_densest(pane.view, factor)
+        wait_until(app, lambda: not pane.view.labels_pending, 60)
+        for _ in range(20):
+            app.processEvents()
+            time.sleep(0.01)
+        shot = str(Path(args.out).with_suffix("")) + f"-zoom{factor:g}.png"
+        window.grab().save(shot)
+        shots.append(shot)
     window.close()
     model = window.state.model
     rows = f"{model.rows:,} rows" if model is not None else ""
@@ -91,9 +103,29 @@ def main() -> int:
     print("  longest GUI-thread gap (of which its own CPU, waiting for a core):")
     for phase, gap in phases.items():
         print(f"    {phase:<14} {gap.ms:6.0f} ms ({gap.cpu_ms:.0f} ms, {gap.queued_ms:.0f} ms)")
-    print(f"  other processes took {others.share():.0%} of the machine; screenshot {args.out}")
+    print(
+        f"  other processes took {others.share():.0%} of the machine; "
+        f"screenshots {', '.join(shots)}"
+    )
     sampler.report(top=3, longest=4)
     return 0
+
+
+def zoom_on_densest(view, factor: float) -> None:
+    """The view `factor` times closer than the overview, centred on the fullest tile of the
+    map's quadtree (a level 6 tile: 1/64 of the map across)."""
+    view.frame_bulk()
+    (x0, x1), (y0, y1) = view.viewbox.viewRange()
+    quadtree = view.cloud.tiles
+    if quadtree is None:
+        return
+    lv = quadtree.levels[min(6, quadtree.depth)]
+    k = int(lv.counts.argmax())
+    side = quadtree.tile_side(min(6, quadtree.depth))
+    cx = quadtree.origin[0] + (lv.ix[k] + 0.5) * side
+    cy = quadtree.origin[1] + (lv.iy[k] + 0.5) * side
+    hw, hh = (x1 - x0) / (2 * factor), (y1 - y0) / (2 * factor)
+    view.viewbox.setRange(xRange=(cx - hw, cx + hw), yRange=(cy - hh, cy + hh), padding=0)
 
 
 if __name__ == "__main__":

@@ -43,8 +43,8 @@ _WHERE = {
     "Neighbor": "explorer.api.results",
     "Neighbors": "explorer.api.results",
     "Stats": "explorer.api.results",
-    "Token": "explorer.api.results",
-    "Tokens": "explorer.api.results",
+    "Token": "explorer.api.tokens",
+    "Tokens": "explorer.api.tokens",
     "JobContext": "explorer.core.context",
     "Cancelled": "explorer.core.errors",
     "ExplorerError": "explorer.core.errors",
@@ -61,9 +61,8 @@ if TYPE_CHECKING:
         Neighbor,
         Neighbors,
         Stats,
-        Token,
-        Tokens,
     )
+    from explorer.api.tokens import Token, Tokens
     from explorer.core.context import JobContext
     from explorer.core.errors import Cancelled, ExplorerError
 

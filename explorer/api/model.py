@@ -18,7 +18,8 @@ from explorer.api.rows import RowView
 
 if TYPE_CHECKING:  # results, progress and html load with the first call that needs them
     from explorer.api.progress import ProgressArg
-    from explorer.api.results import Comparison, Head, Map, Neighbors, Stats, Tokens
+    from explorer.api.results import Comparison, Head, Map, Neighbors, Stats
+    from explorer.api.tokens import Tokens
     from explorer.core.model.embedding import EmbeddingModel
     from explorer.core.search.neighbors import NeighborResult, NeighborSearcher
     from explorer.core.search.queries import Query
@@ -132,7 +133,7 @@ class Model:
 
     def tokenize(self, text: str, special: bool = False) -> Tokens:
         """The tokens of `text`; `special` adds the tokenizer's [CLS], <s> …"""
-        from explorer.api.results import Tokens
+        from explorer.api.tokens import Tokens
         from explorer.core.errors import TokenError
 
         if self.core.tokenizer is None:

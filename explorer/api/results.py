@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from explorer.api.tokens import Tokens, frame
 from explorer.core.tokenizer.text import Token
 
 if TYPE_CHECKING:
@@ -21,41 +22,6 @@ if TYPE_CHECKING:
 SVG_MAX_POINTS = 5000  # a notebook draws maps up to this size inline
 
 __all__ = ["Comparison", "Head", "Map", "Neighbor", "Neighbors", "Stats", "Token", "Tokens"]
-
-
-def frame(columns: dict[str, Any]) -> pd.DataFrame:
-    """A DataFrame of `columns`; a clear ImportError when pandas is not installed."""
-    try:
-        import pandas as pd
-    except ImportError:
-        raise ImportError("to_pandas() needs pandas: pip install pandas") from None
-    return pd.DataFrame(columns)
-
-
-class Tokens(list[Token]):
-    """The tokens of a text, in order: a list of `Token` (id, piece, text, bytes, start, end)."""
-
-    @property
-    def ids(self) -> np.ndarray:
-        return np.fromiter((t.id for t in self), dtype=np.int64, count=len(self))
-
-    def to_pandas(self) -> pd.DataFrame:
-        return frame(
-            {
-                "id": self.ids,
-                "piece": [t.piece for t in self],
-                "text": [t.text for t in self],
-                "bytes": [t.bytes for t in self],
-                "start": [t.start for t in self],
-                "end": [t.end for t in self],
-            }
-        )
-
-    def _repr_html_(self) -> str:
-        from explorer.api import html
-
-        rows = ((t.id, t.text, t.bytes.hex(" "), f"{t.start}:{t.end}") for t in self)
-        return html.table(("id", "token", "bytes", "chars"), rows, len(self), f"{len(self)} tokens")
 
 
 @dataclass(frozen=True)

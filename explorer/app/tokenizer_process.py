@@ -105,7 +105,8 @@ def serve(
     if info is None:  # the model has no tokenizer
         write_message(out, {"op": "none"})
         return 0
-    table = VocabTable.from_info(info)
+    # a tokenizer.json seen before brings its table from the user cache (json_cache)
+    table = getattr(info, "table", None) or VocabTable.from_info(info)
     header = {"op": "ready", "meta": table.meta, "warnings": warnings}
     write_message(out, header, table.buffers())
     del table

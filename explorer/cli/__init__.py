@@ -3,7 +3,9 @@
 Each subcommand lives in its own module with `register(subparsers)`, which sets `func`.
 Only the module of the command being run is imported (all of them for `--help`), and each keeps
 its heavy imports (numba, umap, scikit-learn, Qt) inside the command function, so that `info`,
-`tokenize` and `vector` answer at about the speed of a script that reads one row.
+`tokenize` and `vector` answer at about the speed of a script that reads one row. Dataclasses
+loaded on those paths carry a docstring: without one, `dataclass` makes one with
+`inspect.signature`, a millisecond per class.
 """
 
 from __future__ import annotations

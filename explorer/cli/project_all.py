@@ -13,7 +13,7 @@ import numpy as np
 from explorer.cli import args as args_
 from explorer.cli.common import Progress, load_model, write_png
 from explorer.core.errors import ExplorerError
-from explorer.core.map import figure, projection, whole
+from explorer.core.map import figure, projection, tiles, whole, whole_figure
 
 
 class StageProgress(Progress):
@@ -80,22 +80,35 @@ def run(args: argparse.Namespace, out: Path, suffix: str) -> int:
         else:
             args_.write_text_file(out, text)
         return 0
-    # points in a random order: the figure labels the first that fit, so labels spread out
-    order = np.random.default_rng(params.seed).permutation(len(ids))
-    width, height = args.size
-    svg = figure.map_svg(
-        coords[order],
-        [labels[i] for i in order],
-        title=args.title or f"The whole vocabulary: {len(ids):,} tokens",
-        subtitle=(
-            f"{model.path.name} · {model.tensor} {model.rows:,} × {model.dim} {model.dtype} · "
-            f"{'UMAP (cosine)' if result.stage == 'umap' else 'PCA of unit-length rows'}"
-        ),
-        width=width,
-        height=height,
-    )
+    svg = figure_svg(model, result, ids, labels, coords, args)
     if suffix == ".svg":
         args_.write_text_file(out, svg)
     else:
         write_png(svg, out)
     return 0
+
+
+def figure_svg(model, result: whole.WholeMap, ids, labels, coords, args) -> str:
+    """The figure of the map: a density image coloured by token kind, labels naming the tiles
+    of its quadtree, the kinds' legend."""
+    from explorer.core.analysis.kinds import KINDS, token_kinds
+    from explorer.core.map.kind_colors import kind_palette, legend_entries
+
+    codes = token_kinds(model).codes.astype(np.int64)[ids]
+    width, height = args.size
+    return whole_figure.whole_map_svg(
+        coords,
+        labels,
+        tiles.build(coords, tiles.token_priority(ids, labels)),
+        title=args.title or f"The whole vocabulary: {len(ids):,} tokens",
+        subtitle=(
+            f"{model.path.name} · {model.tensor} {model.rows:,} × {model.dim} {model.dtype} · "
+            f"{'UMAP (cosine)' if result.stage == 'umap' else 'PCA of unit-length rows'}"
+        ),
+        codes=codes,
+        palette=kind_palette(list(KINDS)),
+        legend=legend_entries(codes, list(KINDS)),
+        legend_title="token kind",
+        width=width,
+        height=height,
+    )

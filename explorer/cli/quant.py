@@ -16,9 +16,10 @@ def register(sub) -> None:
         "quant",
         help="what quantisation does to the embedding: two precisions of one model, row by row",
         description="Compares one embedding at two precisions over every row (relative error "
-        "‖q − r‖/‖r‖, cosine, norm ratio) and the exact cosine top-10 neighbours of a sample "
-        "of tokens. Give two files of one model (-m REF -m OTHER; the vocabularies must match "
-        "row for row), or one model and --simulate TYPES to quantise it in memory.",
+        "‖q − r‖/‖r‖, cosine, norm ratio) and the cosine top-10 neighbours of a sample of "
+        "tokens (exact, or from sign-code shortlists scored exactly on large matrices). Give "
+        "two files of one model (-m REF -m OTHER; the vocabularies must match row for row), "
+        "or one model and --simulate TYPES to quantise it in memory.",
     )
     p.add_argument(
         "-m",
@@ -95,13 +96,19 @@ def _print_summary(results: list[dict], path: str) -> None:
     print(head)
     for r in results:
         rel, cos, top = r["relative_error"], r["cosine"], r["top10_overlap"]
-        overlap = _cell(top["mean"], 3) + (f" ({top['sample']})" if top["sample"] else "")
+        approximate = top.get("method") == "approximate"
+        overlap = _cell(top["mean"], 3) + (
+            f" ({top['sample']}{'≈' if approximate else ''})" if top["sample"] else ""
+        )
         print(
             f"{r['type']:<10} {_cell(rel['median']):>14} {_cell(rel['p99']):>8} "
             f"{_cell(rel['max']):>8} {_cell(cos['median'], 5):>13} {_cell(cos['min'], 5):>8} "
             f"{overlap:>14} {_cell(r['rank_displacement']['mean'], 2):>10}"
         )
     print("relative error ‖q − r‖/‖r‖ per row; top-10 overlap: share of each sampled token's")
-    print("exact cosine top-10 neighbours that both precisions agree on (sample size in brackets);")
+    print("cosine top-10 neighbours that both precisions agree on (sample size in brackets);")
     print("rank shift: mean |change of rank| of those ten at the other precision (ranks past 50")
     print("count as 50)")
+    if any(r["top10_overlap"].get("method") == "approximate" for r in results):
+        print("≈: neighbours found from sign-code shortlists of every row at both precisions, then")
+        print("scored exactly (the matrix is too large for an exact scan of every sampled token)")

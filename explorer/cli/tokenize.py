@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from explorer.api.model import Model
-from explorer.api.results import Tokens
+from explorer.api.tokens import Tokens
 from explorer.cli import args as args_
 from explorer.cli.common import add_model_options, load_model, print_json
 from explorer.core.errors import TokenError

@@ -104,7 +104,8 @@ def read_meta(folder: Path) -> dict | None:
 
 def _file_sha256(f) -> str:
     h = hashlib.sha256()
-    buf = bytearray(_CHUNK)
+    left = os.fstat(f.fileno()).st_size - f.tell()
+    buf = bytearray(max(1, min(_CHUNK, left)))  # a small entry: no 8 MB buffer to clear
     view = memoryview(buf)
     while n := f.readinto(buf):
         h.update(view[:n])

@@ -43,6 +43,7 @@ def _check_summary(obj: dict, type_name: str, rows: int, sample: int) -> None:
     assert set(obj["cosine"]) == {"median", "min"}
     assert obj["top10_overlap"]["sample"] == sample
     assert 0 <= obj["top10_overlap"]["mean"] <= 1
+    assert obj["top10_overlap"]["method"] == "exact"  # a small matrix: every row scanned
     assert 0 < obj["relative_error"]["median"] <= obj["relative_error"]["p99"]
     assert len(obj["worst"]) == 20
     dims = obj["dimensions"]

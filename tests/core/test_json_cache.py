@@ -128,3 +128,31 @@ def test_no_cache_without_rows(tokenizer_json, tmp_path):
     assert TokenizerInfo.from_file(tokenizer_json).built
     assert not (tmp_path / "cache").exists()
     assert json_cache.KIND == "tokenizer-json"
+
+
+def test_pieces_that_do_not_decode_fall_back_to_the_tokenizer(tokenizer_json, tmp_path):
+    """A table rewritten with matching checksums but bytes that are no UTF-8."""
+    from explorer.core import cache
+
+    built = TokenizerInfo.from_file(tokenizer_json, rows=ROWS)
+    folder = _entry(tmp_path)
+    meta = json.loads((folder / "meta.json").read_text())
+    arrays = {p.stem: np.load(p) for p in folder.glob("*.npy")}
+    arrays["pieces"] = np.full_like(arrays["pieces"], 0xFF)
+    cache.save(tmp_path / "cache" / "embedding-explorer", meta["key"], arrays, meta["extra"])
+    lazy = TokenizerInfo.from_file(tokenizer_json, rows=ROWS)
+    assert isinstance(lazy, CachedTokenizerInfo) and lazy.table is not None
+    assert lazy.one_label(3710) == "serve" and lazy.pieces == built.pieces
+
+
+def test_the_cached_table_is_the_one_the_tokenizer_makes(tokenizer_json):
+    """The window's tokenizer process sends the cached table instead of making it again."""
+    from explorer.core.tokenizer.vocab_table import VocabTable
+
+    built = TokenizerInfo.from_file(tokenizer_json, rows=ROWS)
+    lazy = TokenizerInfo.from_file(tokenizer_json, rows=ROWS)
+    assert isinstance(lazy, CachedTokenizerInfo) and lazy.table is not None
+    made = VocabTable.from_info(built)
+    assert lazy.table.meta == made.meta
+    for cached, fresh in zip(lazy.table.buffers(), made.buffers(), strict=True):
+        assert bytes(cached) == bytes(fresh)

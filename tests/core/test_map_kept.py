@@ -112,3 +112,20 @@ def test_nearest_on_map_is_a_sort_of_the_distances():
     np.testing.assert_array_equal(
         kept.nearest_on_map(coords, 42, 10), np.argsort(d, kind="stable")[:10]
     )
+
+
+def test_a_map_without_its_rows_is_answered_by_a_scan(smollm2):
+    """A whole-vocabulary map carries no rows (an array of width 0): the scan answers."""
+    ids = np.arange(smollm2.rows, dtype=np.int64)
+    vectors, coords = a_map(smollm2, ids)
+    found = kept.kept_neighbours(
+        ids,
+        coords,
+        5,
+        vectors=np.zeros((len(ids), 0), np.float32),
+        searcher=NeighborSearcher(smollm2),
+    )
+    assert found is not None and len(found.rows) == 10
+    exact, n_kept = reference(vectors, coords, 5)
+    np.testing.assert_array_equal(found.rows, exact)
+    assert found.n_kept == n_kept

@@ -167,3 +167,36 @@ def test_row_pair_equals_the_simulated_matrix_row(files, type_name):
     np.testing.assert_array_equal(
         stored.other, decoded(np.asarray(open_model(files["Q4_0"]).matrix[7:8]), "Q4_0")[0]
     )
+
+
+def test_dot_product_drift_and_the_captions_figures(files):
+    """Drift by dot product finds numpy's exact dot top-10 at each precision; the captions'
+    rank correlations and list sizes are the sample's own."""
+    from explorer.core.quant import figures
+
+    ref, other = open_model(files["Q8_0"]), open_model(files["Q4_0"])
+    r = decoded(np.asarray(ref.matrix), "Q8_0").astype(np.float64)
+    q = decoded(np.asarray(other.matrix), "Q4_0").astype(np.float64)
+    report = compare_files(ref, other, sample=ref.rows, dot=True)
+    drift = report.dot_drift
+    assert drift is not None and drift.metric == "dot"
+    for found, rows in ((drift.ref_top[:, :10], r), (drift.other_top[:, :10], q)):
+        dot = rows @ rows.T
+        np.fill_diagonal(dot, -np.inf)
+        best = -np.sort(-dot, axis=1)[:, :10]
+        np.testing.assert_allclose(np.take_along_axis(dot, found, axis=1), best, rtol=1e-5)
+    a, b = drift.ref_top[:, :10].tolist(), drift.other_top[:, :10].tolist()
+    kept = np.mean([len(set(x) & set(y)) for x, y in zip(a, b, strict=True)])
+    assert report.summary()["top10_overlap_dot"]["mean"] == pytest.approx(kept / 10)
+    # the captions' figures, against scipy-free numpy ranks of the same rows
+    rel = np.linalg.norm(q - r, axis=1) / np.linalg.norm(r, axis=1)
+    by_norm, by_shape, _small, _rest = figures.size_and_shape(report)
+    rank = lambda v: np.argsort(np.argsort(v)).astype(float)  # noqa: E731
+    want = np.corrcoef(rank(np.linalg.norm(r, axis=1)), rank(rel))[0, 1]
+    assert by_norm == pytest.approx(want, abs=1e-4)  # rows of near-equal error may swap
+    blocks = np.abs(r).reshape(len(r), -1, 32)
+    peak = (blocks.max(axis=2) / np.sqrt((blocks**2).mean(axis=2))).mean(axis=1)
+    assert by_shape == pytest.approx(np.corrcoef(rank(peak), rank(rel))[0, 1], abs=1e-4)
+    text = figures.captions(report)[-1]
+    assert f"{kept:.1f} of 10 dot-product" in text
+    assert f"name {len(np.unique(drift.ref_top[:, :10])):,} different" in text

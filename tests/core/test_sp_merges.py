@@ -63,3 +63,14 @@ def test_small_and_empty_vocabularies():
     assert sp_merges.merge_ids(["a"], np.array([0]), [0.0]).shape == (0, 2)
     got = sp_merges.merge_ids(["a", "b", "ab"], np.array([0, 1, 2]), [0.0, 0.0, 1.0])
     assert got.tolist() == [[0, 1]]
+
+
+def test_pair_strings_equal_taking_pieces_by_id():
+    vocab, _ = random_vocab(3, 800)
+    tokens = list(vocab) + ["x\0y"]  # a NUL inside a piece: taken one by one instead
+    rng = np.random.default_rng(0)
+    pairs = rng.integers(0, len(tokens) - 1, (500, 2))
+    want = [(tokens[a], tokens[b]) for a, b in pairs.tolist()]
+    assert sp_merges.pair_strings(tokens[:-1], pairs) == want
+    assert sp_merges.pair_strings(tokens, pairs) == want
+    assert sp_merges.pair_strings(tokens, np.zeros((0, 2), np.int64)) == []

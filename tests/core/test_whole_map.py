@@ -106,6 +106,20 @@ def test_rows_beyond_the_tokenizer_and_special_tokens_are_flagged(tmp_path):
         model.close()
 
 
+def test_placeholder_pieces_are_hidden_like_special_tokens():
+    from explorer.core.resources import demo_model_dir
+
+    model = open_model(demo_model_dir())
+    try:
+        hidden = whole.hidden_rows(model)
+        pieces = model.tokenizer.pieces
+        placeholders = [i for i, p in enumerate(pieces) if p.startswith("[unused")]
+        assert len(placeholders) > 900 and hidden[placeholders].all()  # BERT's [unused0]...
+        assert not hidden[[pieces.index(w) for w in ("cat", "the", "##ing", "1812")]].any()
+    finally:
+        model.close()
+
+
 def test_exact_neighbours_match_a_brute_force_scan(smollm2):
     ids = np.array([0, 5, 700, 2047])
     got = faithful.exact_neighbors(smollm2, ids, 10)

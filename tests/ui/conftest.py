@@ -6,6 +6,8 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from explorer.app.state import AppState
+from explorer.core.resources import demo_model_dir
+from explorer.ui.map.pane import MapPane
 from explorer.ui.window.main_window import MainWindow
 from tests.support.qt import no_leaks, temp_cache, temp_settings, tiny_model, tuned_process
 from tests.support.ui import idle
@@ -48,3 +50,25 @@ def make_window(qtbot, tmp_path):
 def window(make_window, tiny_model) -> MainWindow:
     """A main window with the tiny model open."""
     return make_window(tiny_model[0])
+
+
+@pytest.fixture
+def make_map_pane(qtbot):
+    """make_map_pane(path=demo, size=(1100, 750)): a shown Map pane on its own state, with the
+    model at `path` open; its jobs are shut down at the end."""
+    states: list[AppState] = []
+
+    def make(path=None, size=(1100, 750)) -> MapPane:
+        state = AppState()
+        states.append(state)
+        pane = MapPane(state, warm_up=False)
+        qtbot.addWidget(pane)
+        pane.resize(*size)
+        pane.show()
+        with qtbot.waitSignal(state.modelChanged, timeout=30000):
+            state.open(path if path is not None else demo_model_dir())
+        return pane
+
+    yield make
+    for state in states:
+        state.jobs.shutdown()

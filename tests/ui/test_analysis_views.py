@@ -15,12 +15,12 @@ from explorer.app.controllers.stats import StatsController
 from explorer.app.jobs import Jobs
 from explorer.app.state import AppState
 from explorer.core.analysis.kinds import KINDS
+from explorer.core.map.kind_colors import KIND_RGB
 from explorer.ui.analysis.explain_view import ExplainView
 from explorer.ui.analysis.feature import wire_explain, wire_head, wire_stats
 from explorer.ui.analysis.head_view import HeadView
 from explorer.ui.analysis.plots import DimensionPlot
 from explorer.ui.analysis.stats_view import StatsView
-from explorer.ui.map.kind_colors import KIND_RGB
 from tests.support.models import DIM, OUTLIER_DIM, ZERO, planted_model
 from tests.support.ui import activate, idle
 

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import QApplication
 
 from explorer.app.state import AppState
 from explorer.core.map.geometry import points_in_polygon
-from explorer.core.resources import demo_model_dir
 from explorer.ui.map.pane import MapPane
 from explorer.ui.map.view import MapView
 
@@ -274,16 +273,8 @@ def test_colour_modes_and_legend(qtbot, view):
 
 
 @pytest.fixture
-def pane(qtbot):
-    state = AppState()
-    p = MapPane(state, warm_up=False)
-    qtbot.addWidget(p)
-    p.resize(1100, 750)
-    p.show()
-    with qtbot.waitSignal(state.modelChanged, timeout=30000):
-        state.open(demo_model_dir())
-    yield p
-    state.jobs.shutdown()
+def pane(make_map_pane):
+    return make_map_pane()
 
 
 def png_size(path) -> tuple[int, int]:
@@ -327,7 +318,9 @@ def test_pca_map_of_a_selection_click_selects_and_exports(qtbot, pane, tmp_path)
     assert rows[0] == ["id", "piece", "x", "y"] and len(rows) == 201
 
     pane.view.select_box(-1e9, -1e9, 1e9, 1e9)
-    assert pane.copy_selection().count("\n") == 200
+    with qtbot.waitSignal(pane.chosen_jobs.textReady, timeout=30000) as copied:
+        pane.copy_selection()
+    assert copied.args[0].count("\n") == 200 == copied.args[1]
     assert pane.remap_button.isEnabled()
 
 

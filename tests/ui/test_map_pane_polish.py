@@ -50,7 +50,7 @@ def test_cancel_cluster_colour_and_copy(qtbot, pane):
     pane.state.statusMessage.connect(messages.append)
     pane.view.select_box(-1e9, -1e9, 1e9, 1e9)
     pane.copy_selection()
-    assert messages[-1].startswith("Copied 120 tokens")
+    qtbot.waitUntil(lambda: bool(messages) and messages[-1].startswith("Copied 120 tokens"))
 
 
 def test_controls_wrap_in_a_narrow_pane_and_progress_text_is_elided(qtbot, pane):
@@ -94,7 +94,8 @@ def test_legend_draws_missing_glyphs_and_the_chosen_ring_is_not_a_cluster_colour
     from PySide6.QtGui import QColor, QFont
 
     from explorer.core.map import figure
-    from explorer.ui.map.view import CHOSEN_RING, drawable
+    from explorer.ui.map.chosen import CHOSEN_RING
+    from explorer.ui.map.view import drawable
 
     font = QFont()
     assert drawable("cat (3)", font) == "cat (3)"

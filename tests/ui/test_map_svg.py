@@ -7,24 +7,12 @@ import xml.etree.ElementTree as ET
 import pytest
 from PySide6.QtCore import Qt
 
-from explorer.app.state import AppState
-from explorer.core.resources import demo_model_dir
-from explorer.ui.map.pane import MapPane
-
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture
-def pane(qtbot):
-    state = AppState()
-    p = MapPane(state, warm_up=False)
-    qtbot.addWidget(p)
-    p.resize(1100, 750)
-    p.show()
-    with qtbot.waitSignal(state.modelChanged, timeout=30000):
-        state.open(demo_model_dir())
-    yield p
-    state.jobs.shutdown()
+def pane(make_map_pane):
+    return make_map_pane()
 
 
 def make_map(qtbot, pane, source: str, n: int) -> None:

@@ -48,6 +48,7 @@ def test_controller_simulates_and_refuses_a_misaligned_model(qtbot, models):
     assert [row[3] for row in q4.rows] == pytest.approx(rel[worst].tolist(), rel=1e-9)
     assert q4.counts.sum() == used.sum() == q4.summary["rows"]
     assert q4.summary["top10_overlap"]["sample"] == 25
+    assert q4.summary["top10_overlap_dot"]["sample"] == 25
     assert len(q4.captions) == 4 and "4-bit" in q4.captions[0]
     assert "dot-product" in q4.captions[3]
     quant.compare_with(open_model(c))
@@ -72,9 +73,14 @@ def test_window_precision_view_simulates_and_compares_with_the_twin(qtbot, model
     first = view.damaged.proxy.index(0, 0)
     view.damaged.clicked.emit(first)
     assert win.state.selection == [view.damaged.source.ids[0]]
-    qtbot.waitUntil(lambda: view.plots.currentWidget() is view.row, timeout=30000)
-    assert f"#{view.damaged.source.ids[0]}" in view.row.plot.title.text()
-    assert len(view.row.plot.error.getData()[0]) == 64  # the row's difference, every dimension
+    qtbot.waitUntil(lambda: view.plots.currentWidget() is view.two_rows, timeout=30000)
+    assert f"#{view.damaged.source.ids[0]}" in view.row.title.text()
+    assert len(view.row.error.getData()[0]) == 64  # the row's difference, every dimension
+    qtbot.waitUntil(lambda: win.viewer.pair.shown is not None, timeout=30000)
+    view.all_values.click()  # the same token's every value, in the Embedding tab
+    assert win.centre.currentWidget() is win.viewer
+    assert win.viewer.tabs.currentWidget() is win.viewer.pair
+    win.compare.show_precision()
     win.compare.compare_with(twin)
     qtbot.waitUntil(lambda: view.files.isEnabled(), timeout=60000)
     win.compare.show_precision()

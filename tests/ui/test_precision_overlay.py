@@ -81,12 +81,30 @@ def test_map_colours_points_by_the_relative_error_of_each_row(qtbot, make_window
     assert len(shown) == 150 and np.isfinite(shown).sum() > 100
     np.testing.assert_allclose(shown, expected("Q4_0"), rtol=1e-6)
     # the points' colours rank by it: the most damaged point gets the top colour
-    codes, palette = view._palette_codes()
+    codes, palette, _steps = view.colour_codes()
     assert codes is not None and codes[np.nanargmax(shown)] == len(palette) - 2
     # another type chosen on the Precision page: the map follows
     precision.show_type(0)
     np.testing.assert_allclose(view.values["damage"], expected("Q5_1"), rtol=1e-6)
     assert "Q5_1" in view.colour_bar.axis.labelText
+    # a token's two rows at the simulated type: the gguf package's own blocks
+    token, viewer = 11, win.viewer
+    win.state.select([token])
+    qtbot.waitUntil(
+        lambda: viewer.pair.shown is not None and viewer.pair.shown.pair.id == token,
+        timeout=30000,
+    )
+    blocks = gguf.quants.quantize(r[token : token + 1].astype(np.float32), T["Q5_1"])
+    model = viewer.pair.model
+    column = {key: n for n, key in enumerate(model.keys)}
+    q = dequantized(blocks, "Q5_1")[0]
+    assert [model.data(model.index(i, column["other"]), EXACT) for i in range(576)] == q.tolist()
+    block = blocks.view(np.uint8).reshape(-1, 24)[3]  # Q5_1: f16 scale, f16 min, 4 + 16 bytes
+    for key, at in (("scale", 0), ("min", 2)):
+        assert model.data(model.index(100, column[key]), EXACT) == f16(block, at)
+    # no comparison any more (another model): the colour goes with it
+    quant.model_changed(win.state.model)
+    assert pane.colour.findData("damage") < 0 and view.colour_mode != "damage"
 
 
 def test_viewer_overlays_the_two_rows_with_their_blocks(qtbot, make_window, files):
@@ -108,7 +126,7 @@ def test_viewer_overlays_the_two_rows_with_their_blocks(qtbot, make_window, file
     assert viewer.tabs.currentWidget() is viewer.pair
     model = viewer.pair.model
     column = {key: n for n, key in enumerate(model.keys)}
-    assert list(column) == ["index", "ref", "ref scale", "other", "diff", "block", "scale", "quant"]
+    assert list(column) == ["index", "ref", "other", "diff", "scale", "quant", "block", "ref scale"]
     r, q = dequantized(ref_raw, "Q8_0")[token], dequantized(other_raw, "Q4_0")[token]
     assert model.rowCount() == len(r) == 576
 

@@ -76,8 +76,7 @@ class KeptController(FeatureController):
         asked = self.wanted
         data, token = asked
         ranked = self._offered[1] if self._offered and self._offered[0] == token else None
-        holds_rows = len(data.vectors) == len(data.nb.ids)
-        vectors = data.vectors if holds_rows else None
+        vectors = data.vectors if kept.holds_rows(data.vectors, len(data.nb.ids)) else None
         if vectors is None and self.searcher is None:
             self.searcher = NeighborSearcher(self.state.model)
         self._ranked_job = ranked is not None

@@ -8,6 +8,8 @@ is shown at once through ``mapReady``; then, for UMAP, the layout, the job's res
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, Signal
 
 from explorer.app import tuning
@@ -22,6 +24,7 @@ from explorer.core.map.pipeline import MapData, MapRequest
 from explorer.core.model.embedding import EmbeddingModel
 
 PROJECTION_LANE = LaneSpec("projection")
+EXPORT_LANE = LaneSpec("map-export")  # figures of very many points: a second of work or so
 WARM_UP_LANE = LaneSpec("warm-up", background=True)  # compiling umap-learn once per process
 
 _warmed = False  # umap-learn compiles once per process
@@ -35,10 +38,13 @@ class MapController(FeatureController):
     busyChanged = Signal(bool)  # a request started (True: progress starts at 0) or ended
     failed = Signal(object)  # the exception
     reset = Signal()  # a new model: no map
+    exported = Signal(object)  # the path of a figure written on the export lane
+    exportFailed = Signal(object)  # the exception
 
     def __init__(self, state: AppState, parent: QObject | None = None):
         super().__init__(state, parent)
         self.warm_lane = state.jobs.lane(WARM_UP_LANE)
+        self.export_lane = state.jobs.lane(EXPORT_LANE)
         self.data: MapData | None = None  # the map on screen
         self.running = False
 
@@ -101,6 +107,16 @@ class MapController(FeatureController):
             label="Map: the saved layout",
             on_result=self._final_ready,
             on_error=self._failed,
+        )
+
+    def export(self, write: Callable[[], object]) -> None:
+        """Run `write` (it writes a figure and returns its path) off the GUI thread; `exported`
+        or `exportFailed` follows."""
+        self.export_lane.submit(
+            write,
+            label="Exporting the map",
+            on_result=self.exported.emit,
+            on_error=self.exportFailed.emit,
         )
 
     def cancel(self) -> None:

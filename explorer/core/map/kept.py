@@ -74,14 +74,22 @@ def exact_among_rows(vectors: np.ndarray, row: int, k: int) -> np.ndarray:
     return top_k(sims, k)
 
 
+def holds_rows(vectors: np.ndarray, n: int) -> bool:
+    """`vectors` are the rows of a map of n points (a whole-vocabulary map holds none)."""
+    return vectors.ndim == 2 and vectors.shape[0] == n and vectors.shape[1] > 0
+
+
 def on_map(ranked: np.ndarray, ids: np.ndarray, token: int) -> np.ndarray:
     """The map rows (indices into `ids`) of the ids in `ranked` that are on the map, in the
     ranking's order, the token itself left out."""
     ranked = np.asarray(ranked, dtype=np.int64)
-    ranked = ranked[ranked != token]
-    order = np.argsort(ids, kind="stable")
-    at = np.minimum(np.searchsorted(ids[order], ranked), len(ids) - 1)
-    return order[at[ids[order][at] == ranked]]
+    ranked = ranked[(ranked != token) & (ranked >= 0)]
+    if not len(ids) or not len(ranked):
+        return np.zeros(0, dtype=np.int64)
+    where = np.full(max(int(ids.max()), int(ranked.max())) + 1, -1, dtype=np.int64)
+    where[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)  # an id shown twice: its first point
+    rows = where[ranked]
+    return rows[rows >= 0]
 
 
 def exact_by_scan(
@@ -127,7 +135,7 @@ def kept_neighbours(
     if rows is not None and len(rows) < k:
         rows = None
     ctx.check("neighbours on the map")
-    if rows is None and vectors is not None and len(vectors) == len(ids):
+    if rows is None and vectors is not None and holds_rows(vectors, len(ids)):
         rows = exact_among_rows(vectors, row, k)
     if rows is None:
         if searcher is None:

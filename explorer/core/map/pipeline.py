@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core.context import NULL_CONTEXT, JobContext
-from explorer.core.map import neighborhood, projection, whole
+from explorer.core.map import neighborhood, projection, tiles, whole
 from explorer.core.model.decode import decode_rows
 from explorer.core.model.embedding import EmbeddingModel
 
@@ -55,6 +55,7 @@ class MapData:
     cluster_names: tuple[str, ...] = ()
     final: bool = False
     whole: bool = False  # every row of the model (its layout is cached, not stored in sessions)
+    quadtree: tiles.Tiles | None = None  # the quadtree of `coords` (whole maps: drawing, labels)
 
 
 def choose(
@@ -188,9 +189,12 @@ def whole_vocabulary(
     nb = neighborhood.Neighborhood(ids, labels, None, (), title)
     empty = np.zeros((len(ids), 0), dtype=np.float32)
     norms = np.empty(0)
+    priority = tiles.token_priority(ids, labels)
 
     def data(result: whole.WholeMap) -> MapData:
-        return MapData(nb, empty, norms, result.coords[ids], final=result.final, whole=True)
+        coords = result.coords[ids]
+        quadtree = tiles.build(coords, priority)
+        return MapData(nb, empty, norms, coords, final=result.final, whole=True, quadtree=quadtree)
 
     def picture(result: whole.WholeMap) -> None:
         nonlocal norms

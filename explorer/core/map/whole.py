@@ -61,7 +61,7 @@ class WholeMap:
     """Coordinates [rows, 2] of every row (row id = index) and which rows views may hide."""
 
     coords: np.ndarray
-    hidden: np.ndarray  # bool [rows]: beyond the tokenizer, or a special token
+    hidden: np.ndarray  # bool [rows]: beyond the tokenizer, a placeholder or a special token
     final: bool
     stage: str  # "pca" (the first picture) or "umap"
     cached: bool = False
@@ -77,8 +77,12 @@ def whole_epochs(rows: int) -> int:
 
 
 def hidden_rows(model: EmbeddingModel) -> np.ndarray:
-    """Rows the tokenizer has no token for, and its special tokens."""
+    """Rows the tokenizer has no token for, placeholders such as [unused12], and special
+    tokens: what "no special/unused" leaves out, as the random sample does."""
+    from explorer.core.analysis.undertrained import known_unused_ids
+
     hidden = ~np.asarray(model.used_rows, dtype=bool)
+    hidden[known_unused_ids(model)] = True
     tok = model.tokenizer
     if tok is not None:
         special = np.fromiter((i for i in tok.special_ids if 0 <= i < model.rows), np.int64)

@@ -1,15 +1,24 @@
-"""Neighbour drift: for a sample of tokens, their exact top-k among all token rows at both
-precisions (by cosine, and by dot product when asked), how many they share and how far each
-reference neighbour moved in rank."""
+"""Neighbour drift: for a sample of tokens, their top-k among all token rows at both precisions
+(by cosine, and by dot product when asked), how many they share and how far each reference
+neighbour moved in rank.
+
+Two ways to find the neighbours, chosen by cost: an exact scan of every row (float32 matrix
+products, one pass over both matrices), or, when that would be slow, shortlists from each
+precision's sign codes (quant/sketch.py, quant/shortlist.py) scored exactly at both precisions
+(quant/rerank.py, drift_approx.py). The second ranks the same union of candidates at both
+precisions and keeps the exact scores; a neighbour is missed only when both shortlists miss it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+from gguf.constants import GGMLQuantizationType as T
 
 from explorer.core.context import NULL_CONTEXT, JobContext
+from explorer.core.quant import kernels
 from explorer.core.quant.precision import Precision
+from explorer.core.quant.types import GGML_TYPES
 from explorer.core.ranking import top_k_rows
 
 K = 10
@@ -17,6 +26,11 @@ DEPTH = 50  # ranks followed at the other precision; a neighbour beyond them cou
 BLOCK_VALUES = 1 << 23  # decoded values per block of candidate rows (32 MB of float32)
 FIRST_BLOCK = 256
 SAMPLE = 2000
+# Above this many multiply-adds per precision and metric (queries × rows × values a row) the
+# exact scan gives way to the approximate one.
+EXACT_LIMIT = 1.2e11
+WIDE = 8000  # candidates per query and precision kept by the Hamming scan of every row
+NARROW = 800  # ... of those, kept by the finer estimate and scored exactly
 
 
 @dataclass
@@ -27,12 +41,15 @@ class Drift:
     ref_scores: np.ndarray  # float32 [n, DEPTH]: the reference scores of ref_top
     k: int = K
     metric: str = "cosine"  # or "dot"
+    method: str = "exact"  # or "approximate": neighbours from sign-code shortlists
+    scored: float = 0.0  # approximate: mean rows scored exactly per sampled row
 
     @property
     def overlap(self) -> np.ndarray:
         """int [n]: reference top-k neighbours also in the other precision's top-k."""
         a, b = self.ref_top[:, : self.k], self.other_top[:, : self.k]
-        return np.array([len(set(x) & set(y)) for x, y in zip(a.tolist(), b.tolist(), strict=True)])
+        same = (a[:, :, None] == b[:, None, :]) & (a[:, :, None] >= 0)
+        return same.any(axis=2).sum(axis=1)
 
     @property
     def gap(self) -> np.ndarray:
@@ -45,13 +62,16 @@ class Drift:
     def displacement(self) -> np.ndarray:
         """float [n]: mean |rank change| of the reference top-k at the other precision (ranks
         from 0; a neighbour beyond DEPTH counts as rank DEPTH)."""
-        out = np.zeros(len(self.ids))
-        for n, (a, b) in enumerate(
-            zip(self.ref_top.tolist(), self.other_top.tolist(), strict=True)
-        ):
-            where = {t: r for r, t in enumerate(b)}
-            out[n] = np.mean([abs(where.get(t, DEPTH) - r) for r, t in enumerate(a[: self.k])])
-        return out
+        a = self.ref_top[:, : self.k]
+        same = (a[:, :, None] == self.other_top[:, None, :]) & (a[:, :, None] >= 0)
+        rank = np.where(same.any(axis=2), same.argmax(axis=2), DEPTH)
+        return np.abs(rank - np.arange(a.shape[1])).mean(axis=1)
+
+    def most_changed(self, count: int = 20) -> np.ndarray:
+        """The sampled rows whose neighbourhood changed most: fewest shared top-k neighbours,
+        then largest rank displacement, then lowest id."""
+        order = np.lexsort((self.ids, -self.displacement, self.overlap))
+        return self.ids[order[:count]]
 
 
 def sample_ids(measured: np.ndarray, size: int = SAMPLE, seed: int = 0) -> np.ndarray:
@@ -62,7 +82,7 @@ def sample_ids(measured: np.ndarray, size: int = SAMPLE, seed: int = 0) -> np.nd
     return np.sort(np.random.default_rng(seed).choice(pool, size=size, replace=False))
 
 
-def _unit(rows: np.ndarray, keep: np.ndarray | None = None, scaled: bool = True) -> np.ndarray:
+def unit_rows(rows: np.ndarray, keep: np.ndarray | None = None, scaled: bool = True) -> np.ndarray:
     """Rows scaled to unit length (as they are with `scaled` False), zero where not kept or
     not finite."""
     rows = rows.astype(np.float32, copy=False)
@@ -105,16 +125,33 @@ class _Best:
         self.ids = all_i[order][take]
 
 
+def reads_directly(p: Precision) -> bool:
+    """Whether the kernels read `p`'s stored rows as they are (else whole blocks are decoded
+    to float32 first, which looking rows up one by one cannot afford)."""
+    return p.type_name in GGML_TYPES and T[p.type_name] in kernels.KINDS
+
+
+def choose_method(ref: Precision, other: Precision, sample: int) -> str:
+    """ "exact" where the exact scan is cheap (or the approximate one cannot read a format
+    without decoding the whole matrix), else "approximate"."""
+    if float(sample) * ref.rows * ref.dim <= EXACT_LIMIT:
+        return "exact"
+    if not (reads_directly(ref) and reads_directly(other)):
+        return "exact"
+    return "approximate"
+
+
 def neighbour_drift(
     ref: Precision,
     other: Precision,
     ids: np.ndarray,
     candidates: np.ndarray,
     ctx: JobContext = NULL_CONTEXT,
+    method: str = "auto",
 ) -> Drift:
-    """Exact cosine top-DEPTH of each row in `ids` among the `candidates` rows (bool [rows];
-    the query itself excluded), at both precisions, in one pass over both matrices."""
-    return neighbour_drifts(ref, other, ids, candidates, ("cosine",), ctx)["cosine"]
+    """Cosine top-DEPTH of each row in `ids` among the `candidates` rows (bool [rows]; the
+    query itself excluded), at both precisions."""
+    return neighbour_drifts(ref, other, ids, candidates, ("cosine",), ctx, method)["cosine"]
 
 
 def neighbour_drifts(
@@ -124,13 +161,33 @@ def neighbour_drifts(
     candidates: np.ndarray,
     metrics: tuple[str, ...] = ("cosine", "dot"),
     ctx: JobContext = NULL_CONTEXT,
+    method: str = "auto",
 ) -> dict[str, Drift]:
-    """Neighbour drift by each metric ("cosine", "dot"), in one pass over both matrices (each
-    block of rows decoded once; a metric more is one matrix product more per block)."""
+    """Neighbour drift by each metric ("cosine", "dot"); `method` "exact", "approximate" or
+    "auto" (by cost: choose_method)."""
+    if method == "auto":
+        method = choose_method(ref, other, len(ids))
+    if method == "approximate":
+        from explorer.core.quant.drift_approx import approximate_drifts
+
+        return approximate_drifts(ref, other, ids, candidates, metrics, ctx)
+    return exact_drifts(ref, other, ids, candidates, metrics, ctx)
+
+
+def exact_drifts(
+    ref: Precision,
+    other: Precision,
+    ids: np.ndarray,
+    candidates: np.ndarray,
+    metrics: tuple[str, ...] = ("cosine", "dot"),
+    ctx: JobContext = NULL_CONTEXT,
+) -> dict[str, Drift]:
+    """Exact drift by each metric, in one pass over both matrices (each block of rows decoded
+    once; a metric more is one matrix product more per block)."""
     ids = np.asarray(ids, dtype=np.int64)
     depth = min(DEPTH, max(1, int(np.count_nonzero(candidates)) - 1))
     runs = [(m, p) for m in metrics for p in (ref, other)]  # (metric, precision)
-    queries = [_unit(p.decode_ids(ids), scaled=m == "cosine") for m, p in runs]
+    queries = [unit_rows(p.decode_ids(ids), scaled=m == "cosine") for m, p in runs]
     best = [_Best(len(ids), depth) for _ in runs]
     # a small first block fills the running lists; later blocks only pass what beats them
     starts = [0, min(ref.rows, FIRST_BLOCK)]
@@ -147,7 +204,7 @@ def neighbour_drifts(
             for (m, owner), q, b in zip(runs, queries, best, strict=True):
                 if owner is not p:
                     continue
-                scores = q @ _unit(block, keep, scaled=m == "cosine").T
+                scores = q @ unit_rows(block, keep, scaled=m == "cosine").T
                 if not keep.all():
                     scores[:, ~keep] = -np.inf
                 scores[mine, ids[mine] - start] = -np.inf  # not its own neighbour

@@ -61,12 +61,14 @@ class QuantReport:
             "top10_overlap": {
                 "mean": stat(overlap / self.drift.k, np.mean) if self.drift else None,
                 "sample": int(len(overlap)),
+                "method": self.drift.method if self.drift else None,
             },
             **(
                 {
                     "top10_overlap_dot": {
                         "mean": stat(self.dot_drift.overlap / self.dot_drift.k, np.mean),
                         "sample": int(len(self.dot_drift.ids)),
+                        "method": self.dot_drift.method,
                     }
                 }
                 if self.dot_drift is not None

@@ -28,6 +28,7 @@ from explorer.core.model.dtypes import BF16 as _BF16
 from explorer.core.search import codes as search_codes
 from explorer.core.search.fast import HEAD_WORDS, SignIndex, folder_for, load, save_arrays
 from explorer.core.search.fast import cache_key as _key
+from explorer.core.search.truth import Truth
 from explorer.core.search.tune import CALIBRATE, tune
 
 MIN_BITS = 1024
@@ -35,8 +36,6 @@ MEASURE = 200
 SAMPLE_ROWS = 8192
 SAMPLE_CHUNK = 256  # rows read at a time for the mean direction (4 MB at dim 4096)
 BLOCK_BYTES = 16 << 20
-K = 10
-KEEP = 32  # per query: the top K plus room for rows tied with the K-th (duplicate rows)
 
 
 def decoder(
@@ -94,53 +93,6 @@ def block_rows(dim: int, queries: int) -> int:
     return max(256, BLOCK_BYTES // (4 * max(1, dim, queries)))
 
 
-class _Truth:
-    """Running exact top-K of each query, per metric, over the blocks seen so far."""
-
-    def __init__(self, qids: np.ndarray):
-        self.qids = qids
-        empty = (np.zeros((len(qids), 0), np.int64), np.zeros((len(qids), 0), np.float32))
-        self.best = {m: empty for m in ("cosine", "dot")}
-
-    def add(self, start: int, dots: np.ndarray, sq: np.ndarray) -> None:
-        n = dots.shape[1]
-        bad = ~(np.isfinite(sq) & (sq > 0))
-        inv = np.divide(1.0, np.sqrt(sq), out=np.zeros(n), where=~bad).astype(np.float32)
-        mine = np.flatnonzero((self.qids >= start) & (self.qids < start + n))
-        for metric in ("cosine", "dot"):
-            key = dots * inv if metric == "cosine" else dots.copy()
-            key[:, bad] = -np.inf
-            key[mine, self.qids[mine] - start] = -np.inf  # a query is not its own neighbour
-            key[~np.isfinite(key)] = -np.inf
-            m = min(K, n)
-            top = (
-                np.argpartition(-key, m - 1, axis=1)[:, :m]
-                if m < n
-                else np.tile(np.arange(n), (len(key), 1))
-            )
-            old_ids, old_key = self.best[metric]
-            all_ids = np.concatenate([old_ids, top + start], axis=1)
-            all_key = np.concatenate([old_key, np.take_along_axis(key, top, 1)], axis=1)
-            m = min(KEEP, all_key.shape[1])
-            best = np.argpartition(-all_key, m - 1, axis=1)[:, :m]
-            self.best[metric] = (
-                np.take_along_axis(all_ids, best, 1),
-                np.take_along_axis(all_key, best, 1),
-            )
-
-    def sets(self, metric: str) -> list[np.ndarray]:
-        """Each query's true top-K, plus every row tied with its K-th (any of them is right)."""
-        out = []
-        for ids, key in zip(*self.best[metric], strict=True):
-            ok = np.isfinite(key)
-            ids, key = ids[ok], key[ok]
-            if len(key) > K:
-                kth = np.partition(-key, K - 1)[K - 1]
-                ids = ids[-key <= kth + 1e-6 * abs(kth)]
-            out.append(ids)
-        return out
-
-
 def _pass(model, index_dir: Path, u, signs, qrows, qids, ctx: JobContext) -> tuple:
     """The pass over the matrix; progress 0..1 of `ctx` is 0..0.85 of the build."""
     rows = model.rows
@@ -151,7 +103,7 @@ def _pass(model, index_dir: Path, u, signs, qrows, qids, ctx: JobContext) -> tup
     a = np.zeros(rows, np.float32)
     wn = np.zeros(rows, np.float32)
     sq = np.zeros(rows, np.float64)
-    truth = _Truth(qids)
+    truth = Truth(qids)
     source = MappedScan(model.matrix)
     decode = decoder(model, source)
     step = source.step(min(block_rows(model.dim, len(qrows)), max(1, rows)))
@@ -174,7 +126,7 @@ def _pass(model, index_dir: Path, u, signs, qrows, qids, ctx: JobContext) -> tup
             finite = np.isfinite(sq[block])
             if not finite.all():  # NaN/inf rows must not spoil the exact dots of the others
                 x = np.where(finite[:, None], x, 0).astype(np.float32)
-            truth.add(start, np.matmul(x, qrows.T, out=dots_buf[:n]).T, sq[block])
+            truth.add(start, np.matmul(x, qrows.T, out=dots_buf[:n]), sq[block])
             ctx.progress(stop / rows)
     finally:
         source.close()

@@ -14,7 +14,9 @@ matrices (slowly decaying spectra) keeps too little of the variance to find true
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 from numba import get_num_threads, njit, prange, types
@@ -25,13 +27,17 @@ from explorer.core.search.exact import KERNEL_LOCK
 
 
 @intrinsic
-def _popcount(typingctx, x):  # pragma: no cover - compiled
+def _ctpop(typingctx, x):  # pragma: no cover - compiled
     sig = types.uint64(types.uint64)
 
     def codegen(context, builder, signature, args):
         return builder.ctpop(args[0])
 
     return sig, codegen
+
+
+# The bits set in a uint64, for compiled code; typed as what compiled callers see.
+_popcount = cast(Callable[[Any], int], _ctpop)
 
 
 @njit(cache=True, nogil=True)
@@ -121,12 +127,37 @@ def _encode_rows(x, u, signs, codes, a, wn, sq):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _estimate(codes, i, q, table, a, wn, scale, penalty, aq, wq):  # pragma: no cover
-    """Estimated score of row `i` from its code (Hamming distance → angle table)."""
+def _hamming(codes, i, q):  # pragma: no cover - compiled
     h = 0
     for k in range(codes.shape[1]):
-        h += _popcount(codes[i, k] ^ q[k])  # type: ignore[call-arg]
+        h += _popcount(codes[i, k] ^ q[k])
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def estimate_h(h, i, table, a, wn, scale, penalty, aq, wq):  # pragma: no cover - compiled
+    """Estimated score of row `i` whose code is `h` bits from the query's (angle table)."""
     return (aq * a[i] + wq * wn[i] * table[h]) * scale[i] + penalty[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _estimate(codes, i, q, table, a, wn, scale, penalty, aq, wq):  # pragma: no cover
+    """Estimated score of row `i` from its code (Hamming distance → angle table)."""
+    return estimate_h(_hamming(codes, i, q), i, table, a, wn, scale, penalty, aq, wq)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _hamming_many(codes, qcodes, out, tile):  # pragma: no cover - compiled
+    """out[q, i] = Hamming distance of row i's code from query q's, for a batch of queries:
+    one pass over the codes, a tile of rows at a time, each tile read once from memory."""
+    n = codes.shape[0]
+    for t in prange((n + tile - 1) // tile):
+        lo, hi = t * tile, min(n, (t + 1) * tile)
+        for q in range(qcodes.shape[0]):
+            qc = qcodes[q]
+            row = out[q]
+            for i in range(lo, hi):
+                row[i] = _hamming(codes, i, qc)
 
 
 @njit(cache=True, nogil=True)
@@ -150,24 +181,28 @@ def _scan_ids(codes, ids, q, table, a, wn, scale, penalty, aq, wq, out):  # prag
         out[t] = _estimate(codes, ids[t], q, table, a, wn, scale, penalty, aq, wq)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def estimate_q(codes, i, planes, lin, a, wn, scale, penalty, aq, wq):  # pragma: no cover
+    """Asymmetric estimated score of row `i` (see `_scan_ids_q`)."""
+    ones = 0
+    d0 = d1 = d2 = d3 = 0
+    for k in range(codes.shape[1]):
+        c = codes[i, k]
+        ones += _popcount(c)
+        d0 += _popcount(c & planes[0, k])
+        d1 += _popcount(c & planes[1, k])
+        d2 += _popcount(c & planes[2, k])
+        d3 += _popcount(c & planes[3, k])
+    cw = lin[0] + lin[1] * ones + lin[2] * (d0 + 2 * d1 + 4 * d2 + 8 * d3)
+    return (aq * a[i] + wq * wn[i] * cw) * scale[i] + penalty[i]
+
+
 @njit(cache=True, nogil=True)
 def _scan_ids_q(codes, ids, planes, lin, a, wn, scale, penalty, aq, wq, out):  # pragma: no cover
     """Asymmetric estimate: the query's rotated coordinates (4-bit, as bit planes) against each
     row's sign bits; cos(w_q, w_x) ≈ lin[0] + lin[1]·ones + lin[2]·Σ_b 2^b·|plane_b ∧ code|."""
-    nw = codes.shape[1]
     for t in range(ids.shape[0]):
-        i = ids[t]
-        ones = 0
-        d0 = d1 = d2 = d3 = 0
-        for k in range(nw):
-            c = codes[i, k]
-            ones += _popcount(c)  # type: ignore[call-arg]
-            d0 += _popcount(c & planes[0, k])  # type: ignore[call-arg]
-            d1 += _popcount(c & planes[1, k])  # type: ignore[call-arg]
-            d2 += _popcount(c & planes[2, k])  # type: ignore[call-arg]
-            d3 += _popcount(c & planes[3, k])  # type: ignore[call-arg]
-        cw = lin[0] + lin[1] * ones + lin[2] * (d0 + 2 * d1 + 4 * d2 + 8 * d3)
-        out[t] = (aq * a[i] + wq * wn[i] * cw) * scale[i] + penalty[i]
+        out[t] = estimate_q(codes, ids[t], planes, lin, a, wn, scale, penalty, aq, wq)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -255,6 +290,22 @@ def scan_all(
             _scan_all_par(*args, parts)
     else:
         _scan_all(*args)
+    return out
+
+
+HAMMING_TILE_BYTES = 128 << 10  # a tile of codes and the batch's distances stay in L2
+
+
+def hamming_many(codes: np.ndarray, qcodes: np.ndarray) -> np.ndarray:
+    """uint16 [queries, rows] (uint32 past 65,535 bits): the Hamming distance of every row's
+    code from each query's code (uint64 [queries, words]), as one query's scan counts them."""
+    qcodes = np.ascontiguousarray(qcodes, dtype=np.uint64)
+    dtype = np.uint16 if 64 * codes.shape[1] <= np.iinfo(np.uint16).max else np.uint32
+    out = np.empty((qcodes.shape[0], codes.shape[0]), dtype=dtype)
+    if out.size:
+        tile = max(64, HAMMING_TILE_BYTES // (8 * codes.shape[1] + 2 * qcodes.shape[0]))
+        with KERNEL_LOCK:
+            _hamming_many(codes, qcodes, out, tile)
     return out
 
 

@@ -1,21 +1,18 @@
 """Choose the fast index's candidate counts per metric by measured recall@10 (see search_build).
 
-For each query the exact top-10 is known from the build pass.  One full stage-one scan and
-one stage-two scan of the widest candidate list give, for every true neighbour, the rank it
+For each query the exact top-10 is known from the build pass.  One stage-one scan and one
+stage-two scan of the widest candidate list give, for every true neighbour, the rank it
 would have in each stage, so the recall of every (c1, c2) setting follows without searching
 again: a neighbour is found when it survives stage one (rank < c1) and stage two (rank among
-those c1 rows < c2); stage three scores exactly and cannot lose it.
-"""
+those c1 rows < c2); stage three scores exactly and cannot lose it.  The queries go through
+in batches (search_tune_ranks): one pass over the code heads serves a whole batch."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
-from numba import get_num_threads
 
 from explorer.core.context import JobContext
-from explorer.core.ranking import top_unordered
+from explorer.core.search import tune_ranks
 from explorer.core.search.fast import TARGET_RECALL, IndexStats, SignIndex
 
 # Steps of √2: the cheapest setting that reaches the target is at most ~1.4× too wide.
@@ -25,6 +22,7 @@ MIN_C1 = 2000
 CALIBRATE = 100
 CHOOSE_AT = 0.998  # on the calibration queries ...
 WIDEN_UNTIL = 0.995  # ... and on the held-out ones: a margin, so that new queries clear 0.99
+BATCH = 32  # queries per pass over the code heads
 
 
 def grid(rows: int) -> tuple[list[int], list[int]]:
@@ -40,26 +38,6 @@ def cost(index: SignIndex, c1: int, c2: int) -> float:
     return c1 * (16 * index.codes.shape[1] + 32) + c2 * (2 * dim + 256)
 
 
-def _hits(index, qc, scale, penalty, qid, true, c1s, c2s) -> np.ndarray:
-    """[len(c1s), len(c2s)] count of true neighbours each setting finds for one query."""
-    if c1s[-1] >= index.rows:
-        est1 = np.zeros(index.rows, np.float32) + penalty
-    else:
-        est1 = index.head_scores(qc, scale, penalty, parallel=False)
-    est1[qid] = -np.inf
-    order = top_unordered(est1, c1s[-1])
-    order = order[np.argsort(-est1[order], kind="stable")]
-    est2 = index.stage2(qc, order, scale, penalty, parallel=False)
-    hits = np.zeros((len(c1s), len(c2s)), np.int64)
-    found = np.flatnonzero(np.isin(order, true))  # `true` may hold rows tied with the 10th
-    for p in found.tolist():
-        better = np.cumsum(est2 > est2[p])  # rank among the first c1 rows, for every c1
-        for i, c1 in enumerate(c1s):
-            if p < c1:
-                hits[i] += better[min(c1, len(better)) - 1] < np.asarray(c2s)
-    return np.minimum(hits, min(10, len(true)))
-
-
 def tune(
     index: SignIndex, qids: np.ndarray, qrows: np.ndarray, truth, ctx: JobContext
 ) -> IndexStats:
@@ -68,35 +46,26 @@ def tune(
     penalty = np.where(valid, 0, -np.inf).astype(np.float32)
     norms = np.sqrt(np.where(valid, index.sq, 0)).astype(np.float32)
     c1s, c2s = grid(index.rows)
+    metrics = ("cosine", "dot")
+    scales = np.stack([np.ones(index.rows, np.float32), norms])
+    sets = [truth.sets(metric) for metric in metrics]
+    hits = np.zeros((len(metrics), len(qids), len(c1s), len(c2s)), np.int64)
+    ctx.progress(0.87)
+    for lo in range(0, len(qids), BATCH):
+        ctx.check("index build")
+        hi = min(len(qids), lo + BATCH)
+        qcs = [index.query_code(qrows[i]) for i in range(lo, hi)]
+        batch_sets = [s[lo:hi] for s in sets]
+        hits[:, lo:hi] = tune_ranks.batch_hits(
+            index, qcs, scales, penalty, qids[lo:hi], batch_sets, c1s, c2s
+        )
+        ctx.progress(0.87 + 0.13 * hi / len(qids))
     stats = IndexStats({}, max(0, len(qids) - CALIBRATE), {}, {})
     reasons = []
-    for m_no, metric in enumerate(("cosine", "dot")):
-        scale = np.ones(index.rows, np.float32) if metric == "cosine" else norms
-        sets = truth.sets(metric)
-        cal = np.zeros((len(c1s), len(c2s)), np.int64)
-        meas = np.zeros_like(cal)
-        n_cal = n_meas = 0
-
-        def hits(i: int, scale=scale, sets=sets) -> np.ndarray:
-            qc = index.query_code(qrows[i])
-            return _hits(index, qc, scale, penalty, int(qids[i]), sets[i], c1s, c2s)
-
-        # The scans release the GIL: one query per core.
-        pool = ThreadPoolExecutor(max_workers=max(1, get_num_threads()))
-        try:
-            results = pool.map(hits, range(len(qids)))
-            for i in range(len(qids)):
-                ctx.check("index build")
-                h = next(results)
-                want = min(10, len(sets[i]))
-                if i < CALIBRATE:
-                    cal, n_cal = cal + h, n_cal + want
-                else:
-                    meas, n_meas = meas + h, n_meas + want
-                if i % 20 == 0:
-                    ctx.progress(0.87 + 0.13 * (m_no + i / len(qids)) / 2)
-        finally:
-            pool.shutdown(cancel_futures=True)
+    for m_no, metric in enumerate(metrics):
+        want = np.array([min(10, len(s)) for s in sets[m_no]], np.int64)
+        cal, n_cal = hits[m_no, :CALIBRATE].sum(0), int(want[:CALIBRATE].sum())
+        meas, n_meas = hits[m_no, CALIBRATE:].sum(0), int(want[CALIBRATE:].sum())
         r_cal = cal / max(1, n_cal)
         r_meas = meas / max(1, n_meas) if n_meas else r_cal
         options = sorted(

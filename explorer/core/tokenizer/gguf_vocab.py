@@ -8,12 +8,14 @@ the `tokenizers` tokenizer; `sources.build_gguf` builds that only when text is t
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from explorer.core.errors import ModelFormatError
+from explorer.core.model.formats.gguf_strings import StringArray, distinct
 
 # llama.cpp's pre-tokenizer regexes (llama-vocab.cpp), by `tokenizer.ggml.pre`.
 _LLAMA3_SPLIT = (
@@ -66,7 +68,7 @@ class GGUFVocab:
     """A GGUF file's tokenizer keys, checked."""
 
     kind: str  # "gpt2" (byte-level BPE) or "llama" (SentencePiece BPE)
-    tokens: list[str]
+    tokens: Sequence[str]  # a list, or the header's StringArray (decoded when first read)
     types: np.ndarray | None  # int per token
     scores: np.ndarray | None  # float per token (llama)
     merges: object  # "left right" strings (gpt2); see check_merges
@@ -75,17 +77,24 @@ class GGUFVocab:
     unk: int | None
     add_space_prefix: bool
 
+    @property
+    def token_list(self) -> list[str]:
+        """`tokens` as a list, for loops over many ids (a StringArray decodes all at once)."""
+        return self.tokens if isinstance(self.tokens, list) else list(self.tokens)
+
     @cached_property
     def ids(self) -> dict[str, int]:
         """piece → id; a repeated piece keeps its first id, like llama.cpp."""
         n = len(self.tokens)
+        if not self.repeats:  # the same dict, filled in one pass forwards
+            return dict(zip(self.token_list, range(n), strict=True))
         return dict(zip(reversed(self.tokens), range(n - 1, -1, -1), strict=True))
 
     @cached_property
     def repeats(self) -> bool:
         """Whether a piece appears twice (its later ids have no token); a set is cheaper to
         build than `ids`, which only such a vocabulary needs for what `info` shows."""
-        return len(set(self.tokens)) < len(self.tokens)
+        return not distinct(self.tokens)
 
     def _typed(self, wanted: tuple[int, ...]) -> set[int]:
         if self.types is None:
@@ -125,7 +134,7 @@ def read_vocab(meta: dict) -> GGUFVocab | None:
             f"GGUF tokenizer model {kind!r} is not supported (gpt2 and llama are); "
             "rows can still be browsed by id"
         )
-    if not isinstance(tokens, list) or not tokens:
+    if not isinstance(tokens, list | StringArray) or not tokens:
         raise _bad("tokens", "is empty or not an array")
     if not isinstance(tokens[0], str):  # a GGUF array holds one type: strings, or not
         raise _bad("tokens", "is not an array of strings")
@@ -151,9 +160,9 @@ def read_vocab(meta: dict) -> GGUFVocab | None:
     )
 
 
-def check_merges(merges: object, tokens: list[str]) -> list[str]:
+def check_merges(merges: object, tokens: Sequence[str]) -> list[str]:
     """Each merge names two pieces of the vocabulary whose join is a piece too."""
-    if not isinstance(merges, list) or not all(isinstance(m, str) for m in merges):
+    if not isinstance(merges, list | StringArray) or not all(isinstance(m, str) for m in merges):
         raise _bad("merges", "is not an array of strings")
     known = set(tokens)
     for i, m in enumerate(merges):
@@ -162,13 +171,13 @@ def check_merges(merges: object, tokens: list[str]) -> list[str]:
             raise _bad("merges", f"merge {i} ({m!r}) does not name two tokens")
         if left + right not in known:
             raise _bad("merges", f"merge {i} ({m!r}) makes {left + right!r}, which is no token")
-    return merges
+    return list(merges)
 
 
 def gguf_source(vocab: GGUFVocab) -> str:
     """Where the tokenizer comes from, in the words `info` and the model panel show."""
     if vocab.kind == "gpt2":
-        count = len(vocab.merges) if isinstance(vocab.merges, list) else 0
+        count = len(vocab.merges) if isinstance(vocab.merges, list | StringArray) else 0
         return f"GGUF metadata (byte-level BPE, {count:,} merges, pre-tokenizer {vocab.pre})"
     return "GGUF metadata (SentencePiece BPE with byte fallback)"
 
@@ -188,8 +197,10 @@ def pre_tokenizer_warnings(vocab: GGUFVocab) -> list[str]:
     ]
 
 
-def finite_scores(scores: np.ndarray | None, count: int) -> list[float]:
-    """Scores to rank merges by: missing scores rank by id, NaN ranks last."""
+def finite_scores(scores: np.ndarray | None, count: int) -> np.ndarray:
+    """float64 scores to rank merges by: missing scores rank by id, NaN ranks last."""
     if scores is None:
-        return [-float(i) for i in range(count)]
-    return [s if not math.isnan(s) else -math.inf for s in scores.astype(np.float64).tolist()]
+        return -np.arange(count, dtype=np.float64)
+    ranks = scores.astype(np.float64)
+    ranks[np.isnan(ranks)] = -math.inf
+    return ranks

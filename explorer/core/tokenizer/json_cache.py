@@ -130,16 +130,15 @@ class CachedTokenizerInfo(TokenizerInfo):
             a["pieces"].tobytes(), a["piece_offsets"], a["data"].tobytes(), a["data_offsets"],
             a["flags"], meta,
         )  # fmt: skip
-        try:
-            table.all_pieces()  # every piece decodes
-        except UnicodeDecodeError:
-            return None
         return table
 
     @cached_property
     def pieces(self) -> list[str | None]:
         if self.table is not None:
-            return self.table.all_pieces()
+            try:
+                return self.table.all_pieces()
+            except UnicodeDecodeError:  # an entry written by something else: not ours to trust
+                pass
         return super().pieces
 
     @cached_property
@@ -159,7 +158,10 @@ class CachedTokenizerInfo(TokenizerInfo):
         if table is None:
             return super()._one_piece(token_id)
         if 0 <= token_id < len(table) and table.flags[token_id] & PRESENT:
-            return table.piece(token_id)
+            try:
+                return table.piece(token_id)
+            except UnicodeDecodeError:
+                return super()._one_piece(token_id)
         return None
 
 

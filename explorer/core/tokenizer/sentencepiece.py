@@ -135,7 +135,9 @@ def _normalizer(m: SentencePieceModel) -> normalizers.Normalizer:
     return normalizers.Sequence(steps)
 
 
-def sentencepiece_merge_ids(vocab: dict[str, int], scores: Sequence[float]) -> np.ndarray:
+def sentencepiece_merge_ids(
+    vocab: dict[str, int], scores: Sequence[float] | np.ndarray
+) -> np.ndarray:
     """Merges implied by a SentencePiece BPE vocabulary, as id pairs [n, 2]: a piece made of two
     pieces merges them, higher-scored pieces first, then by piece id and the halves' ids (as
     transformers' SentencePieceExtractor orders them)."""

@@ -82,7 +82,7 @@ def _derive(vocab: GGUFVocab, merge_ids: MergeIds | None) -> list[tuple[str, str
     types = vocab.types
 
     def derive() -> np.ndarray:
-        tokens = vocab.tokens
+        tokens = vocab.token_list
         keep = np.ones(len(tokens), dtype=bool) if types is None else types != BYTE
         if vocab.repeats:  # a repeated piece's later ids
             first = vocab.ids
@@ -92,9 +92,7 @@ def _derive(vocab: GGUFVocab, merge_ids: MergeIds | None) -> list[tuple[str, str
         return sentencepiece_merges.merge_ids(pieces, at, finite_scores(vocab.scores, len(tokens)))
 
     pairs = merge_ids(vocab, derive) if merge_ids is not None else derive()
-    piece = vocab.tokens.__getitem__
-    lefts, rights = pairs[:, 0].tolist(), pairs[:, 1].tolist()
-    return list(zip(map(piece, lefts), map(piece, rights), strict=True))
+    return sentencepiece_merges.pair_strings(vocab.token_list, pairs)
 
 
 def build_gguf(vocab: GGUFVocab, merge_ids: MergeIds | None = None) -> Built:

@@ -35,7 +35,7 @@ from explorer.app.controllers.quant import (
 )
 from explorer.ui.analysis.plots import Histogram
 from explorer.ui.analysis.table import TokenTable
-from explorer.ui.rows.precision_pair import PrecisionPairPage
+from explorer.ui.rows.row_pair_plot import RowPairPlot
 from explorer.ui.widgets.flow_layout import FlowLayout
 from explorer.ui.widgets.job_progress import BusyRow
 
@@ -48,6 +48,7 @@ SUMMARY = [
     "Cosine",
     "min",
     "Top-10 kept",
+    "by dot",
     "Rank shift",
     "Sample",
 ]
@@ -59,6 +60,7 @@ def summary_row(t: TypeShown) -> tuple:
     s = t.summary
     rel, cos, top = s["relative_error"], s["cosine"], s["top10_overlap"]
     kept = top["mean"] * 10 if top["mean"] is not None else None
+    dot = s.get("top10_overlap_dot", {}).get("mean")
     return (
         s["type"],
         t.bits,
@@ -68,6 +70,7 @@ def summary_row(t: TypeShown) -> tuple:
         cos["median"],
         cos["min"],
         kept,
+        dot * 10 if dot is not None else None,
         s["rank_displacement"]["mean"],
         top["sample"],
     )
@@ -80,6 +83,7 @@ class PrecisionView(QWidget):
     tokenActivated = Signal(int)
     typeChosen = Signal(int)  # index of the compared type shown below the summary
     mapRequested = Signal()  # colour the map by the shown type's damage
+    valuesRequested = Signal()  # the selected token's values and blocks, in the viewer
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -157,11 +161,23 @@ class PrecisionView(QWidget):
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
-        self.row = PrecisionPairPage()
+        self.row = RowPairPlot()
+        self.all_values = QPushButton("Every value and its block…")
+        self.all_values.setToolTip(
+            "The Embedding tab's Two precisions page: a table of the token's values at both "
+            "precisions, with each value's block, scale and quant"
+        )
+        self.all_values.clicked.connect(self.valuesRequested.emit)
+        two_rows = QWidget()
+        tv = QVBoxLayout(two_rows)
+        tv.setContentsMargins(0, 0, 0, 0)
+        tv.addWidget(self.row, 1)
+        tv.addWidget(self.all_values, 0, Qt.AlignmentFlag.AlignLeft)
         self.plots = QTabWidget()
         self.plots.setDocumentMode(True)
         self.plots.addTab(self.histogram, "Distribution")
-        self.plots.addTab(self.row, "Two rows")
+        self.plots.addTab(two_rows, "Two rows")
+        self.two_rows = two_rows
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -240,12 +256,18 @@ class PrecisionView(QWidget):
             if first["simulated"]
             else f"<b>{escape(first['other'])}</b>"
         )
+        found = (
+            "by cosine, from sign-code shortlists of every row, scored exactly"
+            if first["top10_overlap"].get("method") == "approximate"
+            else "exact cosine"
+        )
         self.banner.setText(
             f"<b>{escape(shown.reference)}</b> as stored ({first['rows']:,} rows with a token) "
             f"against {what}. Relative error ‖q − r‖/‖r‖ and cosine(q, r) per row (median, 99th "
             "percentile, extreme); "
-            "“Top-10 kept”: of each sampled token's 10 nearest neighbours (exact cosine), how "
-            "many both precisions share; “Rank shift”: how far they move in rank on average."
+            f"“Top-10 kept”: of each sampled token's 10 nearest neighbours ({found}), how "
+            "many both precisions share (“by dot”: the same by dot product); “Rank shift”: "
+            "how far they move in rank on average."
         )
         self.summary.set_rows([summary_row(t) for t in shown.types], [-1] * len(shown.types))
         rows = self.summary.verticalHeader().defaultSectionSize() * len(shown.types)
@@ -280,4 +302,4 @@ class PrecisionView(QWidget):
     def show_row(self, row: RowShown) -> None:
         if row.shown is self._shown:
             self.row.show_row(row)
-            self.plots.setCurrentWidget(self.row)
+            self.plots.setCurrentWidget(self.two_rows)

@@ -148,10 +148,12 @@ class LabelPool:
         coords: np.ndarray,
         order: np.ndarray,
         highlight_ids: set[int],
+        cap: int | None = None,
     ) -> None:
-        """Place labels for the points inside the view, in `order` of priority: the placement
-        runs a step per turn of the event loop, then the changes to the items are queued (see
-        ``apply``)."""
+        """Place labels for the points inside the view, in `order` of priority (the candidates:
+        every point, or a few), at most `cap` of them (default: by the view's area): the
+        placement runs a step per turn of the event loop, then the changes to the items are
+        queued (see ``apply``)."""
         self._drop_queued()  # each slot's record now matches its item
         rect = viewbox.sceneBoundingRect()
         w_px, h_px = rect.width(), rect.height()
@@ -161,7 +163,7 @@ class LabelPool:
             px = (coords[:, 0] - x0) / (x1 - x0) * w_px
             py = (y1 - coords[:, 1]) / (y1 - y0) * h_px
             inside = (px >= 0) & (px <= w_px) & (py >= 0) & (py <= h_px)
-            cap = int(min(MAX_LABELS, max(8, w_px * h_px / 2600)))
+            cap = int(min(cap or MAX_LABELS, MAX_LABELS, max(8, w_px * h_px / 2600)))
             self._points = np.column_stack([px, py])
             callouts = len(highlight_ids) + CALLOUTS
             placing = self._placing_labels(

@@ -17,24 +17,23 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMenu,
     QPushButton,
-    QSizePolicy,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from explorer.app.controllers.chosen import ChosenController
 from explorer.app.controllers.kept import KeptController
 from explorer.app.controllers.map import MapController
 from explorer.app.jobs import error_message
 from explorer.app.state import AppState
 from explorer.core.errors import ExplorerError, TokenError
-from explorer.core.map import figure, neighborhood, projection, whole
+from explorer.core.map import neighborhood, projection, whole
 from explorer.core.map.kept import Kept
 from explorer.core.map.pipeline import MapData, MapRequest
 from explorer.core.tokenizer import vocab_table
@@ -58,6 +57,12 @@ COLOURS = [
     ("cluster", "Cluster"),
     ("none", "Plain"),
 ]
+KEPT_TIP = (
+    "The selected token's 10 nearest neighbours by cosine in the original space (among\n"
+    "the map's points) are ringed: green when the map places them among the token's\n"
+    "10 nearest points, orange when it places them farther. Few kept: the picture\n"
+    "distorts this token's neighbourhood."
+)
 HINT = "drag: pan · wheel: zoom · click: select · Shift+drag: box · Alt+drag: lasso"
 RUNNING, CANCELLED = " — PCA preview, UMAP running…", " — PCA preview (cancelled)"
 LASSO_HINT = "drag: lasso · wheel: zoom · click: select · Shift+drag: box · Lasso off: pan"
@@ -78,7 +83,7 @@ class MapPane(QWidget):
         self.state = state
         self.controller = controller if controller is not None else MapController(state)
         self.kept = kept if kept is not None else KeptController(state)
-        self._clicked: int | None = None  # the token a click on the map just selected
+        self.chosen_jobs = ChosenController(state)
         self._warm_up = warm_up
         self._make_request_controls()
         self._make_export_menu()
@@ -111,8 +116,8 @@ class MapPane(QWidget):
         self.plain = QCheckBox("no special/unused")
         self.plain.setChecked(True)
         self.plain.setToolTip(
-            "Random samples and the whole vocabulary leave out special tokens and rows the "
-            "tokenizer does not use"
+            "Random samples and the whole vocabulary leave out special tokens, placeholders "
+            "such as [unused12] and rows the tokenizer does not use"
         )
         self.method = QComboBox()
         self.method.addItem("UMAP", "umap")
@@ -151,6 +156,8 @@ class MapPane(QWidget):
         menu = QMenu(self.export_button)
         for scale in map_export.SCALES:
             menu.addAction(f"PNG {scale}×…", self._exporter("png", scale))
+        figure_4k = self._exporter("png", size=map_export.FIGURE_4K)
+        menu.addAction("PNG 3840 × 2160 (figure)…", figure_4k)
         menu.addAction("SVG…", self._exporter("svg"))
         menu.addAction("Coordinates CSV…", self._exporter("csv"))
         menu.addAction("Coordinates JSON…", self._exporter("json"))
@@ -165,12 +172,7 @@ class MapPane(QWidget):
         self.title.setStyleSheet("font-weight: bold")
         self.chosen = QLabel("")
         self.kept_label = QLabel("")
-        self.kept_label.setToolTip(
-            "The selected token's 10 nearest neighbours by cosine in the original space (among\n"
-            "the map's points) are ringed: green when the map places them among the token's\n"
-            "10 nearest points, orange when it places them farther. Few kept: the picture\n"
-            "distorts this token's neighbourhood."
-        )
+        self.kept_label.setToolTip(KEPT_TIP)
         self.copy_button = QPushButton("Copy")
         self.copy_button.setToolTip("Copy the chosen tokens (id and piece per line)")
         self.remap_button = QPushButton("Map these")
@@ -208,9 +210,9 @@ class MapPane(QWidget):
         below.addWidget(self.hint)
         layout_ = QVBoxLayout(self)
         layout_.setContentsMargins(4, 4, 4, 4)
-        heading = QHBoxLayout()  # the map's title; the selected token's kept neighbours
-        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        heading.addWidget(self.title, 1)
+        heading = FlowLayout()  # the title; the kept neighbours beside it, or below if narrow
+        heading.addWidget(self.title)
+        heading.add_stretch()
         heading.addWidget(self.kept_label)
         for part in (controls, self.refs, heading, self.view, below):
             if isinstance(part, QWidget):
@@ -224,27 +226,34 @@ class MapPane(QWidget):
         self.refs.returnPressed.connect(self.request_map)
         self.cancel_button.clicked.connect(self.cancel)
         self.colour.currentIndexChanged.connect(self._colour_chosen)
-        self.view.tokenClicked.connect(self._select_clicked)
-        self.view.tokenCtrlClicked.connect(lambda i: self._select_clicked(i, add=True))
+        self.view.tokenClicked.connect(lambda i: self.state.select([i]))
+        self.view.tokenCtrlClicked.connect(lambda i: self.state.select([i], add=True))
         self.view.selectionMade.connect(self._chosen_changed)
         self.lasso_button.toggled.connect(self._lasso_toggled)
         self.copy_button.clicked.connect(self.copy_selection)
         self.remap_button.clicked.connect(self.map_chosen)
         self.state.selectionChanged.connect(self._follow_selection)
-        self.state.selectionChanged.connect(self._selection_moved)
+        self.state.selectionChanged.connect(lambda _ids: self._ask_kept())
         self.kept.keptReady.connect(self._kept_ready)
+        self.chosen_jobs.textReady.connect(self._copied)
+        self.chosen_jobs.saved.connect(self._saved)
         self.state.tokensChanged.connect(lambda _: self._follow_selection(self.state.selection))
         self.controller.mapReady.connect(self._show)
         self.controller.progress.connect(self._progress)
         self.controller.busyChanged.connect(self._busy)
         self.controller.failed.connect(self._failed)
         self.controller.reset.connect(self._model_changed)
+        self.controller.exported.connect(lambda p: self.state.statusMessage.emit(f"Saved {p.name}"))
+        self.controller.exportFailed.connect(
+            lambda e: self.state.errorOccurred.emit(f"Export failed: {error_message(e)}")
+        )
 
     # -- requests --------------------------------------------------------------------------------
     def showEvent(self, event) -> None:  # Qt naming
         if self._warm_up:
             self.controller.warm_up()
         super().showEvent(event)
+        self._ask_kept()  # asked for only while the map is shown
 
     def params(self) -> projection.ProjectionParams:
         return projection.ProjectionParams(
@@ -301,7 +310,8 @@ class MapPane(QWidget):
 
     def map_chosen(self) -> None:
         """A new map of the box-chosen tokens (their old positions are kept where possible)."""
-        if self.state.model is None or not self.view.selected_ids:
+        chosen = len(self.view.selected_ids)
+        if self.state.model is None or not 2 <= chosen <= neighborhood.MAX_SAMPLE:
             return
         refs = ",".join(f"#{i}" for i in self.view.selected_ids)
         self.refs.setText(refs)
@@ -318,7 +328,7 @@ class MapPane(QWidget):
         view = self.view
         if view.shows(data.nb.ids):  # the final layout of the preview's points
             view.set_clusters(data.clusters, data.cluster_names)
-            view.set_coords(data.coords, keep_view=False)
+            view.set_coords(data.coords, keep_view=False, tile_index=data.quadtree)
         else:
             view.set_points(
                 data.nb.ids,
@@ -329,6 +339,7 @@ class MapPane(QWidget):
                 clusters=data.clusters,
                 cluster_names=data.cluster_names,
                 highlight=self._highlight_ids(data.nb.ids),
+                tile_index=data.quadtree,
             )
         self._sync_colour_combo()
         stage = "" if data.final else RUNNING
@@ -417,23 +428,12 @@ class MapPane(QWidget):
         if self.data is None:
             self.title.setText(self._idle_title(ids))
 
-    def _select_clicked(self, token_id: int, add: bool = False) -> None:
-        self._clicked = token_id
-        self.state.select([token_id], add=add)
-        self._clicked = None
-
-    def _selection_moved(self, ids) -> None:
-        """A new selection: its neighbours ringed; chosen outside the map (Find, the
-        Neighbours pane), the map flies to it."""
-        if ids and self._clicked is None:
-            self.view.fly_to(ids[0])
-        self._ask_kept()
-
     def _ask_kept(self) -> None:
-        """Ask for the selected token's neighbours on the map shown (one token only)."""
+        """Ask for the selected token's neighbours on the map shown (one token only), while the
+        pane is on screen: the scan they may need is wasted on a hidden map."""
         ids, model = self.state.selection, self.state.model
         token = ids[0] if len(ids) == 1 and self.data is not None else None
-        if token is None or model is None:
+        if token is None or model is None or not self.isVisible():
             self.kept.show_for(None, None)
             self.kept_label.setText("")
             return
@@ -450,8 +450,14 @@ class MapPane(QWidget):
         self.view.set_kept(found)
         if found is None or self.state.model is None:
             return
-        name = html.escape(self.state.model.label(found.token))
+        model = self.state.model
+        name = html.escape(model.label(found.token))
         self.kept_label.setText(kept_sentence(found.n_kept, len(found.rows), name))
+        marks = [
+            f"{'kept' if k else 'far '}  {model.label(int(i))}"
+            for i, k in zip(found.ids, found.kept, strict=True)
+        ]
+        self.kept_label.setToolTip(KEPT_TIP + "\n\n" + "\n".join(marks))
 
     def _idle_title(self, ids) -> str:
         model = self.state.model
@@ -482,32 +488,38 @@ class MapPane(QWidget):
         self.chosen.setText(f"{len(ids):,} chosen" if ids else "")
         self.copy_button.setEnabled(bool(ids))
         self.chosen_csv.setEnabled(bool(ids))
-        self.remap_button.setEnabled(len(ids) >= 2)
+        self.remap_button.setEnabled(2 <= len(ids) <= neighborhood.MAX_SAMPLE)
+        self.remap_button.setToolTip(
+            "Make a new map of the chosen tokens"
+            if len(ids) <= neighborhood.MAX_SAMPLE
+            else f"A map of its own holds at most {neighborhood.MAX_SAMPLE:,} tokens: choose fewer"
+        )
 
     def _lasso_toggled(self, on: bool) -> None:
         self.view.set_lasso_mode(on)
         self.hint.setText(LASSO_HINT if on else HINT)
 
-    def copy_selection(self) -> str:
-        text = self.view.selection_text()
+    def copy_selection(self) -> None:
+        """The chosen tokens to the clipboard, a line each (made off the GUI thread)."""
+        self.chosen_jobs.make_text(self.view.ids, self.view.labels, self.view.chosen_rows)
+
+    def _copied(self, text: str, n: int) -> None:
         QGuiApplication.clipboard().setText(text)
-        n = len(self.view.selected_ids)
         self.state.statusMessage.emit(f"Copied {n:,} token{'s' * (n != 1)} (id and piece per line)")
-        return text
 
     # -- export ----------------------------------------------------------------------------------
-    def _exporter(self, kind: str, scale: int = 1) -> Callable[[], None]:
-        """A menu action's slot for one export kind (and PNG scale)."""
-        return lambda: self._export_dialog(kind, scale)
+    def _exporter(self, kind: str, scale: int = 1, size=None) -> Callable[[], None]:
+        """A menu action's slot for one export kind (and PNG scale, or figure size)."""
+        return lambda: self._export_dialog(kind, scale, size)
 
-    def _export_dialog(self, kind: str, scale: int = 1) -> None:
+    def _export_dialog(self, kind: str, scale: int = 1, size=None) -> None:
         what = {"png": "PNG image", "svg": "SVG image"}.get(kind, kind.upper())
         path, _ = QFileDialog.getSaveFileName(
             self, "Export map", f"map.{kind}", f"{what} (*.{kind})"
         )
         if path:
             try:
-                self.export(path, scale)
+                self.export(path, scale, size)
             except (ExplorerError, OSError) as e:
                 self.state.errorOccurred.emit(f"Export failed: {e}")
 
@@ -516,26 +528,34 @@ class MapPane(QWidget):
             self, "Export chosen tokens", "chosen.csv", "CSV (*.csv)"
         )
         if path:
-            try:
-                self.export_chosen(path)
-            except OSError as e:
-                self.state.errorOccurred.emit(f"Export failed: {e}")
+            self.export_chosen(path)
 
     def export_chosen(self, path: str | Path) -> None:
-        """Write the box- or lasso-chosen tokens as CSV: id, piece, x, y."""
-        ids, labels, coords = self.view.chosen_points()
-        Path(path).write_text(figure.coordinates_csv(ids, labels, coords), encoding="utf-8")
-        n = len(ids)
+        """Write the box- or lasso-chosen tokens as CSV (id, piece, x, y), off the GUI thread."""
+        view = self.view
+        self.chosen_jobs.save(path, view.ids, view.labels, view.coords, view.chosen_rows)
+
+    def _saved(self, path: str, n: int) -> None:
         self.state.statusMessage.emit(
             f"Saved {n:,} chosen token{'s' * (n != 1)} to {Path(path).name}"
         )
 
-    def export(self, path: str | Path, scale: int = 1) -> None:
-        """Write the map: .png (at scale 1, 2 or 4), .svg, or coordinates as .csv / .json."""
+    def export(self, path: str | Path, scale: int = 1, size: tuple[int, int] | None = None) -> None:
+        """Write the map: .png (the view at scale 1, 2 or 4, or the figure at `size`), .svg, or
+        coordinates as .csv / .json."""
         if self.data is None:
             raise ExplorerError("there is no map to export")
-        map_export.write_map(self.view, self.data, Path(path), scale)
-        self.state.statusMessage.emit(f"Saved {Path(path).name}")
+        path = Path(path)
+        figure = path.suffix.lower() == ".svg" or size is not None
+        if figure and self.view.cloud.tiles is not None:  # very many points: off the GUI thread
+            self.state.statusMessage.emit(f"Exporting {path.name}…")
+            writer = map_export.figure_writer(
+                self.view, self.data, path, size or map_export.FIGURE_SIZE
+            )
+            self.controller.export(writer)
+            return
+        map_export.write_map(self.view, self.data, path, scale, size)
+        self.state.statusMessage.emit(f"Saved {path.name}")
 
 
 def kept_sentence(n_kept: int, k: int, name: str) -> str:

@@ -14,16 +14,15 @@ from explorer.core.map.kept import Kept
 
 KEPT_COLOUR = "#1b7837"
 FAR_COLOUR = "#e66101"
-RING_PX = 18
+RING_PX = 16
 Z = 3  # above the points, the chosen rings and the selected token's disc
 
 
 class NeighbourRings:
     def __init__(self, plot: pg.PlotItem):
-        white = pg.mkPen(255, 255, 255, 200, width=3)
-        self.halo_lines = pg.PlotCurveItem(connect="pairs", pen=white)
+        self.halo_lines = pg.PlotCurveItem(connect="pairs")
         self.lines = [pg.PlotCurveItem(connect="pairs") for _ in (KEPT_COLOUR, FAR_COLOUR)]
-        self.halo = pg.ScatterPlotItem(pxMode=True, brush=None, pen=pg.mkPen("w", width=5))
+        self.halo = pg.ScatterPlotItem(pxMode=True, brush=None)
         self.rings = pg.ScatterPlotItem(pxMode=True, brush=None)
         for colour, line in zip((KEPT_COLOUR, FAR_COLOUR), self.lines, strict=True):
             faint = QColor(colour)
@@ -33,6 +32,13 @@ class NeighbourRings:
             item.setZValue(Z + z * 0.01)
             plot.addItem(item)
         self.shown: Kept | None = None
+        self.set_dark(False)
+
+    def set_dark(self, dark: bool) -> None:
+        """The halo in the background's colour (presentation in dark)."""
+        rgb = (0, 0, 0) if dark else (255, 255, 255)
+        self.halo_lines.setPen(pg.mkPen(*rgb, 200, width=3))
+        self.halo.setPen(pg.mkPen(*rgb, 255, width=4))
 
     def show(self, kept: Kept | None, coords: np.ndarray) -> None:
         """Ring `kept`'s neighbours at their places in `coords` (the map's points); None: none."""

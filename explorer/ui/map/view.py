@@ -1,7 +1,7 @@
 """The interactive map: one scatter item, hover, click-to-select, box and lasso selection, labels.
 
 Everything here runs on the GUI thread and is proportional to the points on the map (the whole
-vocabulary when that is mapped: then one item per colour draws them, see layers.py). Colours come
+vocabulary when that is mapped: then one picture of the points in view, see layers.py). Colours come
 from a small palette of shared brushes (map_brushes.py); labels are a capped pool of TextItems
 placed greedily where they do not overlap, recomputed (debounced) when the view range changes.
 """
@@ -12,21 +12,21 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush
-from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
-from explorer.core.map import figure, geometry
+from explorer.core.map import chosen, figure, geometry, tiles
 from explorer.core.map.kept import Kept
+from explorer.core.map.kind_colors import kind_palette, legend_entries
 from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
-from explorer.ui.map.kind_colors import kind_palette, legend_entries
+from explorer.ui.map.chosen import ChosenMarks
 from explorer.ui.map.labels import LabelPool, drawable
-from explorer.ui.map.layers import LAYERED_ABOVE, ColourLayers
+from explorer.ui.map.layers import LAYERED_ABOVE, CloudItem
 from explorer.ui.map.rings import NeighbourRings
 from explorer.ui.map.viewbox import MapViewBox
 
-CHOSEN_RING = "#111111"  # box/lasso-chosen points: a colour no cluster or colour scale uses
-
-
-FLY_SHARE = 0.15  # fly_to shows at most this share of the framed map around the token
+CLOUD_LABELS = 60  # labels on a map of very many points, from its tiles in view
+LABEL_TILE_PX = 90  # ... down to tiles about this many pixels across
+FLY_SHARE = 0.06  # fly_to shows at most this share of the framed map around the token
 COLOUR_MODES = ("similarity", "norm", "cluster", "kind", "none")
 CONTINUOUS_LABELS = {"similarity": "cosine similarity", "norm": "L2 norm"}
 NO_VALUE = (200, 200, 200)  # points a continuous source has no value for
@@ -56,10 +56,16 @@ class MapView(QWidget):
         self.colour_mode = "similarity"
         self.highlight_ids: set[int] = set()
         self.selected_ids: list[int] = []
+        self.chosen_rows = np.zeros(0, dtype=np.int64)  # their points' indices
         self.hover_id: int | None = None
         self.hover_text = ""
         self._order_arr = np.zeros(0, dtype=np.int64)
-        self._index: dict[int, int] = {}
+        self._index = Positions(self.ids)
+        # the last colour scale's knots, and the values (and points left out) they are of
+        self._knots: tuple[tuple[np.ndarray | None, list[int]], np.ndarray] = (
+            (None, []),
+            np.zeros(0),
+        )
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("w")
@@ -70,13 +76,15 @@ class MapView(QWidget):
         self.plot.setAspectLocked(True)
         self.plot.setMenuEnabled(False)
         self.scatter = pg.ScatterPlotItem(pxMode=True, pen=None, size=7)
-        self.overlay = pg.ScatterPlotItem(pxMode=True)  # highlighted and box-selected points
+        self.overlay = pg.ScatterPlotItem(pxMode=True)  # highlighted points
         self.plot.addItem(self.scatter)
-        self._layers = ColourLayers(self.plot)  # many points: one item per colour
+        self.cloud = CloudItem()  # very many points: one picture of those in view
+        self.plot.addItem(self.cloud)
         self._size = 7.0
         self.plot.addItem(self.overlay)
         self.overlay.setZValue(1)
         self.rings = NeighbourRings(self.plot)
+        self.chosen_marks = ChosenMarks(self.plot)
         self._home_span = 1.0  # the larger side of the framed map (fly_to zooms to a part)
         self.colour_bar = pg.ColorBarItem(
             values=(0, 1),
@@ -86,23 +94,23 @@ class MapView(QWidget):
             colorMapMenu=False,
         )
         self._bar_text = "#333333"
+        self.colour_bar.axis.setWidth(None)  # ColorBarItem fixes 45 px: the label hid a tick
         self.colour_bar.axis.setTextPen(self._bar_text)
         self.graphics.addItem(self.colour_bar, row=0, col=1)
-        self.legend = pg.LegendItem(
-            offset=(10, 10),
-            labelTextColor="#222222",
-            brush=pg.mkBrush(255, 255, 255, 210),
-            pen=pg.mkPen("#cccccc"),
-        )
-        self.legend.setParentItem(self.plot.getViewBox())
+        # beside the map, not over it: a kind legend is as tall as the map at 1024 × 700
+        self.legend = pg.LegendItem(offset=None, labelTextColor="#222222", verSpacing=-6)
+        # as tall as its entries, at the top of the column (not spread over the map's height)
+        self.legend.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.graphics.addItem(self.legend, row=0, col=2)
+        self.graphics.ci.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignTop)
         self.legend.hide()
         self.colour_bar.hide()
 
         self._labels = LabelPool(self.plot)
         self._label_timer = QTimer(self, singleShot=True, interval=60)
         self._label_timer.timeout.connect(self.update_labels)
-        self.viewbox.sigRangeChanged.connect(lambda *_: self._label_timer.start(60))
-        self.viewbox.sigResized.connect(lambda *_: self._label_timer.start(60))
+        self.viewbox.sigRangeChanged.connect(self._view_moved)
+        self.viewbox.sigResized.connect(self._view_moved)
         self.viewbox.boxSelected.connect(self._box_selected)
         self.viewbox.lassoSelected.connect(self.select_lasso)
         # hover is throttled: at most 30 look-ups a second, whatever the mouse does
@@ -127,11 +135,13 @@ class MapView(QWidget):
         cluster_names=(),
         highlight=(),
         keep_view: bool = False,
+        tile_index: tiles.Tiles | None = None,
     ) -> None:
-        """Show a new map. `ids` are token ids; the other arrays are per point."""
+        """Show a new map. `ids` are token ids; the other arrays are per point; `tile_index`:
+        the quadtree of `coords` when the caller made it (very many points)."""
         self.ids = np.asarray(ids, dtype=np.int64)
         self.labels = list(labels)
-        self._index = {int(i): k for k, i in enumerate(self.ids)}
+        self._index = Positions(self.ids)
         self.values = {
             "similarity": None if similarity is None else np.asarray(similarity, np.float64),
             "norm": None if norms is None else np.asarray(norms, np.float64),
@@ -143,13 +153,14 @@ class MapView(QWidget):
         self.cluster_names = list(cluster_names)
         self.highlight_ids = {int(i) for i in highlight}
         self.selected_ids = []
+        self.chosen_rows = np.zeros(0, dtype=np.int64)
         self._labels.reset()
         self._reorder()
         if self.colour_mode != "none" and self.values.get(self.colour_mode) is None:
             self.colour_mode = next(
                 m for m in COLOUR_MODES if m == "none" or self.values[m] is not None
             )
-        self.set_coords(coords, keep_view=keep_view)
+        self.set_coords(coords, keep_view=keep_view, tile_index=tile_index)
 
     def frame_bulk(self, share: float = 0.98) -> None:
         """Frame the central `share` of the points on each axis: far-off outliers (special
@@ -166,11 +177,19 @@ class MapView(QWidget):
         x_range, y_range = zip(lo - pad, hi + pad, strict=True)
         self.plot.getViewBox().setRange(xRange=x_range, yRange=y_range, padding=0)
 
-    def set_coords(self, coords, keep_view: bool = False) -> None:
+    def set_coords(
+        self, coords, keep_view: bool = False, tile_index: tiles.Tiles | None = None
+    ) -> None:
         """New positions for the same points (the PCA preview replaced by the UMAP layout)."""
         self.coords = np.asarray(coords, dtype=np.float32).reshape(-1, 2)
         n = len(self.coords)
         self._size = 8 if n <= 1000 else 6 if n <= 5000 else 4 if n <= 20000 else 3
+        if n > LAYERED_ABOVE:
+            if tile_index is None:  # made here only when the caller did not (tests, sessions)
+                tile_index = tiles.build(self.coords, tiles.token_priority(self.ids, self.labels))
+            self.cloud.set_points(tile_index, self._size)
+        else:
+            self.cloud.clear()
         self._draw_points(self._size)
         self._update_overlay()
         if not keep_view and n:
@@ -221,7 +240,7 @@ class MapView(QWidget):
             raise ValueError(mode)
         self.colour_mode = mode
         if len(self.ids) > LAYERED_ABOVE:
-            self._draw_points(self._size)
+            self.cloud.set_colours(*self.colour_codes())
         elif len(self.ids):
             self.scatter.setBrush(self._point_brushes())
         self._update_legend()
@@ -232,8 +251,11 @@ class MapView(QWidget):
 
     def _reorder(self) -> None:
         """Label priority: highlighted tokens, then the most similar (a stable order, so labels
-        stay put while zooming)."""
+        stay put while zooming). Very many points: their tiles name the map instead."""
         first = [self._index[i] for i in self.highlight_ids if i in self._index]
+        if len(self.ids) > LAYERED_ABOVE:
+            self._order_arr = np.asarray(first, dtype=np.int64)
+            return
         self._order_arr = np.asarray(
             figure.label_order(len(self.ids), self.values["similarity"], first), dtype=np.int64
         )
@@ -246,6 +268,7 @@ class MapView(QWidget):
     def set_dark(self, dark: bool) -> None:
         """Labels and the colour bar's text for a dark background (presentation in dark)."""
         self._labels.set_dark(dark)
+        self.rings.set_dark(dark)
         self._bar_text = "#f0f0f0" if dark else "#333333"
         self.colour_bar.axis.setTextPen(self._bar_text)
         self._update_legend()
@@ -261,12 +284,15 @@ class MapView(QWidget):
         self._label_timer.start(60)
 
     def set_selected(self, ids) -> None:
-        self.selected_ids = [int(i) for i in ids if int(i) in self._index]
+        wanted = np.asarray(list(ids), dtype=np.int64)
+        rows = self._index.many(wanted)
+        self.chosen_rows = rows[rows >= 0]
+        self.selected_ids = wanted[rows >= 0].tolist()
         self._update_overlay()
 
     def selection_text(self) -> str:
         """The box- or lasso-selected tokens as lines of `id<TAB>piece` (for the clipboard)."""
-        return "".join(f"{i}\t{self.labels[self._index[i]]}\n" for i in self.selected_ids)
+        return chosen.as_lines(self.ids, self.labels, self.chosen_rows)
 
     def point_position(self, token_id: int) -> QPointF:
         """Where a token's point is, in GraphicsView (viewport) pixels — for tests and tooltips."""
@@ -285,11 +311,6 @@ class MapView(QWidget):
             and bool(np.all(kept.rows < len(self.ids)))
         )
         self.rings.show(kept if fits else None, self.coords)
-
-    def chosen_points(self) -> tuple[np.ndarray, list[str], np.ndarray]:
-        """The box- or lasso-chosen points: ids, labels, coordinates."""
-        rows = np.fromiter((self._index[i] for i in self.selected_ids), np.int64)
-        return self.ids[rows], [self.labels[k] for k in rows.tolist()], self.coords[rows]
 
     def holds(self, token_id: int) -> bool:
         """The token is one of the map's points."""
@@ -319,37 +340,48 @@ class MapView(QWidget):
         if v is None or mode in ("cluster", "kind"):
             return v, np.linspace(0.0, 1.0, PALETTE_STEPS + 1)
         exclude = [self._index[i] for i in self.highlight_ids if i in self._index]
-        return v, figure.rank_knots(v, exclude if mode == "similarity" else (), PALETTE_STEPS + 1)
+        exclude = exclude if mode == "similarity" else []
+        (values, left_out), knots = self._knots  # the legend and the points ask for the same
+        if values is not v or left_out != exclude:
+            knots = figure.rank_knots(v, exclude, PALETTE_STEPS + 1)
+            self._knots = ((v, exclude), knots)
+        return v, knots
 
-    def _palette_codes(self) -> tuple[np.ndarray | None, list[QBrush]]:
-        """Each point's index into a small palette of shared brushes (None: all palette[0])."""
+    def colour_codes(self) -> tuple[np.ndarray | None, np.ndarray, int]:
+        """Each point's index into a small palette of RGB rows (None: all the first), and
+        how many of those rows are the steps of a colour scale (0: they name categories;
+        rows after the steps: points without a value)."""
         v, knots = self._colour_values()
         n = len(self.ids)
         if v is None:
-            return None, [pg.mkBrush(*figure.DEFAULT_POINT, 210)]
+            return None, np.array([figure.DEFAULT_POINT]), 0
         if self.colour_mode == "kind" and self.kinds is not None:
-            return v[:n].astype(np.int64), brushes(kind_palette(self.kinds[1]))
+            return v[:n].astype(np.int64), kind_palette(self.kinds[1]), 0
         if self.colour_mode == "cluster":
-            palette = brushes(np.array(figure.CATEGORICAL))
-            return v[:n].astype(np.int64) % len(palette), palette
+            palette = np.array(figure.CATEGORICAL)
+            return v[:n].astype(np.int64) % len(palette), palette, 0
         t = figure.rank_position(v, knots)
         codes = np.minimum((np.nan_to_num(t) * PALETTE_STEPS).astype(int), PALETTE_STEPS - 1)
+        scale = figure.viridis(np.linspace(0, 1, PALETTE_STEPS))
         if self.colour_mode in CONTINUOUS_LABELS:
-            return codes, continuous_brushes()
-        codes[np.isnan(t)] = PALETTE_STEPS
-        return codes, [*continuous_brushes(), *brushes(np.array([NO_VALUE]))]
+            return codes, scale, PALETTE_STEPS
+        codes[np.isnan(t)] = PALETTE_STEPS  # no value: grey, after the scale's steps
+        return codes, np.vstack([scale, NO_VALUE]), PALETTE_STEPS
 
     def _point_brushes(self) -> list[QBrush] | QBrush:
-        codes, palette = self._palette_codes()
-        return palette[0] if codes is None else [palette[c] for c in codes.tolist()]
+        codes, rgb, steps = self.colour_codes()
+        if codes is None:
+            return pg.mkBrush(*figure.DEFAULT_POINT, 210)
+        # a scale's brushes are shared (one object per step, built once)
+        palette = [*continuous_brushes(), *brushes(rgb[steps:])] if steps else brushes(rgb)
+        return [palette[c] for c in codes.tolist()]
 
     def _draw_points(self, size: float) -> None:
-        """Every point, coloured: one item with per-point brushes, or colour layers when many."""
+        """Every point, coloured: one item with per-point brushes, or the cloud when many."""
         if len(self.coords) > LAYERED_ABOVE:
             self.scatter.setData(x=[], y=[])
-            self._layers.show(self.coords, *self._palette_codes(), size)
+            self.cloud.set_colours(*self.colour_codes())
             return
-        self._layers.clear()
         self.scatter.setData(
             x=self.coords[:, 0],
             y=self.coords[:, 1],
@@ -357,6 +389,23 @@ class MapView(QWidget):
             brush=self._point_brushes(),
             pen=None,
         )
+
+    def legend_entries(self) -> tuple[list[tuple[tuple[int, ...], str]], str]:
+        """(rgb, name) of each colour on the map, and what they stand for (a figure's legend;
+        a colour scale gives its steps, labelled with the value where each begins)."""
+        v, knots = self._colour_values()
+        if v is None:
+            return [], ""
+        if self.colour_mode == "kind" and self.kinds is not None:
+            return legend_entries(v, self.kinds[1]), "token kind"
+        if self.colour_mode in ("cluster", "kind"):
+            names = self.cluster_names
+            cat = [figure.CATEGORICAL[c % len(figure.CATEGORICAL)] for c in range(len(names))]
+            return list(zip(cat, names, strict=True)), "cluster"
+        rgb = figure.viridis(np.linspace(0, 1, PALETTE_STEPS))
+        steps = range(PALETTE_STEPS - 1, -1, -3)  # the top step first
+        entries = [(tuple(int(c) for c in rgb[k]), f"≥ {knots[k]:.3g}") for k in steps]
+        return entries, "cosine similarity" if self.colour_mode == "similarity" else "L2 norm"
 
     def _update_legend(self) -> None:
         v, knots = self._colour_values()
@@ -366,14 +415,8 @@ class MapView(QWidget):
         if v is None:
             return
         if self.colour_mode in ("cluster", "kind"):
-            names = self.cluster_names
-            self.legend.setColumnCount(2 if len(names) > 4 else 1)  # short: less cover
-            cat = [figure.CATEGORICAL[c % len(figure.CATEGORICAL)] for c in range(len(names))]
-            entries: list[tuple[tuple[int, ...], str]] = list(zip(cat, names, strict=True))
-            if self.colour_mode == "kind" and self.kinds is not None:
-                entries = legend_entries(v, self.kinds[1])
-            for rgb, name in entries:
-                sample = pg.ScatterPlotItem(brush=pg.mkBrush(*rgb), pen=None, size=10)
+            for rgb, name in self.legend_entries()[0]:
+                sample = pg.ScatterPlotItem(brush=pg.mkBrush(*rgb), pen=None, size=9)
                 self.legend.addItem(sample, drawable(name, self.font()))
             self.legend.show()
             return
@@ -392,21 +435,13 @@ class MapView(QWidget):
         self.colour_bar.show()
 
     def _update_overlay(self) -> None:
-        """Rings on chosen points, discs on highlighted ones: arrays and shared brushes/pens,
-        so a selection of thousands of points costs no per-point Python objects."""
-        chosen = [self._index[i] for i in self.selected_ids]
+        """Discs on highlighted points (few: the selection), marks on chosen ones (chosen.py):
+        nothing per point in Python, so a lasso over a whole vocabulary stays quick."""
+        self.chosen_marks.show(self.coords, self.chosen_rows, self._size)
         marked = [k for i in self.highlight_ids if (k := self._index.get(i)) is not None]
-        rows = np.asarray(chosen + marked, dtype=np.int64)
-        n_chosen = len(chosen)
-        ring_brush, ring_pen = pg.mkBrush(0, 0, 0, 0), pg.mkPen(CHOSEN_RING, width=2.5)
-        disc_brush, disc_pen = pg.mkBrush(*figure.HIGHLIGHT), pg.mkPen("w", width=2)
-        xy = self.coords[rows] if len(rows) else np.zeros((0, 2))
+        xy = self.coords[marked] if marked else np.zeros((0, 2))
         self.overlay.setData(
-            x=xy[:, 0],
-            y=xy[:, 1],
-            size=np.where(np.arange(len(rows)) < n_chosen, 13, 15),
-            brush=[ring_brush] * n_chosen + [disc_brush] * (len(rows) - n_chosen),
-            pen=[ring_pen] * n_chosen + [disc_pen] * (len(rows) - n_chosen),
+            pos=xy, size=15, brush=pg.mkBrush(*figure.HIGHLIGHT), pen=pg.mkPen("w", width=2)
         )
 
     # -- labels ----------------------------------------------------------------------------------
@@ -423,10 +458,23 @@ class MapView(QWidget):
         """The view moved and the labels will be placed again shortly."""
         return self._label_timer.isActive() or self._labels.pending
 
+    def _view_moved(self, *_args) -> None:
+        """Labels follow: a map of very many points names its tiles in view at the next turn of
+        the event loop (a few ms); other maps wait for the view to rest."""
+        self._label_timer.start(0 if self.cloud.tiles is not None else 60)
+
     def update_labels(self) -> None:
+        order, cap = self._order_arr, None
+        if self.cloud.tiles is not None:  # very many points: the tiles in view name the map
+            (x0, x1), (y0, y1) = self.viewbox.viewRange()
+            per_px = (x1 - x0) / max(self.viewbox.width(), 1.0)
+            reps = self.cloud.tiles.labels_in((x0, y0, x1, y1), per_px, LABEL_TILE_PX)
+            order, cap = np.concatenate([self._order_arr, reps]), CLOUD_LABELS
         self._labels.update(
-            self.viewbox, self.ids, self.labels, self.coords, self._order_arr, self.highlight_ids
+            self.viewbox, self.ids, self.labels, self.coords, order, self.highlight_ids, cap
         )
+        if cap is not None:  # a few candidates: placed and shown at once
+            self._labels.apply()
 
     # -- mouse -----------------------------------------------------------------------------------
     def nearest(self, scene_pos, radius_px: float = 8.0) -> int | None:
@@ -436,9 +484,17 @@ class MapView(QWidget):
         p = self.viewbox.mapSceneToView(scene_pos)
         (x0, x1), _ = self.viewbox.viewRange()
         per_px = (x1 - x0) / max(self.viewbox.sceneBoundingRect().width(), 1.0)
-        d2 = (self.coords[:, 0] - p.x()) ** 2 + (self.coords[:, 1] - p.y()) ** 2
+        rows = np.arange(len(self.coords))
+        quadtree = self.cloud.tiles
+        if quadtree is not None:  # only the points of the tiles about the mouse
+            r = radius_px * per_px
+            near = quadtree.positions_in((p.x() - r, p.y() - r, p.x() + r, p.y() + r))
+            rows = quadtree.order[near]
+            if not len(rows):
+                return None
+        d2 = (self.coords[rows, 0] - p.x()) ** 2 + (self.coords[rows, 1] - p.y()) ** 2
         k = int(np.argmin(d2))
-        return k if d2[k] <= (radius_px * per_px) ** 2 else None
+        return int(rows[k]) if d2[k] <= (radius_px * per_px) ** 2 else None
 
     def describe(self, k: int) -> str:
         token_id = int(self.ids[k])
@@ -484,13 +540,9 @@ class MapView(QWidget):
             self.tokenClicked.emit(token_id)
 
     def _box_selected(self, rect: QRectF) -> None:
-        if not len(self.ids):
-            return
         x, y = self.coords[:, 0], self.coords[:, 1]
         inside = (x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom())
-        chosen = [int(i) for i in self.ids[inside]]
-        self.set_selected(chosen)
-        self.selectionMade.emit(chosen)
+        self._choose(inside)
 
     def select_box(self, x0: float, y0: float, x1: float, y1: float) -> None:
         """Select the points inside a data-coordinate rectangle (what Shift+drag does)."""
@@ -498,12 +550,19 @@ class MapView(QWidget):
 
     def select_lasso(self, polygon) -> None:
         """Select the points inside a polygon of data coordinates (what a lasso drag does)."""
+        if len(self.ids):
+            polygon = np.asarray(polygon, dtype=np.float64)
+            self._choose(geometry.points_in_polygon(self.coords, polygon))
+
+    def _choose(self, inside: np.ndarray) -> None:
+        """The points where `inside` is true become the chosen ones (numpy: a lasso may hold
+        most of a whole vocabulary)."""
         if not len(self.ids):
             return
-        inside = geometry.points_in_polygon(self.coords, np.asarray(polygon, dtype=np.float64))
-        chosen = [int(i) for i in self.ids[inside]]
-        self.set_selected(chosen)
-        self.selectionMade.emit(chosen)
+        self.chosen_rows = np.flatnonzero(inside)
+        self.selected_ids = self.ids[self.chosen_rows].tolist()
+        self._update_overlay()
+        self.selectionMade.emit(self.selected_ids)
 
     def set_lasso_mode(self, on: bool) -> None:
         """Plain drag draws a lasso instead of panning (Alt+drag does so in any mode)."""
@@ -511,3 +570,32 @@ class MapView(QWidget):
 
     def clear(self) -> None:
         self.set_points([], [], np.zeros((0, 2)))
+
+
+class Positions:
+    """Each token id's position among the map's points: what a dict of them would answer,
+    from two arrays (a dict of a quarter-million ints takes a noticeable moment to build)."""
+
+    def __init__(self, ids: np.ndarray):
+        self._order = np.argsort(ids, kind="stable")
+        self._sorted = np.asarray(ids)[self._order]
+
+    def many(self, token_ids: np.ndarray) -> np.ndarray:
+        """Positions of `token_ids` (-1 for those not on the map)."""
+        if not len(self._sorted):
+            return np.full(len(token_ids), -1, dtype=np.int64)
+        k = np.minimum(np.searchsorted(self._sorted, token_ids), len(self._sorted) - 1)
+        return np.where(self._sorted[k] == token_ids, self._order[k], -1).astype(np.int64)
+
+    def get(self, token_id: int, default: int | None = None) -> int | None:
+        k = int(self.many(np.array([token_id], dtype=np.int64))[0])
+        return default if k < 0 else k
+
+    def __getitem__(self, token_id: int) -> int:
+        k = self.get(token_id)
+        if k is None:
+            raise KeyError(token_id)
+        return k
+
+    def __contains__(self, token_id: object) -> bool:
+        return isinstance(token_id, (int, np.integer)) and self.get(int(token_id)) is not None

@@ -4,7 +4,7 @@ the quant block, scale (minimum) and integer quant that store it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -39,14 +39,15 @@ BLOCK_PART = {"block": qc.BLOCK, "scale": qc.SCALE, "min": qc.MINIMUM, "quant": 
 
 
 def columns_of(pair: RowPair) -> list[str]:
-    keys = ["index", "ref"]
+    """The value columns first, then what stores the other value, the reference's scale last
+    (what a narrow table shows without scrolling is the comparison)."""
+    keys = ["index", "ref", "other", "diff"]
+    if pair.blocks is not None:
+        keys.append("scale")
+        keys += ["min"] if pair.blocks.minimum is not None else []
+        keys += ["quant", "block"]
     if pair.ref_blocks is not None:
         keys.append("ref scale")
-    keys += ["other", "diff"]
-    if pair.blocks is not None:
-        keys += ["block", "scale"]
-        keys += ["min"] if pair.blocks.minimum is not None else []
-        keys.append("quant")
     return keys
 
 
@@ -109,7 +110,9 @@ class PairModel(QAbstractTableModel):
         i, key = index.row(), self.keys[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             value = self.exact(i, key)
-            return str(value) if isinstance(value, int) else float_repr(np.float32(value))
+            return (
+                str(value) if isinstance(value, int) else float_repr(np.float32(cast(float, value)))
+            )
         if role == EXACT:
             return self.exact(i, key)
         if role == Qt.ItemDataRole.FontRole:
@@ -135,7 +138,7 @@ class PrecisionPairPage(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.plot = RowPairPlot()
+        self.plot = RowPairPlot(side_by_side=True)
         self.model = PairModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)

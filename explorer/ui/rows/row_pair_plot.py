@@ -8,7 +8,7 @@ from html import escape
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from explorer.app.controllers.quant import RowShown
 from explorer.ui.analysis.plots import Plot
@@ -30,7 +30,10 @@ def worst_block(row: RowShown) -> str:
 
 
 class RowPairPlot(QWidget):
-    def __init__(self, parent: QWidget | None = None):
+    """`side_by_side`: the values and the difference next to each other (where the room is
+    wide and low, as above a table), else one above the other."""
+
+    def __init__(self, parent: QWidget | None = None, side_by_side: bool = False):
         super().__init__(parent)
         self.title = QLabel("Click a token to see its two rows")
         self.title.setWordWrap(True)
@@ -38,22 +41,26 @@ class RowPairPlot(QWidget):
         self.values = Plot("Values", "dimension", "value")
         self.diff = Plot("Difference", "dimension", "q − r")
         self.diff.setXLink(self.values)
+        # the reference wider, under the other precision's line: a halo where they coincide
         self.ref = self.values.plot(
-            pen=pg.mkPen(self.values.colour(0), width=1.2), name="reference"
+            pen=pg.mkPen(self.values.colour(0), width=2.2), name="reference"
         )
         self.other = self.values.plot(pen=pg.mkPen(self.values.colour(1), width=1.2), name="other")
         step = pg.mkPen(self.diff.colour(2), width=1, style=Qt.PenStyle.DashLine)
         self.step_above = self.diff.plot(pen=step, stepMode="center")
         self.step_below = self.diff.plot(pen=step, stepMode="center")
         self.error = self.diff.plot(pen=pg.mkPen(self.diff.colour(3), width=1))
-        self.values.getPlotItem().hideAxis("bottom")  # the difference below shows the same x
         for plot in (self.values, self.diff):
             plot.setMinimumHeight(100)
+        plots = QHBoxLayout() if side_by_side else QVBoxLayout()
+        plots.addWidget(self.values, 1)
+        plots.addWidget(self.diff, 1)
+        if not side_by_side:
+            self.values.getPlotItem().hideAxis("bottom")  # the difference below shows the same x
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
-        layout.addWidget(self.values, 1)
-        layout.addWidget(self.diff, 1)
+        layout.addLayout(plots, 1)
 
     def clear(self) -> None:
         for item in (self.ref, self.other, self.step_above, self.step_below, self.error):

@@ -30,6 +30,7 @@ class TokenSearch(QLineEdit):
     A phrase or an expression ('king - man + woman', as in the CLI) asks for its neighbours."""
 
     queryEntered = Signal(str)  # text in the neighbours query language
+    tokenFound = Signal(object)  # the id of the token found (also when already selected)
 
     def __init__(
         self,
@@ -125,5 +126,6 @@ class TokenSearch(QLineEdit):
     def _select(self, token_id: int, add: bool = False) -> None:
         self._popup().hide()
         self.state.select([token_id], add=add)
+        self.tokenFound.emit(token_id)
         if self.state.model is not None:
             self.setText(self.state.model.label(token_id))

@@ -43,6 +43,7 @@ from explorer.ui.widgets.recent_paths import add_path_actions
 from explorer.ui.widgets.steady_tabs import SteadyTabWidget
 from explorer.ui.window.first_frame import after_first_frame
 from explorer.ui.window.guide import show_guide
+from explorer.ui.window.links import link_features
 from explorer.ui.window.presentation import Presenter
 from explorer.ui.window.status import make_status_bar
 
@@ -105,9 +106,7 @@ class MainWindow(QMainWindow):
         self.compare = compare.install(host, state)
         self.sessions = sessions.install(host, state)
         self.slides = slides.install(host, state)
-        self.tokens.search.queryEntered.connect(self.neighbor_search.controller.search_text)
-        self.neighbor_search.controller.resultsReady.connect(self._offer_neighbours)
-        self._link_precision()
+        link_features(self)
         self._make_view_actions()
         self._make_toolbar()
         self.exports = exports.install(host, state)  # last: it finds every table and plot
@@ -155,28 +154,6 @@ class MainWindow(QMainWindow):
         return self.host.error_box
 
     # -- building ------------------------------------------------------------------------------
-    def _link_precision(self) -> None:
-        """A precision comparison (Compare › Precision) reaches the map, whose points can be
-        coloured by each row's damage, and the viewer, which shows the selected token's two
-        rows."""
-        quant, pane, viewer = self.compare.quant, self.maps.pane, self.viewer
-
-        def damage(name: str, values) -> None:
-            tip = f"Colour tokens by the relative error ‖q − r‖/‖r‖ of their row at {name}"
-            pane.set_row_values("damage", "Damage", f"relative error at {name}", values, tip)
-
-        def show_on_map() -> None:
-            pane.show_row_values("damage")
-            self.host.show_tab(pane)
-            if pane.data is None and not pane.controller.running:
-                pane.source.setCurrentIndex(pane.source.findData("sample"))
-                pane.request_map()
-
-        quant.damageChanged.connect(damage)
-        quant.rowReady.connect(viewer.set_pair)
-        quant.cleared.connect(lambda _hint: viewer.clear_pair())
-        self.compare.precision.mapRequested.connect(show_on_map)
-
     def _make_file_actions(self) -> None:
         host = self.host
         self.open_action = host.add_action(
@@ -307,12 +284,6 @@ class MainWindow(QMainWindow):
     def _note_title(self, note: str) -> None:
         if note and not self.title_label.text().endswith(note):
             self.title_label.setText(f"{self.title_label.text()} · {note}")
-
-    def _offer_neighbours(self, found) -> None:
-        """The Neighbours pane's exact ranking of a selected token spares the map its own scan
-        for the rings (a typed query, or placeholders left out of the list, cannot serve)."""
-        if self.neighbors.text is None and len(found.ids) == 1 and not found.hidden:
-            self.maps.pane.kept.offer(found.ids[0], found.result)
 
     def show_error(self, message: str) -> None:
         self.host.show_error(message)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import mmap
 import re
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from explorer.core.errors import ModelFormatError
 from explorer.core.model.dtypes import BF16
 from explorer.core.model.formats import ggml_types
 from explorer.core.model.formats.ggml_types import GGUF_MAGIC
+from explorer.core.model.formats.gguf_strings import LONG, Layouts, StringArray
 
 _SPLIT = re.compile(r"^(?P<stem>.*)-(?P<part>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
 # value type → (struct code, size); 8 = string, 9 = array
@@ -68,11 +70,18 @@ class GGUFTensor:
 
 
 class _Cursor:
-    def __init__(self, data: bytes | memoryview, path: Path, skip_arrays: bool = False):
+    def __init__(
+        self,
+        data: bytes | memoryview,
+        path: Path,
+        skip_arrays: bool = False,
+        layouts: Layouts | None = None,
+    ):
         self.data = data
         self.pos = 0
         self.path = path
         self.skip_arrays = skip_arrays  # listing a model store: walk past big arrays, keep none
+        self.layouts = layouts  # where long string arrays were found last time
 
     def fail(self, what: str) -> ModelFormatError:
         return ModelFormatError(f"{self.path.name}: not a valid GGUF file ({what})")
@@ -119,7 +128,14 @@ class _Cursor:
             return self._strings(count)
         return [self.value(item) for _ in range(count)]
 
-    def _strings(self, count: int) -> list[str] | None:
+    def _strings(self, count: int) -> Sequence[str] | None:
+        long = count >= LONG and self.layouts is not None and not self.skip_arrays
+        if long:
+            assert self.layouts is not None
+            known = self.layouts.known(self.data, self.pos, count)
+            if known is not None:
+                self.pos += len(known.region)
+                return known
         data, pos = self.data, self.pos
         starts: list[int] = []
         unpack = struct.Struct("<Q").unpack_from
@@ -136,10 +152,16 @@ class _Cursor:
         self.pos = pos
         if self.skip_arrays:
             return None
-        return _decode_strings(bytes(data[first:pos]), np.array(starts, np.int64) - first)
+        region, at = bytes(data[first:pos]), np.array(starts, np.int64) - first
+        if long:
+            assert self.layouts is not None
+            walked = StringArray(region, at)
+            self.layouts.walked_array(first, walked)
+            return walked
+        return decode_strings(region, at)
 
 
-def _decode_strings(region: bytes, starts: np.ndarray) -> list[str]:
+def decode_strings(region: bytes, starts: np.ndarray) -> list[str]:
     """The strings of a GGUF string array (`region`: each one's 8-byte length, then its bytes;
     `starts`: where each length is), decoded at once: every length becomes eight NULs, the
     whole region is decoded in one call and split on them. An array whose strings hold NULs
@@ -170,10 +192,12 @@ class GGUFFile:
     tensors: dict[str, GGUFTensor] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, path: str | Path, arrays: bool = True) -> GGUFFile:
+    def open(cls, path: str | Path, arrays: bool = True, cache_dir: Path | None = None) -> GGUFFile:
         """Parse the header through a read-only map (only its pages are read).
 
-        arrays=False skips array values (the vocabulary): enough to list a model store.
+        arrays=False skips array values (the vocabulary): enough to list a model store. Long
+        string arrays are found through the user cache (`cache_dir`) and decoded when first
+        read (see gguf_strings).
         """
         path = Path(path)
         try:
@@ -185,8 +209,12 @@ class GGUFFile:
         except OSError as e:
             raise ModelFormatError(f"{path.name}: cannot read ({e.strerror})") from None
         view = memoryview(mapped)
+        layouts = Layouts(path, cache_dir) if arrays else None
         try:
-            return cls._parse(path, _Cursor(view, path, skip_arrays=not arrays), size)
+            parsed = cls._parse(path, _Cursor(view, path, not arrays, layouts), size)
+            if layouts is not None:
+                layouts.save()
+            return parsed
         finally:
             view.release()
             mapped.close()

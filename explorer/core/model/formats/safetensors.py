@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from safetensors import safe_open
 
 from explorer.core.errors import ModelFormatError
 from explorer.core.filecheck import FileStamp, open_regular
@@ -143,6 +142,8 @@ class SafetensorsFile:
 
     def _check_with_reference(self) -> None:
         """Everything else the reference `safetensors` library refuses, we refuse too."""
+        from safetensors import safe_open  # a GGUF or word-vector open never needs it
+
         try:
             with safe_open(self.path, framework="numpy"):
                 pass
