@@ -36,7 +36,7 @@ def main() -> int:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ee-whole-gui-"))
     os.environ.setdefault("XDG_CACHE_HOME", str(tmp / "cache"))
-    from lib.gaps import GapMeter, OtherLoad
+    from lib.gaps import Gap, GapMeter, OtherLoad
     from lib.processes import load
     from lib.stalls import StallSampler
     from lib.window import open_window, wait_until
@@ -60,27 +60,28 @@ def main() -> int:
     start = time.perf_counter()
     pane.request_map()
     first = None
-    phases: dict[str, float] = {}
+    phases: dict[str, Gap] = {}
     while True:
         app.processEvents()
         time.sleep(0.002)
         data = pane.data
         if data is not None and first is None:
             first = time.perf_counter() - start
-            phases["first picture"] = meter.max_gap_ms
+            phases["first picture"] = meter.longest
             meter.reset()
             sampler.label = "layout"
         if data is not None and data.final and not pane.controller.running:
             break
     final = time.perf_counter() - start
-    phases["layout"] = meter.max_gap_ms
+    phases["layout"] = meter.longest
     meter.reset()
     sampler.label = "showing it"
     wait_until(app, lambda: not pane.view.labels_pending, 120)
     for _ in range(50):  # let the last paint land
         app.processEvents()
         time.sleep(0.01)
-    phases["showing it"] = meter.stop()
+    meter.stop()
+    phases["showing it"] = meter.longest
     sampler.stop()
     window.grab().save(args.out)
     shots = [args.out]
@@ -99,7 +100,9 @@ def main() -> int:
     how = "worker thread (--in-process)" if args.in_process else "child process"
     print(f"{Path(args.model).name} ({rows}), layout in a {how}; {load()}")
     print(f"  first picture shown {first:.1f} s, final layout shown {final:.1f} s")
-    print("  longest GUI-thread gap: " + ", ".join(f"{k} {v:.0f} ms" for k, v in phases.items()))
+    print("  longest GUI-thread gap (of which its own CPU, waiting for a core):")
+    for phase, gap in phases.items():
+        print(f"    {phase:<14} {gap.ms:6.0f} ms ({gap.cpu_ms:.0f} ms, {gap.queued_ms:.0f} ms)")
     print(
         f"  other processes took {others.share():.0%} of the machine; "
         f"screenshots {', '.join(shots)}"
