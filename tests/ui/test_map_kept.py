@@ -15,7 +15,7 @@ from PySide6.QtGui import QGuiApplication, QPolygonF
 from explorer.core.map import whole
 from explorer.core.resources import demo_model_dir
 from explorer.ui.map.chosen import RINGS_UP_TO
-from explorer.ui.map.rings import FAR_COLOUR, KEPT_COLOUR, RING_PX
+from explorer.ui.map.rings import FAR_COLOUR, KEPT_COLOUR, KEPT_ON_DARK, RING_PX
 from explorer.ui.map.view import FLY_SHARE, MapView
 from tests.support.ui import idle, near
 
@@ -95,6 +95,12 @@ def test_rings_sit_on_the_exact_neighbours_and_the_kept_share_is_numpys(qtbot, p
     for xy, kept in zip(view.coords[exact], shown.kept, strict=True):
         if inside.contains(QPointF(float(xy[0]), float(xy[1]))):
             assert ring_drawn(image, view, xy, KEPT_COLOUR if kept else FAR_COLOUR)
+    view.set_dark(True)  # dark presentation: the same rings, the kept green lightened
+    image = view.graphics.grab().toImage()
+    for xy, kept in zip(view.coords[exact], shown.kept, strict=True):
+        if inside.contains(QPointF(float(xy[0]), float(xy[1]))):
+            assert ring_drawn(image, view, xy, KEPT_ON_DARK if kept else FAR_COLOUR)
+    view.set_dark(False)
 
     # another token of the map, chosen there: its own rings; the view stays where it is
     other = int(view.ids[150])

@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor
 from explorer.core.map.kept import Kept
 
 KEPT_COLOUR = "#1b7837"
+KEPT_ON_DARK = "#5aae61"  # the same green, lighter: the dark one is 3.8:1 on black, faint
 FAR_COLOUR = "#e66101"
 RING_PX = 16
 Z = 3  # above the points, the chosen rings and the selected token's disc
@@ -24,31 +25,35 @@ class NeighbourRings:
         self.lines = [pg.PlotCurveItem(connect="pairs") for _ in (KEPT_COLOUR, FAR_COLOUR)]
         self.halo = pg.ScatterPlotItem(pxMode=True, brush=None)
         self.rings = pg.ScatterPlotItem(pxMode=True, brush=None)
-        for colour, line in zip((KEPT_COLOUR, FAR_COLOUR), self.lines, strict=True):
-            faint = QColor(colour)
-            faint.setAlpha(170)
-            line.setPen(pg.mkPen(faint, width=1.3))
         for z, item in enumerate([self.halo_lines, *self.lines, self.halo, self.rings]):
             item.setZValue(Z + z * 0.01)
             plot.addItem(item)
         self.shown: Kept | None = None
+        self._coords = np.zeros((0, 2))
         self.set_dark(False)
 
     def set_dark(self, dark: bool) -> None:
-        """The halo in the background's colour (presentation in dark)."""
+        """The halo in the background's colour, and a lighter green, in dark presentation."""
         rgb = (0, 0, 0) if dark else (255, 255, 255)
         self.halo_lines.setPen(pg.mkPen(*rgb, 200, width=3))
         self.halo.setPen(pg.mkPen(*rgb, 255, width=4))
+        self.colours = (KEPT_ON_DARK if dark else KEPT_COLOUR, FAR_COLOUR)
+        for colour, line in zip(self.colours, self.lines, strict=True):
+            faint = QColor(colour)
+            faint.setAlpha(170)
+            line.setPen(pg.mkPen(faint, width=1.3))
+        if self.shown is not None:
+            self.show(self.shown, self._coords)
 
     def show(self, kept: Kept | None, coords: np.ndarray) -> None:
         """Ring `kept`'s neighbours at their places in `coords` (the map's points); None: none."""
-        self.shown = kept
+        self.shown, self._coords = kept, coords
         if kept is None or not len(kept.rows):
             self.clear()
             return
         xy = np.asarray(coords, dtype=np.float64)[kept.rows]
         centre = np.asarray(coords, dtype=np.float64)[kept.row]
-        pens = [pg.mkPen(KEPT_COLOUR, width=2.5), pg.mkPen(FAR_COLOUR, width=2.5)]
+        pens = [pg.mkPen(colour, width=2.5) for colour in self.colours]
         self.halo.setData(pos=xy, size=RING_PX, brush=None)
         self.rings.setData(
             pos=xy, size=RING_PX, brush=None, pen=[pens[0] if k else pens[1] for k in kept.kept]
