@@ -157,3 +157,22 @@ def test_summary_rows_stay_whole_in_presentation_type(qtbot, models, make_window
     qtbot.waitUntil(lambda: view.summary.height() == normal, timeout=5000)
     title = view.histogram.getPlotItem().titleLabel.opts["size"]
     assert float(title.removesuffix("pt")) < POINT_SIZE  # normal type again
+
+
+def test_the_second_model_button_shows_its_whole_text_in_presentation_type(qtbot):
+    from PySide6.QtGui import QFont
+
+    from explorer.ui.compare.precision import NAME_CHARS, PrecisionView
+
+    page = PrecisionView()
+    qtbot.addWidget(page)
+    page.resize(1000, 700)
+    page.show()
+    page.set_second_model("SmolLM2-135M-Instruct.Q4_1-with-a-very-long-file-name.gguf")
+    assert len(page.files.text()) <= len("Against ") + NAME_CHARS
+    big = QFont(page.font())
+    big.setPointSize(POINT_SIZE)
+    page.setFont(big)  # as presentation mode enlarges the type
+    qtbot.waitUntil(lambda: page.files.width() >= page.files.sizeHint().width(), timeout=5000)
+    needed = page.files.fontMetrics().horizontalAdvance(page.files.text())
+    assert page.files.width() > needed  # not cut to "ainst second mo"

@@ -54,6 +54,7 @@ SUMMARY = [
 ]
 DAMAGED = ["#", "Kind", "Token", "Rel. error", "Cosine", "‖q‖/‖r‖", "Max |err|", "‖r‖"]
 ERROR = "<span style='color:#b91c1c'>{}</span>"
+NAME_CHARS = 28  # of the second model's name on its button
 
 
 def summary_row(t: TypeShown) -> tuple:
@@ -105,7 +106,6 @@ class PrecisionView(QWidget):
         )
         self.simulate.clicked.connect(self._simulate)
         self.files = QPushButton("Against second model")
-        self.files.setMaximumWidth(self.files.sizeHint().width() * 3 // 2)
         self.files.setToolTip(
             "Compare with the second model (File › Compare With…) when it is this model at "
             "another precision: the same vocabulary, row for row"
@@ -222,6 +222,8 @@ class PrecisionView(QWidget):
 
     def set_second_model(self, name: str | None) -> None:
         self.files.setEnabled(name is not None)
+        if name and len(name) > NAME_CHARS:  # a long file name: the button keeps its size
+            name = name[: NAME_CHARS - 1] + "…"
         self.files.setText(f"Against {name}" if name else "Against second model")
 
     # -- what the controller sends --------------------------------------------------------------
