@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from explorer.core.analysis.kinds import UNUSED_PIECE
 from explorer.core.context import NULL_CONTEXT, JobContext
 from explorer.core.errors import TokenError
 from explorer.core.limits import parse_id
@@ -204,8 +205,5 @@ def sample(model: EmbeddingModel, n: int, seed: int = 0, plain: bool = False) ->
     )
 
 
-PLACEHOLDER = re.compile(r"^[\[<]unused\d+[\]>]$")  # [unused12], <unused3>
-
-
 def _plain(model: EmbeddingModel, token_id: int, special: set[int]) -> bool:
-    return token_id not in special and not PLACEHOLDER.match(model.label(token_id))
+    return token_id not in special and not UNUSED_PIECE.match(model.label(token_id))
