@@ -17,7 +17,7 @@ def _clip(v):
 
 
 @njit(cache=True, nogil=True)
-def _next_random(state):
+def next_random(state):
     """xorshift64*: a fast generator for picking negative samples."""
     x = state[0]
     x ^= x >> np.uint64(12)
@@ -70,7 +70,7 @@ def sgd_epochs(
             next_sample[i] += epochs_per_sample[i]
             n_neg = int((epoch - next_negative[i]) / epochs_per_negative[i])
             for _ in range(n_neg):
-                k = int(_next_random(state) % np.uint64(n))
+                k = int(next_random(state) % np.uint64(n))
                 if k == j:
                     continue
                 dx, dy = y[j, 0] - y[k, 0], y[j, 1] - y[k, 1]
