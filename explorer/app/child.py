@@ -96,9 +96,10 @@ def _popen_niced(command: list[str], popen_kwargs: dict[str, Any]) -> subprocess
 class Child:
     """One child process speaking messages over its stdin and stdout."""
 
-    def __init__(self, command: list[str], niced: bool):
+    def __init__(self, command: list[str], niced: bool, threads: int | None = None):
         self.command = command
         self.niced = niced
+        self.threads = threads  # its thread pools' size; None: one core left for the window
         self._errors = tempfile.TemporaryFile("w+b")
         self.proc = self._start()
 
@@ -107,7 +108,7 @@ class Child:
             "stdin": subprocess.PIPE,
             "stdout": subprocess.PIPE,
             "stderr": self._errors,
-            "env": tuning.background_env(),
+            "env": tuning.background_env(self.threads),
         }
         return (
             start_niced(self.command, **kwargs)

@@ -14,6 +14,7 @@ Cancelling kills the child at once, whatever stage it is in.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
@@ -66,7 +67,8 @@ def whole_map_in_child(
             ctx.progress(1.0, "cached layout")
             return whole.WholeMap(coords, hidden, final=True, stage="umap", cached=True)
     ctx.check(WHAT)
-    child = Child(child_command(model, params, cache_dir), niced=True)
+    # every core: niced, it yields to the window whenever the window has work
+    child = Child(child_command(model, params, cache_dir), niced=True, threads=os.cpu_count())
     child.kill_on_cancel(ctx)  # ends the blocking reads below with end-of-file
     try:
         result = _follow(child, model.rows, hidden, ctx, on_picture or ctx.partial)
