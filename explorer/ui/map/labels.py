@@ -20,9 +20,10 @@ from functools import partial
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
-from PySide6.QtGui import QFont, QFontMetrics, QFontMetricsF
+from PySide6.QtGui import QFont, QFontMetricsF
 
 from explorer.core.map import figure
+from explorer.ui.map.glyphs import Coverage
 
 MAX_LABELS = 120
 MAX_TRIES = 800  # labels tried per pass: bounds the work whatever the zoom
@@ -71,6 +72,7 @@ class LabelPool:
         """Label type size (presentation mode makes it larger); placement measures anew."""
         self.font.setPixelSize(px)
         self._metrics = QFontMetricsF(self.font)
+        self.coverage = Coverage(self.font)  # which labels it draws (not empty boxes)
         # a TextItem's box is its text plus document margins: measure it once, place exactly
         probe = pg.TextItem("Xg")
         probe.setFont(self.font)
@@ -278,11 +280,3 @@ def _show(item: pg.TextItem, text: str | None, colour: str | None, pos: tuple[fl
         item.setColor(colour)
     item.setPos(*pos)
     item.show()
-
-
-def drawable(text: str, font: QFont) -> str:
-    """`text` with every character the font cannot draw written as U+XXXX (no tofu boxes)."""
-    metrics = QFontMetrics(font)
-    return "".join(
-        ch if ch.isspace() or metrics.inFontUcs4(ord(ch)) else f"U+{ord(ch):04X}" for ch in text
-    )

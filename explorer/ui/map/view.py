@@ -19,7 +19,8 @@ from explorer.core.map.kept import Kept
 from explorer.core.map.kind_colors import kind_palette, legend_entries
 from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
 from explorer.ui.map.chosen import ChosenMarks
-from explorer.ui.map.labels import LABEL_PX, LabelPool, drawable
+from explorer.ui.map.glyphs import drawable
+from explorer.ui.map.labels import LABEL_PX, LabelPool
 from explorer.ui.map.layers import LAYERED_ABOVE, CloudItem
 from explorer.ui.map.rings import NeighbourRings
 from explorer.ui.map.viewbox import MapViewBox
@@ -481,7 +482,9 @@ class MapView(QWidget):
         if self.cloud.tiles is not None:  # very many points: the tiles in view name the map
             (x0, x1), (y0, y1) = self.viewbox.viewRange()
             per_px = (x1 - x0) / max(self.viewbox.width(), 1.0)
-            reps = self.cloud.tiles.labels_in((x0, y0, x1, y1), per_px, LABEL_TILE_PX)
+            # each tile named by a token the label font can draw (no empty boxes)
+            drawn = self._labels.coverage.usable(self.labels)
+            reps = self.cloud.tiles.labels_in((x0, y0, x1, y1), per_px, LABEL_TILE_PX, drawn)
             order, cap = np.concatenate([self._order_arr, reps]), CLOUD_LABELS
         self._labels.update(
             self.viewbox,

@@ -1,0 +1,71 @@
+"""Labels of the whole-vocabulary map in scripts no installed font covers: a tile is named by
+a token the label font can draw, or left unnamed, never by one that would show as empty boxes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QFont, QFontMetrics
+
+from explorer.core.map import tiles
+from explorer.ui.map.glyphs import Coverage
+from explorer.ui.map.layers import LAYERED_ABOVE
+from explorer.ui.map.view import MapView
+
+N = LAYERED_ABOVE + 2000
+# a private-use character, an unassigned one, and non-characters: no font on any machine is
+# likely to draw all of them
+PROBES = ("\ue000", "\u0378", "\U000e0fff", "\ufdd0", "\U0010fffe")
+
+
+def undrawn_char(font: QFont) -> str:
+    metrics = QFontMetrics(font)
+    found = next((ch for ch in PROBES if not metrics.inFontUcs4(ord(ch))), None)
+    if found is None:
+        pytest.skip("some font here draws every probe character")
+    if not all(metrics.inFontUcs4(ord(ch)) for ch in "w0123456789"):
+        pytest.skip("no font here draws plain Latin letters")
+    return found
+
+
+def test_coverage_tells_drawable_text_and_spells_out_the_rest(qapp):
+    font = QFont()
+    bad = undrawn_char(font)
+    coverage = Coverage(font)
+    assert coverage.draws("cat 12") and not coverage.draws(f"c{bad}t")
+    assert coverage.drawable(f"c{bad}t") == f"cU+{ord(bad):04X}t"
+    mask = coverage.usable(["cat", f"{bad}x", "dog"])(np.array([2, 1, 0]))
+    assert mask.tolist() == [True, False, True]
+
+
+def test_tiles_are_named_by_tokens_the_font_draws(qtbot):
+    """Left blob: every token undrawable. Right blob: each tile's best token is undrawable (even
+    positions come first by priority), the next is drawable."""
+    v = MapView()
+    qtbot.addWidget(v)
+    v.resize(900, 600)
+    v.show()
+    qtbot.waitExposed(v)
+    bad = undrawn_char(v._labels.font)
+    rng = np.random.default_rng(0)
+    coords = np.concatenate(
+        [rng.standard_normal((N // 2, 2)) + [-4, 0], rng.standard_normal((N - N // 2, 2)) + [4, 0]]
+    ).astype(np.float32)
+    left = np.arange(N) < N // 2
+    undrawn = left | (np.arange(N) % 2 == 0)
+    labels = [f"{bad}{i}" if u else f"w{i}" for i, u in enumerate(undrawn)]
+    # the right blob's points in pairs at one place: a tile holding one holds both
+    coords[~left & (np.arange(N) % 2 == 1)] = coords[~left & (np.arange(N) % 2 == 0)]
+    priority = np.arange(N)
+    v.set_points(np.arange(N), labels, coords, tile_index=tiles.build(coords, priority))
+    # without the check, the right blob's tiles would be named by undrawable tokens
+    rect = (-8.0, -4.0, 8.0, 4.0)
+    plain = v.cloud.tiles.labels_in(rect, 16 / 900, 90)
+    assert undrawn[plain[~left[plain]]].all()
+    qtbot.waitUntil(lambda: not v.labels_pending)
+    shown = [token for token, _ in v.visible_labels()]
+    assert len(shown) >= 5
+    assert not undrawn[shown].any()  # no empty boxes
+    assert not left[shown].any()  # the blob without a drawable token is left unnamed
+    for token, text in v.visible_labels():
+        assert text == labels[token]
