@@ -47,6 +47,7 @@ def wire_precision(q: QuantController, p: PrecisionView) -> None:
     p.cancelRequested.connect(q.cancel)
     p.typeChosen.connect(q.set_type)
     q.rowReady.connect(p.show_row)
+    p.bar.shows(q.state.jobs, q.lane.spec)  # its progress and Cancel: not in the status bar too
 
 
 class Compare:
