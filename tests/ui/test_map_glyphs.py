@@ -3,12 +3,17 @@ a token the label font can draw, or left unnamed, never by one that would show a
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from PySide6.QtGui import QFont, QFontMetrics
 
 from explorer.core.map import tiles
-from explorer.ui.map.glyphs import Coverage
+from explorer.core.map.neighborhood import Neighborhood
+from explorer.core.map.pipeline import MapData
+from explorer.render.glyphs import Coverage
+from explorer.ui.map import export
 from explorer.ui.map.layers import LAYERED_ABOVE
 from explorer.ui.map.view import MapView
 
@@ -69,3 +74,10 @@ def test_tiles_are_named_by_tokens_the_font_draws(qtbot):
     assert not left[shown].any()  # the blob without a drawable token is left unnamed
     for token, text in v.visible_labels():
         assert text == labels[token]
+    # the figure export names the same tiles: no label of a token the font cannot draw
+    nb = Neighborhood(np.arange(N), labels, None, (), "the whole vocabulary")
+    data = MapData(nb, np.zeros((N, 0), np.float32), np.empty(0), coords, final=True)
+    svg = export.figure_svg(v, data, export.FIGURE_SIZE)
+    named = [int(m) for m in re.findall(r">w(\d+)</text>", svg)]
+    assert len(named) >= 5 and not undrawn[named].any()
+    assert bad not in svg

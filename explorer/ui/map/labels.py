@@ -23,7 +23,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from explorer.core.map import figure
-from explorer.ui.map.glyphs import Coverage
+from explorer.render.glyphs import Coverage
 
 MAX_LABELS = 120
 MAX_TRIES = 800  # labels tried per pass: bounds the work whatever the zoom

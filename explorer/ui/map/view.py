@@ -11,15 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush
+from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 from explorer.core.map import chosen, figure, geometry, tiles
 from explorer.core.map.kept import Kept
 from explorer.core.map.kind_colors import kind_palette, legend_entries
+from explorer.render.glyphs import drawable
 from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
 from explorer.ui.map.chosen import ChosenMarks
-from explorer.ui.map.glyphs import drawable
 from explorer.ui.map.labels import LABEL_PX, LabelPool
 from explorer.ui.map.layers import LAYERED_ABOVE, CloudItem
 from explorer.ui.map.rings import NeighbourRings
@@ -267,6 +267,10 @@ class MapView(QWidget):
         self._order_arr = np.asarray(
             figure.label_order(len(self.ids), self.values["similarity"], first), dtype=np.int64
         )
+
+    def label_font(self) -> QFont:
+        """A copy of the labels' font."""
+        return QFont(self._labels.font)
 
     def set_label_size(self, px: int) -> None:
         """Label type size in pixels (presentation mode); the labels are placed again."""

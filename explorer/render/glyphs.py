@@ -1,6 +1,7 @@
 """Which text a font can draw on this machine: a character no installed font covers shows as an
 empty box. Qt answers per character, counting the fonts it falls back on (a CJK font for 中);
-asking about a character no font has takes tens of microseconds, so each answer is kept."""
+asking about a character no font has takes tens of microseconds, so each answer is kept. The
+map's labels (window and figures) name their tiles by tokens the font draws."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtGui import QFont, QFontMetrics
+
+from explorer.render.raster import gui_app
 
 
 class Coverage:
@@ -46,3 +49,9 @@ class Coverage:
 def drawable(text: str, font: QFont) -> str:
     """`text` with every character the font cannot draw written as U+XXXX (no tofu boxes)."""
     return Coverage(font).drawable(text)
+
+
+def default_coverage() -> Coverage:
+    """What the default font draws (a Qt application made first if there is none: the CLI)."""
+    gui_app()
+    return Coverage(QFont())
