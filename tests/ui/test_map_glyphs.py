@@ -81,3 +81,24 @@ def test_tiles_are_named_by_tokens_the_font_draws(qtbot):
     named = [int(m) for m in re.findall(r">w(\d+)</text>", svg)]
     assert len(named) >= 5 and not undrawn[named].any()
     assert bad not in svg
+
+
+def test_a_small_map_labels_only_tokens_the_font_draws_besides_the_query(qtbot):
+    v = MapView()
+    qtbot.addWidget(v)
+    v.resize(900, 600)
+    v.show()
+    qtbot.waitExposed(v)
+    bad = undrawn_char(v._labels.font)
+    n = 300
+    rng = np.random.default_rng(1)
+    coords = rng.standard_normal((n, 2)).astype(np.float32)
+    undrawn = np.arange(n) % 2 == 0
+    labels = [f"{bad}{i}" if u else f"w{i}" for i, u in enumerate(undrawn)]
+    similarity = np.linspace(1.0, 0.0, n)  # the undrawable ones come first too
+    v.set_points(np.arange(n), labels, coords, similarity=similarity, highlight=[0])
+    qtbot.waitUntil(lambda: not v.labels_pending)
+    shown = [token for token, _ in v.visible_labels()]
+    assert 0 in shown  # the query keeps its label whatever it shows
+    others = [t for t in shown if t != 0]
+    assert len(others) >= 10 and not undrawn[others].any()

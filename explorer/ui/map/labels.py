@@ -152,12 +152,14 @@ class LabelPool:
         highlight_ids: set[int],
         cap: int | None = None,
         callouts: int | None = None,
+        usable: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> None:
         """Place labels for the points inside the view, in `order` of priority (the candidates:
         every point, or a few), at most `cap` of them (default: by the view's area), the first
         `callouts` of them (default: the highlighted and CALLOUTS more) free to move out with a
-        line: the placement runs a step per turn of the event loop, then the changes to the
-        items are queued (see ``apply``)."""
+        line; only points `usable` accepts (a mask of point indices; the font draws their
+        labels) besides the highlighted ones: the placement runs a step per turn of the event
+        loop, then the changes to the items are queued (see ``apply``)."""
         self._drop_queued()  # each slot's record now matches its item
         rect = viewbox.sceneBoundingRect()
         w_px, h_px = rect.width(), rect.height()
@@ -171,9 +173,12 @@ class LabelPool:
             self._points = np.column_stack([px, py])
             if callouts is None:
                 callouts = len(highlight_ids) + CALLOUTS
-            placing = self._placing_labels(
-                px, py, labels, order[inside[order]], (w_px, h_px), cap, callouts
-            )
+            shown = order[inside[order]]
+            if usable is not None:  # as many as placing tries, from those it can draw
+                shown = shown[: 2 * MAX_TRIES]
+                wanted = np.fromiter(highlight_ids, dtype=np.int64, count=len(highlight_ids))
+                shown = shown[usable(shown) | np.isin(ids[shown], wanted)]
+            placing = self._placing_labels(px, py, labels, shown, (w_px, h_px), cap, callouts)
         else:
             placing = _nothing()
         self._placing = self._place_then_queue(

@@ -64,6 +64,7 @@ class MapView(QWidget):
         self.hover_text = ""
         self._order_arr = np.zeros(0, dtype=np.int64)
         self._index = Positions(self.ids)
+        self._drawn = np.zeros(0, dtype=np.int8)  # per point: the font draws its label (-1: ask)
         # the last colour scale's knots, and the values (and points left out) they are of
         self._knots: tuple[tuple[np.ndarray | None, list[int]], np.ndarray] = (
             (None, []),
@@ -150,6 +151,7 @@ class MapView(QWidget):
         self.ids = np.asarray(ids, dtype=np.int64)
         self.labels = list(labels)
         self._index = Positions(self.ids)
+        self._drawn = np.full(len(self.labels), -1, dtype=np.int8)
         self.values = {
             "similarity": None if similarity is None else np.asarray(similarity, np.float64),
             "norm": None if norms is None else np.asarray(norms, np.float64),
@@ -275,6 +277,7 @@ class MapView(QWidget):
     def set_label_size(self, px: int) -> None:
         """Label type size in pixels (presentation mode); the labels are placed again."""
         self._labels.set_pixel_size(px)
+        self._drawn[:] = -1
         self.legend.setLabelTextSize(legend_text_size(px))  # legible from the back row too
         self._update_legend()
         self._label_timer.start(0)
@@ -487,8 +490,8 @@ class MapView(QWidget):
             (x0, x1), (y0, y1) = self.viewbox.viewRange()
             per_px = (x1 - x0) / max(self.viewbox.width(), 1.0)
             # each tile named by a token the label font can draw (no empty boxes)
-            drawn = self._labels.coverage.usable(self.labels)
-            reps = self.cloud.tiles.labels_in((x0, y0, x1, y1), per_px, LABEL_TILE_PX, drawn)
+            rect = (x0, y0, x1, y1)
+            reps = self.cloud.tiles.labels_in(rect, per_px, LABEL_TILE_PX, self._draws)
             order, cap = np.concatenate([self._order_arr, reps]), CLOUD_LABELS
         self._labels.update(
             self.viewbox,
@@ -499,9 +502,17 @@ class MapView(QWidget):
             self.highlight_ids,
             cap,
             callouts,
+            self._draws,
         )
         if cap is not None:  # a few candidates: placed and shown at once
             self._labels.apply()
+
+    def _draws(self, points: np.ndarray) -> np.ndarray:
+        """Which of these points' labels the label font draws (each point asked once)."""
+        todo = points[self._drawn[points] < 0]
+        if len(todo):
+            self._drawn[todo] = self._labels.coverage.usable(self.labels)(todo)
+        return self._drawn[points] == 1
 
     # -- mouse -----------------------------------------------------------------------------------
     def nearest(self, scene_pos, radius_px: float = 8.0) -> int | None:
