@@ -60,6 +60,10 @@ class RowPairPlot(QWidget):
         plots.addWidget(self.diff, 1)
         if not side_by_side:
             self.values.getPlotItem().hideAxis("bottom")  # the difference below shows the same x
+            for plot in (self.values, self.diff):  # their y-axis labels name them: the height
+                plot.getPlotItem().setTitle(None)  # goes to the curves
+                plot.getPlotItem().titleLabel.setText("")  # (presentation mode re-titles)
+            self.diff.getPlotItem().setLabel("bottom", None)  # the numbers say it
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
