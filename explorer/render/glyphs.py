@@ -5,7 +5,7 @@ map's labels (window and figures) name their tiles by tokens the font draws."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from PySide6.QtGui import QFont, QFontMetrics
@@ -34,7 +34,7 @@ class Coverage:
         """`text` with each character the font cannot draw written as U+XXXX."""
         return "".join(ch if self.draws_char(ch) else f"U+{ord(ch):04X}" for ch in text)
 
-    def usable(self, labels: Sequence[str]):
+    def usable(self, labels: Sequence[str]) -> Callable[[np.ndarray], np.ndarray]:
         """A function from point indices to a bool mask: which of these `labels` it draws
         (what explorer.core.map.tiles.Tiles.labels_in takes)."""
 

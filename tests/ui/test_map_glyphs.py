@@ -33,6 +33,16 @@ def undrawn_char(font: QFont) -> str:
     return found
 
 
+def shown_view(qtbot) -> tuple[MapView, str]:
+    """A map view on screen, and a character its label font cannot draw."""
+    v = MapView()
+    qtbot.addWidget(v)
+    v.resize(900, 600)
+    v.show()
+    qtbot.waitExposed(v)
+    return v, undrawn_char(v.label_font())
+
+
 def test_coverage_tells_drawable_text_and_spells_out_the_rest(qapp):
     font = QFont()
     bad = undrawn_char(font)
@@ -46,12 +56,7 @@ def test_coverage_tells_drawable_text_and_spells_out_the_rest(qapp):
 def test_tiles_are_named_by_tokens_the_font_draws(qtbot):
     """Left blob: every token undrawable. Right blob: each tile's best token is undrawable (even
     positions come first by priority), the next is drawable."""
-    v = MapView()
-    qtbot.addWidget(v)
-    v.resize(900, 600)
-    v.show()
-    qtbot.waitExposed(v)
-    bad = undrawn_char(v._labels.font)
+    v, bad = shown_view(qtbot)
     rng = np.random.default_rng(0)
     coords = np.concatenate(
         [rng.standard_normal((N // 2, 2)) + [-4, 0], rng.standard_normal((N - N // 2, 2)) + [4, 0]]
@@ -84,12 +89,7 @@ def test_tiles_are_named_by_tokens_the_font_draws(qtbot):
 
 
 def test_a_small_map_labels_only_tokens_the_font_draws_besides_the_query(qtbot):
-    v = MapView()
-    qtbot.addWidget(v)
-    v.resize(900, 600)
-    v.show()
-    qtbot.waitExposed(v)
-    bad = undrawn_char(v._labels.font)
+    v, bad = shown_view(qtbot)
     n = 300
     rng = np.random.default_rng(1)
     coords = rng.standard_normal((n, 2)).astype(np.float32)

@@ -5,6 +5,7 @@ not show those jobs a second time."""
 
 from __future__ import annotations
 
+from functools import partial
 from html import escape
 
 from PySide6.QtCore import Qt
@@ -27,8 +28,7 @@ class JobProgressBar(QProgressBar):
         shown, the job running) the status bar leaves them out."""
         self._lanes = (jobs, lanes)
         self._tell(self.isVisible())
-        key = id(self)  # a bar deleted while shown must not hide its lanes for good
-        self.destroyed.connect(lambda *_: [jobs.set_shown(lane, key, False) for lane in lanes])
+        self.destroyed.connect(partial(_forget, jobs, lanes, id(self)))
 
     def _tell(self, on_screen: bool) -> None:
         if self._lanes is not None:
@@ -70,6 +70,12 @@ class JobProgressBar(QProgressBar):
         if fraction >= 0:
             self.setFormat(f"{escape(text) or 'Working'} %p%")
             self.set_fraction(fraction)
+
+
+def _forget(jobs: Jobs, lanes: tuple[LaneSpec, ...], key: int, *_args) -> None:
+    """A bar deleted while shown must not hide its lanes from the status bar for good."""
+    for lane in lanes:
+        jobs.set_shown(lane, key, False)
 
 
 class BusyRow(QWidget):
