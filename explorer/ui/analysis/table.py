@@ -93,9 +93,14 @@ class TokenTable(QTableView):
     tokenActivated = Signal(int)
 
     def __init__(
-        self, headers: Sequence[str], sortable: bool = True, stretch: int = 1, parent=None
+        self,
+        headers: Sequence[str],
+        sortable: bool = True,
+        stretch: int | None = 1,
+        parent=None,
     ):
-        """`stretch`: the column that takes the spare width (the token's text)."""
+        """`stretch`: the column that takes the spare width (the token's text); None: every
+        column as wide as its contents (a table that scrolls rather than squeeze one)."""
         super().__init__(parent)
         self.source = RowsModel(headers, self)
         self.proxy = QSortFilterProxyModel(self)
@@ -110,7 +115,8 @@ class TokenTable(QTableView):
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+        if stretch is not None:
+            header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(24)
         self.setAlternatingRowColors(True)
         self.clicked.connect(self._clicked)

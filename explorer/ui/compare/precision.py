@@ -139,7 +139,8 @@ class PrecisionView(QWidget):
         self.banner = QLabel("")
         self.banner.setTextFormat(Qt.TextFormat.RichText)
         self.banner.setWordWrap(True)
-        self.summary = TokenTable(SUMMARY, sortable=False, stretch=0)
+        # no column stretches: in large type a stretched Type column was squeezed to "…"
+        self.summary = TokenTable(SUMMARY, sortable=False, stretch=None)
         self.summary.clicked.connect(lambda index: self.show_type(index.row()))
         self.summary.setToolTip("One line per compared type: click one to see it below")
         self.summary.horizontalScrollBar().rangeChanged.connect(
