@@ -1,10 +1,11 @@
 """Lay out the whole-vocabulary map in a child process, so that the window never waits for it.
 
-The neighbour graph (pynndescent's compiled kernels, and their compilation) holds the GIL for
-seconds at a time; in a worker *thread* that stops the window's event loop just as surely as
-running it there. A child (explorer/app/child.py) runs `explorer.core.map.whole.whole_map` and
-sends its progress, the first picture and the final layout as messages (coordinates as raw
-float32 buffers); it also writes the layout to the cache as the in-process map does.
+numba's compilation (the first run after an install) and the numpy stages between the compiled
+kernels hold the GIL for seconds at a time; in a worker *thread* that stops the window's event
+loop just as surely as running it there. A child (explorer/app/child.py) runs
+`explorer.core.map.whole.whole_map` and sends its progress, the first picture and the final
+layout as messages (coordinates as raw float32 buffers); it also writes the layout to the cache
+as the in-process map does.
 Cancelling kills the child at once, whatever stage it is in.
 
     python -m explorer.app.whole_map_process MODEL_PATH TENSOR CACHE_DIR PARAMS_JSON

@@ -73,6 +73,24 @@ def test_layout_keeps_clusters_apart_and_is_deterministic():
     assert projection.trustworthiness(x, y) > 0.9
 
 
+def test_layout_is_the_same_on_one_thread_or_two():
+    """Each point is moved by one thread, reading the others from the epoch's snapshot."""
+    import numba
+
+    x, _ = clusters(400, seed=2)
+    graph = layout.fuzzy_graph(*projection.knn_cosine(projection.prepare(x), 10))
+    init = np.random.default_rng(4).standard_normal((len(x), 2)).astype(np.float32)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = layout.optimize(init, graph, min_dist=0.1, n_epochs=60, seed=5)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        every = layout.optimize(init, graph, min_dist=0.1, n_epochs=60, seed=5)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(one, every)
+
+
 def test_epoch_callback_reports_and_can_cancel():
     x, _ = clusters(60)
     graph = layout.fuzzy_graph(*projection.knn_cosine(projection.prepare(x), 8))

@@ -168,3 +168,34 @@ def test_nn_descent_finds_the_neighbours_reports_each_iteration_and_stops_on_can
     with pytest.raises(Cancelled):
         descent.knn_descent(x, 10, seed=0, ctx=stopper)
     assert not any("iteration 3" in t for t in stopper.texts)
+
+
+def test_nn_descent_is_the_same_on_one_thread_or_two(smollm2):
+    import numba
+
+    from explorer.core.map import descent
+
+    x = prepare(smollm2.vectors(np.arange(smollm2.rows)))
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = descent.knn_descent(x, 10, seed=3)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        every = descent.knn_descent(x, 10, seed=3)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(one[0], every[0]) and np.array_equal(one[1], every[1])
+
+
+def test_nn_descent_handles_rows_repeated_many_times(smollm2):
+    """Copies defeat the random-projection split (every copy on one side): the forest halves
+    such nodes instead, and each copy finds its twins at distance 0."""
+    from explorer.core.map import descent
+
+    base = prepare(smollm2.vectors(np.arange(1000, 1040)))
+    assert len(np.unique(base, axis=0)) == 40
+    x = np.ascontiguousarray(np.repeat(base, 50, axis=0))  # 40 rows, 50 copies each
+    ids, dists = descent.knn_descent(x, 8, seed=0)
+    assert (ids >= 0).all() and np.isfinite(dists).all()
+    assert (ids // 50 == (np.arange(len(x)) // 50)[:, None]).all()
+    assert np.allclose(dists, 0.0, atol=1e-5)

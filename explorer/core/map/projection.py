@@ -14,7 +14,6 @@ not wait for them either.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -68,17 +67,6 @@ class ProjectionParams:
 
 
 # -- numba set-up ----------------------------------------------------------------------------
-
-_import_lock = threading.Lock()
-
-
-def import_pynndescent():
-    """pynndescent (NN-descent k-NN above EXACT_KNN_MAX points), after the numba cache is set."""
-    with _import_lock:
-        configure_numba_cache()
-        import pynndescent  # seconds; only for very large maps
-
-        return pynndescent
 
 
 def warm_up(seed: int = 0) -> float:

@@ -2,12 +2,14 @@
 
 umap-learn compiles its fuzzy-set and SGD kernels in every new process (about 6 s, several of
 them without `cache=True`), which made a one-off `project` command slow. This module is the
-same algorithm (McInnes et al.; umap-learn 0.5's `fuzzy_simplicial_set`,
-`simplicial_set_embedding` and `optimize_layout_euclidean`, Euclidean output, move_other=True)
-for our case: the neighbour graph is built with numpy from exact k-NN, and the one hot loop,
-an SGD epoch, is a small `cache=True` numba kernel that later processes load from the user cache
-in milliseconds. It runs one epoch per call without the GIL, so callers can report progress and
-cancel between epochs while the GUI thread keeps running.
+same objective (McInnes et al.; umap-learn 0.5's `fuzzy_simplicial_set`,
+`simplicial_set_embedding` and `optimize_layout_euclidean`, Euclidean output) for our case:
+the neighbour graph is built with numpy from the k-NN lists, and the one hot loop, an SGD
+epoch, is a small `cache=True` numba kernel that later processes load from the user cache in
+milliseconds. It runs on every core, each point moved by one thread only (see
+`umap_kernel.sgd_epochs`), so the layout is the same on any machine, and without the GIL, a
+few epochs per call, so callers can report progress and cancel between calls while the GUI
+thread keeps running.
 """
 
 from __future__ import annotations
@@ -135,6 +137,7 @@ def fuzzy_graph(
 
 
 EPOCHS_PER_CALL = 10  # epochs per kernel call, progress report and cancellation check
+CHUNKS = 16  # runs of edges (by head) laid out in parallel
 
 
 def default_epochs(n: int) -> int:
@@ -167,6 +170,9 @@ def optimize(
     # edges too weak to be sampled even once are dropped, as umap-learn does
     keep = w >= w.max() / (n_epochs if n_epochs > 10 else default_epochs(n))
     head, tail, w = head[keep], tail[keep], w[keep]
+    if (np.diff(head) < 0).any():  # the kernel's chunks are runs of heads
+        order = np.argsort(head, kind="stable")
+        head, tail, w = head[order], tail[order], w[order]
     epochs_per_sample = (w.max() / w).astype(np.float64)
     epochs_per_negative = epochs_per_sample / negative_sample_rate
     next_sample = epochs_per_sample.copy()
@@ -175,12 +181,15 @@ def optimize(
     lo, hi = init.min(axis=0), init.max(axis=0)
     span = np.where(hi > lo, hi - lo, 1.0)
     y = np.ascontiguousarray(10.0 * (init - lo) / span, dtype=np.float32)
-    state = np.array([np.random.default_rng(seed).integers(1, 2**63)], dtype=np.uint64)
+    # CHUNKS whatever the thread count: the same layout on any machine
+    state = np.random.default_rng(seed).integers(1, 2**63, CHUNKS).astype(np.uint64)
+    bounds = np.searchsorted(head, np.linspace(0, n, CHUNKS + 1)).astype(np.int64)
+    snap = np.empty_like(y)
     for first in range(0, n_epochs, EPOCHS_PER_CALL):
         last = min(first + EPOCHS_PER_CALL, n_epochs)
         sgd_epochs(
-            y, head, tail, epochs_per_sample, epochs_per_negative, next_sample, next_negative,
-            first, last, n_epochs, a, b, state,
+            y, snap, head, tail, epochs_per_sample, epochs_per_negative, next_sample,
+            next_negative, first, last, n_epochs, a, b, state, bounds,
         )  # fmt: skip
         if epoch is not None:
             epoch(last, n_epochs)
