@@ -102,3 +102,9 @@ def test_a_small_map_labels_only_tokens_the_font_draws_besides_the_query(qtbot):
     assert 0 in shown  # the query keeps its label whatever it shows
     others = [t for t in shown if t != 0]
     assert len(others) >= 10 and not undrawn[others].any()
+
+
+def test_hovering_a_token_the_font_cannot_draw_names_its_characters(qtbot):
+    v, bad = shown_view(qtbot)
+    v.set_points(np.arange(3), ["cat", f"{bad}x", "dog"], np.eye(3, 2, dtype=np.float32))
+    assert v.describe(1).startswith(f"U+{ord(bad):04X}x") and v.describe(0).startswith("cat")

@@ -536,7 +536,7 @@ class MapView(QWidget):
 
     def describe(self, k: int) -> str:
         token_id = int(self.ids[k])
-        parts = [f"{self.labels[k]}", f"id {token_id}"]
+        parts = [self._labels.coverage.drawable(self.labels[k]), f"id {token_id}"]  # no boxes
         sim = self.values["similarity"]
         if sim is not None and np.isfinite(sim[k]):
             parts.append(f"cosine {sim[k]:.3f}")
