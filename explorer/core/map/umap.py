@@ -120,18 +120,18 @@ def fuzzy_graph(
     p = p.reshape(-1)
     keep = (cols >= 0) & (cols != rows)  # itself: membership 0
     rows, cols, p = rows[keep], cols[keep], p[keep]
-    keys = rows * n + cols
+    # every membership and its transpose; an edge found from both ends appears twice
+    keys = np.concatenate([rows * n + cols, cols * n + rows])
+    p = np.concatenate([p, p])
     order = np.argsort(keys, kind="stable")
     keys, p = keys[order], p[order]
-    edges = np.union1d(keys, cols[order] * n + rows[order])
-
-    def lookup(wanted: np.ndarray) -> np.ndarray:
-        pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-        return np.where(keys[pos] == wanted, p[pos], 0.0)
-
-    forward = lookup(edges)
-    backward = lookup((edges % n) * n + edges // n)
-    w = forward + backward - forward * backward
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    starts = np.flatnonzero(first)
+    # k-NN lists hold no repeats, so an edge appears once or twice: p, or p + q - p q
+    twice = np.diff(starts, append=len(p)) == 2
+    w = np.add.reduceat(p, starts) - np.multiply.reduceat(p, starts) * twice
+    edges = keys[starts]
     nz = w > 0
     return (edges[nz] // n).astype(np.int32), (edges[nz] % n).astype(np.int32), w[nz]
 
@@ -173,7 +173,8 @@ def optimize(
     if (np.diff(head) < 0).any():  # the kernel's chunks are runs of heads
         order = np.argsort(head, kind="stable")
         head, tail, w = head[order], tail[order], w[order]
-    epochs_per_sample = (w.max() / w).astype(np.float64)
+    # float32: these are streamed every epoch; epochs <= MAX_EPOCHS count exactly enough in it
+    epochs_per_sample = (w.max() / w).astype(np.float32)
     epochs_per_negative = epochs_per_sample / negative_sample_rate
     next_sample = epochs_per_sample.copy()
     next_negative = epochs_per_negative.copy()
