@@ -30,6 +30,7 @@ def main() -> int:
     ap.add_argument("--out", default="precision-shots")
     ap.add_argument("--sample", type=int, default=2000, help="rows of neighbour drift")
     ap.add_argument("--no-whole", action="store_true", help="skip the whole-vocabulary map")
+    ap.add_argument("--no-maps", action="store_true", help="skip the maps (the pages only)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ee-precision-shots-"))
     os.environ.setdefault("XDG_CACHE_HOME", str(tmp / "cache"))
@@ -82,19 +83,27 @@ def main() -> int:
         wait_until(app, lambda: pane.data is not before and (pane.data.final or not final), 1800)
         compare.precision.on_map.click()
 
-    map_of("sample", 2000)
-    shot("map-sample")
-    map_of("around", 500)
-    shot("map-around")
+    if not args.no_maps:
+        map_of("sample", 2000)
+        shot("map-sample")
+        map_of("around", 500)
+        shot("map-around")
 
     window.presenter.enter()
-    shot("map-around-presenting")
+    if not args.no_maps:
+        shot("map-around-presenting")
+    compare.show_precision()
+    shot("precision-two-rows-presenting")
+    compare.precision.plots.setCurrentWidget(compare.precision.histogram)
+    shot("precision-presenting")
     window.host.show_tab(viewer)
     shot("two-rows-presenting")
     window.presenter.leave()
     settle(1.5)
 
-    if not args.no_whole:
+    compare.show_precision()
+    shot("precision-after")
+    if not (args.no_whole or args.no_maps):
         map_of("whole", 0, final=False)  # the first picture (PCA) of every row
         shot("map-whole", jobs=False)  # its layout still on the way
     window.jobs.cancel_all()

@@ -31,6 +31,10 @@ A controller declares the lanes it owns, with their priority, and uses them (on 
   delivered), ``activity`` (text, fraction) for the status bar, ``cancel_all()`` and
   ``shutdown()`` (cancel and wait; the window calls it on close). Background lanes (the UMAP
   warm-up) are waited on at shutdown but count neither as busy nor as activity.
+* A view that shows a lane's progress itself (a bar and Cancel in its pane) says so with
+  ``jobs.set_shown(lane, viewer, on_screen)`` while that bar is on screen: ``activity`` leaves
+  the lane out meanwhile, so the user sees each job's progress once (in the status bar when
+  its pane is not on screen).
 * ``Jobs(sync=True)`` runs every job inline inside ``submit`` (tests of controllers).
 * A worker thread shares the GIL with the window: a C call that holds it for long (LAPACK in
   ``numpy.linalg.qr``, ``tokenizers.Tokenizer.encode``) freezes the window however it is
@@ -369,6 +373,7 @@ class Jobs(QObject):
         self._lanes: dict[str, JobLane] = {}
         self._order: list[str] = []  # most recently started lane last
         self._busy = False
+        self._shown: dict[str, set[int]] = {}  # lane: the views showing its progress now
 
     def lane(self, spec: LaneSpec | str) -> JobLane:
         """The lane `spec` declares (a bare name: a plain lane), made the first time."""
@@ -408,11 +413,23 @@ class Jobs(QObject):
         return any(lane.busy for lane in self._foreground() if lane.name not in names)
 
     def current(self) -> tuple[str, float] | None:
-        """(label, fraction) of the most recently started lane that is still working."""
+        """(label, fraction) of the most recently started lane that is still working, leaving
+        out those whose progress a view shows on screen (see set_shown)."""
         for lane in sorted(self._foreground(), key=self._recency, reverse=True):
-            if lane.waiting:
+            if lane.waiting and not self._shown.get(lane.name):
                 return lane.label, lane.fraction
         return None
+
+    def set_shown(self, lane: LaneSpec | str, viewer: int, on_screen: bool) -> None:
+        """The view with key `viewer` shows the lane's progress (and a way to cancel it) on
+        screen, or no longer does: the status bar's activity leaves the lane out while any view
+        shows it."""
+        name = lane.name if isinstance(lane, LaneSpec) else lane
+        viewers = self._shown.setdefault(name, set())
+        before = bool(viewers)
+        (viewers.add if on_screen else viewers.discard)(viewer)
+        if bool(viewers) != before and name in self._lanes:
+            self._on_change(self._lanes[name])
 
     def cancel_all(self) -> None:
         for lane in self._foreground():

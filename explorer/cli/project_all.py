@@ -80,17 +80,19 @@ def run(args: argparse.Namespace, out: Path, suffix: str) -> int:
         else:
             args_.write_text_file(out, text)
         return 0
-    svg = figure_svg(model, result, ids, labels, coords, args)
     if suffix == ".svg":
-        args_.write_text_file(out, svg)
-    else:
-        write_png(svg, out)
+        args_.write_text_file(out, figure_svg(model, result, ids, labels, coords, args))
+    else:  # drawn here: tiles named by tokens this machine's fonts draw (no empty boxes)
+        from explorer.render.glyphs import default_coverage
+
+        usable = default_coverage().usable(labels)
+        write_png(figure_svg(model, result, ids, labels, coords, args, usable), out)
     return 0
 
 
-def figure_svg(model, result: whole.WholeMap, ids, labels, coords, args) -> str:
+def figure_svg(model, result: whole.WholeMap, ids, labels, coords, args, usable=None) -> str:
     """The figure of the map: a density image coloured by token kind, labels naming the tiles
-    of its quadtree, the kinds' legend."""
+    of its quadtree (by tokens `usable` accepts), the kinds' legend."""
     from explorer.core.analysis.kinds import KINDS, token_kinds
     from explorer.core.map.kind_colors import kind_palette, legend_entries
 
@@ -111,4 +113,5 @@ def figure_svg(model, result: whole.WholeMap, ids, labels, coords, args) -> str:
         legend_title="token kind",
         width=width,
         height=height,
+        usable=usable,
     )

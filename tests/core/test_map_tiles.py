@@ -165,3 +165,32 @@ def test_splat_draws_each_point_as_a_square_in_its_colour():
     assert (rgba[..., 3] > 0).sum() == 9 + 4 + 4
     white = density.over_white(rgba)
     assert white.shape == (10, 20, 3) and (white[0, 10] == 255).all()
+
+
+def test_a_tile_is_named_by_its_first_usable_candidate_or_left_unnamed():
+    rng = np.random.default_rng(5)
+    xy = rng.random((3000, 2))
+    priority = rng.permutation(3000)
+    t = tiles.build(xy, priority, depth=7)
+    usable = lambda points: points % 3 == 0  # noqa: E731  (stands for "the font draws it")
+
+    def name(level: int, k: int) -> int | None:  # brute force
+        lv = t.levels[level]
+        members = t.order[lv.starts[k] : lv.starts[k] + lv.counts[k]]
+        best = members[np.argsort(priority[members])][: tiles.CANDIDATES]
+        return next((int(p) for p in best if p % 3 == 0), None)
+
+    for level in (2, 5):
+        lv = t.levels[level]
+        names = tiles.first_usable(lv.candidates, usable)
+        want = [n for k in range(len(lv.counts)) if (n := name(level, k)) is not None]
+        assert names.tolist() == want
+        assert len(want) < len(lv.counts)  # some tiles have no usable candidate
+        # a name shown at one zoom stays when zooming in
+        assert set(names.tolist()) <= set(
+            tiles.first_usable(t.levels[level + 1].candidates, usable).tolist()
+        )
+    rect = (0.2, 0.2, 0.7, 0.6)
+    shown = t.labels_in(rect, 0.5 / 500, 90, usable)
+    assert len(shown) > 4 and (shown % 3 == 0).all()
+    assert set(shown.tolist()) <= set(inside(xy, rect).tolist())

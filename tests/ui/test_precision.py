@@ -176,3 +176,27 @@ def test_the_second_model_button_shows_its_whole_text_in_presentation_type(qtbot
     qtbot.waitUntil(lambda: page.files.width() >= page.files.sizeHint().width(), timeout=5000)
     needed = page.files.fontMetrics().horizontalAdvance(page.files.text())
     assert page.files.width() > needed  # not cut to "ainst second mo"
+
+
+def test_the_token_column_follows_the_type_and_comes_first(qtbot):
+    from PySide6.QtGui import QFont
+
+    from explorer.ui.compare.precision import TOKEN, TOKEN_CHARS, PrecisionView
+
+    page = PrecisionView()
+    qtbot.addWidget(page)
+    page.resize(1000, 700)
+    page.show()
+    header = page.damaged.horizontalHeader()
+    assert header.logicalIndex(1) == TOKEN  # right after the id
+
+    def fits() -> bool:
+        chars = TOKEN_CHARS * page.damaged.fontMetrics().averageCharWidth()
+        return header.sectionSize(TOKEN) >= chars
+
+    assert fits()
+    normal = header.sectionSize(TOKEN)
+    big = QFont(page.font())
+    big.setPointSize(POINT_SIZE)
+    page.setFont(big)  # as presentation mode enlarges the type
+    qtbot.waitUntil(lambda: header.sectionSize(TOKEN) > normal and fits(), timeout=5000)

@@ -121,3 +121,45 @@ def test_job_progress_text_and_fraction_are_clamped_after_a_busy_indicator(qtbot
     assert progress.format().startswith("Scanning")
     progress.show_progress("Scanning", -1)  # no estimate: unchanged
     assert progress.value() == STEPS // 4
+
+
+def test_a_job_whose_pane_shows_its_progress_is_not_shown_twice(qtbot):
+    """A pane's bar (with its Cancel) shows the job: the status bar leaves it out while that
+    bar is on screen, and shows it when the user goes to another tab; other jobs still show."""
+    from PySide6.QtWidgets import QLabel, QTabWidget
+
+    from explorer.app.jobs import LaneSpec
+    from explorer.ui.widgets.job_progress import JobProgressBar
+
+    jobs = Jobs()
+    bar, status = make_status_bar(jobs)
+    qtbot.addWidget(bar)
+    bar.show()
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    pane_bar = JobProgressBar()
+    tabs.addTab(pane_bar, "Map")
+    tabs.addTab(QLabel("elsewhere"), "Other")
+    tabs.show()
+    mapping = LaneSpec("projection")
+    pane_bar.shows(jobs, mapping)
+    release = threading.Event()
+
+    def job(ctx):
+        ctx.progress(0.5, "Mapping")
+        release.wait(10)
+
+    jobs.lane(mapping).submit(job, label="Mapping the whole vocabulary")
+    qtbot.waitUntil(lambda: jobs.lane(mapping).fraction == 0.5, timeout=30000)
+    qtbot.wait(500)  # past the status bar's delay: it would show the job by now
+    assert not status.bar.isVisible()
+    tabs.setCurrentIndex(1)  # the pane's bar leaves the screen: the status bar shows the job
+    qtbot.waitUntil(lambda: status.bar.isVisible(), timeout=30000)
+    assert status.label.toolTip() == "Mapping the whole vocabulary"
+    tabs.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: not status.bar.isVisible(), timeout=30000)
+    jobs.lane("neighbors").submit(job, label="Neighbours")  # a job no pane shows here
+    qtbot.waitUntil(lambda: status.label.toolTip() == "Neighbours", timeout=30000)
+    assert status.bar.isVisible()
+    release.set()
+    qtbot.waitUntil(lambda: not jobs.busy, timeout=30000)

@@ -6,16 +6,21 @@ bounding square, so every tile of every level is one contiguous run of that orde
 is named by its representative: the point of lowest `priority` in it (the caller's choice;
 `token_priority` puts whole words first, then low ids). A tile's representative is also the
 representative of one of its four children, so a label shown at one zoom stays when zooming in.
+Each tile also keeps its next few points by priority, so that a caller who cannot show some
+names (a window without a font for their script) names the tile by the first it can show; that
+choice, too, stays with one of the tile's children.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 DEPTH = 12  # the finest tiles: 4096 × 4096 over the map
+CANDIDATES = 4  # names kept per tile, best first
 RANGES_ACROSS = 16  # positions_in looks at tiles about 1/16 of the rectangle wide
 
 Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in map coordinates
@@ -29,7 +34,12 @@ class Level:
     iy: np.ndarray  # int64 row of each tile (from the bottom)
     starts: np.ndarray  # int64 position in `Tiles.order` of each tile's first point
     counts: np.ndarray  # int64 points in each tile
-    reps: np.ndarray  # int64 index of each tile's representative point
+    candidates: np.ndarray  # int32 [tiles, CANDIDATES]: its best points by priority (-1: none)
+
+    @property
+    def reps(self) -> np.ndarray:
+        """Index of each tile's representative point."""
+        return self.candidates[:, 0].astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -77,16 +87,24 @@ class Tiles:
         hit = self.tiles_in(level, rect)
         return runs(lv.starts[hit], lv.counts[hit])
 
-    def labels_in(self, rect: Rect, units_per_px: float, tile_px: float) -> np.ndarray:
-        """Representatives inside `rect` of the tiles that meet it, coarse levels first (within
-        a level, fuller tiles first), each once: label candidates in order of priority, down to
-        the level whose tiles are about `tile_px` pixels across."""
+    def labels_in(
+        self,
+        rect: Rect,
+        units_per_px: float,
+        tile_px: float,
+        usable: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> np.ndarray:
+        """Names inside `rect` of the tiles that meet it, coarse levels first (within a level,
+        fuller tiles first), each once: label candidates in order of priority, down to the
+        level whose tiles are about `tile_px` pixels across. A tile's name is its first
+        candidate that `usable` accepts (it maps point indices to a bool mask; default: every
+        point); a tile with none is left unnamed."""
         chosen: list[np.ndarray] = []
         for level in range(self.level_for(units_per_px, tile_px) + 1):
             lv = self.levels[level]
             hit = self.tiles_in(level, rect)
-            chosen.append(lv.reps[hit[np.argsort(-lv.counts[hit], kind="stable")]])
-        reps = np.concatenate(chosen)
+            chosen.append(lv.candidates[hit[np.argsort(-lv.counts[hit], kind="stable")]])
+        reps = first_usable(np.concatenate(chosen), usable)
         _, first = np.unique(reps, return_index=True)
         reps = reps[np.sort(first)]
         x0, y0, x1, y1 = rect
@@ -103,6 +121,22 @@ class Tiles:
             return int(np.clip(np.floor((v - o) / s), -1, last + 1))
 
         return (cell(x0, ox), cell(y0, oy)), (cell(x1, ox), cell(y1, oy))
+
+
+def first_usable(
+    candidates: np.ndarray, usable: Callable[[np.ndarray], np.ndarray] | None
+) -> np.ndarray:
+    """Per row of `candidates` (point indices, best first, -1: none), its first point that
+    `usable` accepts; rows with none are left out. `usable` is asked about each point once."""
+    if usable is None:
+        return candidates[:, 0].astype(np.int64)
+    points = np.unique(candidates[candidates >= 0]).astype(np.int64)
+    accepted = np.zeros(len(points) + 1, dtype=bool)  # the last: the -1 padding
+    accepted[:-1] = np.asarray(usable(points), dtype=bool)
+    where = np.searchsorted(points, candidates)
+    ok = accepted[np.where(candidates >= 0, where, len(points))]
+    rows = np.flatnonzero(ok.any(axis=1))
+    return candidates[rows, ok[rows].argmax(axis=1)].astype(np.int64)
 
 
 def runs(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -170,7 +204,7 @@ def build(coords: np.ndarray, priority: np.ndarray | None = None, depth: int = D
     z = np.argsort(code, kind="stable")
     order, code, grid = finite[z], code[z], grid[z]
     prio = np.arange(len(xy)) if priority is None else np.asarray(priority)
-    # the rank of each sorted point's priority: a tile's smallest rank names its representative
+    # the rank of each sorted point's priority: a tile's smallest ranks name it
     by_rank = np.argsort(prio[order], kind="stable")
     rank = np.empty(len(order), dtype=np.int64)
     rank[by_rank] = np.arange(len(order))
@@ -180,10 +214,26 @@ def build(coords: np.ndarray, priority: np.ndarray | None = None, depth: int = D
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0)
         starts = starts.astype(np.int64)
         counts = np.diff(np.r_[starts, len(key)]).astype(np.int64)
-        best = np.minimum.reduceat(rank, starts) if len(starts) else np.zeros(0, np.int64)
         cell = grid[starts] >> (depth - level)
-        levels.append(Level(cell[:, 0], cell[:, 1], starts, counts, order[by_rank[best]]))
+        best = _best_ranked(rank, starts, counts, by_rank, order)
+        levels.append(Level(cell[:, 0], cell[:, 1], starts, counts, best))
     position = np.full(len(xy), -1, dtype=np.int64)
     position[order] = np.arange(len(order))
     sorted_xy = np.ascontiguousarray(xy[order], dtype=np.float32)
     return Tiles((float(lo[0]), float(lo[1])), side, order, sorted_xy, position, levels)
+
+
+def _best_ranked(rank, starts, counts, by_rank, order) -> np.ndarray:
+    """int32 [tiles, CANDIDATES]: the points of lowest rank in each run of `rank` (-1 where a
+    run has fewer points), best first."""
+    out = np.full((len(starts), CANDIDATES), -1, dtype=np.int32)
+    if not len(starts):
+        return out
+    left = rank.copy()
+    done = len(rank)  # marks a point already taken
+    for j in range(min(CANDIDATES, int(counts.max()))):
+        best = np.minimum.reduceat(left, starts)
+        has = best < done
+        out[has, j] = order[by_rank[best[has]]]
+        left[by_rank[best[has]]] = done
+    return out

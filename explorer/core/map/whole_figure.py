@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -69,12 +69,13 @@ def whole_map_svg(
     width: int = 1920,
     height: int = 1080,
     max_labels: int | None = None,
+    usable: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> str:
     """The figure, `width` × `height` pixels: the points of `view` (x0, y0, x1, y1 in map
     units; default: every point) as a density image coloured by `codes` (indices into
     `palette`, RGB rows, the first `steps` of them a colour scale; one colour without codes),
-    labels naming the tiles in view, and a
-    `legend` of (rgb, name) entries at the right."""
+    labels naming the tiles in view (each by its first candidate `usable` accepts: see
+    tiles.Tiles.labels_in), and a `legend` of (rgb, name) entries at the right."""
     xy = np.asarray(coords, dtype=np.float64).reshape(-1, 2)
     keyed = bool(legend)
     k = max(1.0, min(width / 1920, height / 1080))  # type and margins grow with a 4K figure
@@ -92,7 +93,7 @@ def whole_map_svg(
     )
     picture = png_bytes(_straight(density.shade(counts, code, colours)))
 
-    reps = quadtree.labels_in(rect, per_px, LABEL_TILE_PX * k)
+    reps = quadtree.labels_in(rect, per_px, LABEL_TILE_PX * k, usable)
     px = left + (xy[reps, 0] - x0) / per_px
     py = top + (y1 - xy[reps, 1]) / per_px
     cap = max_labels or int(min(160, max(20, pw * ph / (30000 * k * k))))

@@ -43,6 +43,7 @@ class RowsModel(QAbstractTableModel):
         self.rows: list[tuple] = []
         self.ids: list[int] = []
         self.bold: set[int] = set()  # token ids shown in bold
+        self.tips: list[str] = []  # what each column measures (the header's tooltips)
 
     def set_rows(self, rows: list[tuple], ids: list[int], bold: set[int] | None = None) -> None:
         self.beginResetModel()
@@ -77,8 +78,12 @@ class RowsModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> object:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return self.headers[section]
+        if role == Qt.ItemDataRole.ToolTipRole and section < len(self.tips):
+            return self.tips[section] or None
         return None
 
 
@@ -88,9 +93,14 @@ class TokenTable(QTableView):
     tokenActivated = Signal(int)
 
     def __init__(
-        self, headers: Sequence[str], sortable: bool = True, stretch: int = 1, parent=None
+        self,
+        headers: Sequence[str],
+        sortable: bool = True,
+        stretch: int | None = 1,
+        parent=None,
     ):
-        """`stretch`: the column that takes the spare width (the token's text)."""
+        """`stretch`: the column that takes the spare width (the token's text); None: every
+        column as wide as its contents (a table that scrolls rather than squeeze one)."""
         super().__init__(parent)
         self.source = RowsModel(headers, self)
         self.proxy = QSortFilterProxyModel(self)
@@ -105,7 +115,8 @@ class TokenTable(QTableView):
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+        if stretch is not None:
+            header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(24)
         self.setAlternatingRowColors(True)
         self.clicked.connect(self._clicked)
@@ -114,6 +125,11 @@ class TokenTable(QTableView):
 
     def set_rows(self, rows: list[tuple], ids: list[int], bold: set[int] | None = None) -> None:
         self.source.set_rows(rows, ids, bold)
+
+    def set_header_tips(self, tips: Sequence[str]) -> None:
+        """What each column measures, shown when the mouse rests on its name."""
+        self.source.tips = list(tips)
+        self.source.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(tips) - 1)
 
     def changeEvent(self, event) -> None:  # Qt naming: rows as tall as the type (presenting)
         super().changeEvent(event)

@@ -34,6 +34,8 @@ def wire(c: CompareController, v: CompareView) -> None:
     v.closeRequested.connect(lambda: c.set_other(None))
     v.kChanged.connect(c.set_k)
     v.pointsChanged.connect(c.set_points)
+    # the page shows its jobs' progress with their Cancel: not in the status bar as well
+    v.bar.shows(c.state.jobs, *(lane.spec for lane in c.lanes))
 
 
 def wire_precision(q: QuantController, p: PrecisionView) -> None:
@@ -47,6 +49,7 @@ def wire_precision(q: QuantController, p: PrecisionView) -> None:
     p.cancelRequested.connect(q.cancel)
     p.typeChosen.connect(q.set_type)
     q.rowReady.connect(p.show_row)
+    p.bar.shows(q.state.jobs, q.lane.spec)  # (as for the two models' page)
 
 
 class Compare:

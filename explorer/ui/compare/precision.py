@@ -52,7 +52,22 @@ SUMMARY = [
     "Rank shift",
     "Sample",
 ]
+SUMMARY_TIPS = [
+    "The precision compared with the model as stored",
+    "Bits a value takes at this precision (scales included)",
+    "Relative error ‖q − r‖/‖r‖ of a row: the median over every row",
+    "Relative error: the 99th percentile over every row",
+    "Relative error: the largest of any row",
+    "cosine(q, r) of a row: the median over every row",
+    "cosine(q, r): the smallest of any row",
+    "Of each sampled token's 10 nearest neighbours ({found}), how many both precisions share",
+    "“Top-10 kept” with neighbours by dot product instead of cosine",
+    "How far a sampled token's 10 nearest neighbours move in rank, on average",
+    "Tokens sampled for the neighbour columns",
+]
 DAMAGED = ["#", "Kind", "Token", "Rel. error", "Cosine", "‖q‖/‖r‖", "Max |err|", "‖r‖"]
+TOKEN = DAMAGED.index("Token")
+TOKEN_CHARS = 11  # the Token column's width, in average characters of the table's type
 ERROR = "<span style='color:#b91c1c'>{}</span>"
 NAME_CHARS = 28  # of the second model's name on its button
 
@@ -124,7 +139,8 @@ class PrecisionView(QWidget):
         self.banner = QLabel("")
         self.banner.setTextFormat(Qt.TextFormat.RichText)
         self.banner.setWordWrap(True)
-        self.summary = TokenTable(SUMMARY, sortable=False, stretch=0)
+        # no column stretches: in large type a stretched Type column was squeezed to "…"
+        self.summary = TokenTable(SUMMARY, sortable=False, stretch=None)
         self.summary.clicked.connect(lambda index: self.show_type(index.row()))
         self.summary.setToolTip("One line per compared type: click one to see it below")
         self.summary.horizontalScrollBar().rangeChanged.connect(
@@ -134,8 +150,9 @@ class PrecisionView(QWidget):
         self.damaged_title = QLabel("")
         self.damaged = TokenTable(DAMAGED, stretch=len(DAMAGED) - 1)
         token = self.damaged.horizontalHeader()
-        token.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)  # pieces can be long
-        token.resizeSection(2, 11 * self.fontMetrics().averageCharWidth() + 12)
+        token.setSectionResizeMode(TOKEN, QHeaderView.ResizeMode.Interactive)  # may be long
+        token.moveSection(token.visualIndex(TOKEN), 1)  # the token first, after its id
+        self._fit_token_column()
         self.damaged.setToolTip(
             "The rows with the largest relative error ‖q − r‖/‖r‖; click one to open the token"
         )
@@ -157,6 +174,10 @@ class PrecisionView(QWidget):
 
         self.histogram = Histogram("Relative error", "‖q − r‖ / ‖r‖")
         self.histogram.setMinimumHeight(140)
+        # fewer tick numbers than pyqtgraph's default: in large type, beside the table, they
+        # ran into each other
+        for side in ("left", "bottom"):
+            self.histogram.getPlotItem().getAxis(side).setTickDensity(0.6)
         self.captions = QLabel("")
         self.captions.setWordWrap(True)
         self.captions.setTextFormat(Qt.TextFormat.RichText)
@@ -185,8 +206,9 @@ class PrecisionView(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.captions)
-        rv.addWidget(self.plots, 3)
-        rv.addWidget(scroll, 2)
+        scroll.setMinimumHeight(40)  # it scrolls: the page fits a 700-pixel screen in large type
+        rv.addWidget(self.plots, 2)
+        rv.addWidget(scroll, 1)
         # the two rows need the height; the captions are about the distribution
         self.plots.currentChanged.connect(
             lambda _i: scroll.setVisible(self.plots.currentWidget() is self.histogram)
@@ -267,14 +289,13 @@ class PrecisionView(QWidget):
             if first["top10_overlap"].get("method") == "approximate"
             else "exact cosine"
         )
+        # what each column means is on its name (a tooltip): the page keeps its height for the
+        # tokens and the plots, at 1024 × 700 in presentation type too
         self.banner.setText(
             f"<b>{escape(shown.reference)}</b> as stored ({first['rows']:,} rows with a token) "
-            f"against {what}. Relative error ‖q − r‖/‖r‖ and cosine(q, r) per row (median, 99th "
-            "percentile, extreme); "
-            f"“Top-10 kept”: of each sampled token's 10 nearest neighbours ({found}), how "
-            "many both precisions share (“by dot”: the same by dot product); “Rank shift”: "
-            "how far they move in rank on average."
+            f"against {what}: per row, relative error ‖q − r‖/‖r‖ and cosine(q, r)."
         )
+        self.summary.set_header_tips([tip.format(found=found) for tip in SUMMARY_TIPS])
         self.summary.set_rows([summary_row(t) for t in shown.types], [-1] * len(shown.types))
         self._fit_summary()
         self.body.setVisible(True)
@@ -302,11 +323,18 @@ class PrecisionView(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:  # Qt naming
         super().changeEvent(event)
-        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange) and self._shown:
+        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
             # presentation mode: larger type, then taller rows in the same turn; fit after both
-            QTimer.singleShot(0, self._restyled)
+            QTimer.singleShot(0, self, self._restyled)
+
+    def _fit_token_column(self) -> None:
+        """The Token column about TOKEN_CHARS characters wide in the table's type of the moment
+        (presentation mode's large type too); the user may drag it wider."""
+        width = TOKEN_CHARS * self.damaged.fontMetrics().averageCharWidth() + 12
+        self.damaged.horizontalHeader().resizeSection(TOKEN, width)
 
     def _restyled(self) -> None:
+        self._fit_token_column()
         if self._shown is not None:
             self._fit_summary()
             row = self.summary.currentIndex().row()

@@ -12,6 +12,7 @@ from pathlib import Path
 from explorer.core.errors import ExplorerError
 from explorer.core.map import figure, whole_figure
 from explorer.core.map.pipeline import MapData
+from explorer.render.glyphs import Coverage
 from explorer.render.raster import svg_to_png
 from explorer.ui.widgets.grab import SCALES, grab_png
 
@@ -80,10 +81,12 @@ def figure_svg_maker(view, data: MapData, size: tuple[int, int]) -> Callable[[],
     codes, palette, steps = view.colour_codes()
     legend, legend_title = view.legend_entries()
     coords, labels = view.coords, view.labels
+    font = view.label_font()  # tiles named by tokens it draws, as in the window
     return lambda: whole_figure.whole_map_svg(
         coords,
         labels,
         quadtree,
+        usable=Coverage(font).usable(labels),
         title=data.nb.title[:1].upper() + data.nb.title[1:],
         codes=codes,
         palette=palette,

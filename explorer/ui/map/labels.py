@@ -20,9 +20,10 @@ from functools import partial
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
-from PySide6.QtGui import QFont, QFontMetrics, QFontMetricsF
+from PySide6.QtGui import QFont, QFontMetricsF
 
 from explorer.core.map import figure
+from explorer.render.glyphs import Coverage
 
 MAX_LABELS = 120
 MAX_TRIES = 800  # labels tried per pass: bounds the work whatever the zoom
@@ -71,6 +72,7 @@ class LabelPool:
         """Label type size (presentation mode makes it larger); placement measures anew."""
         self.font.setPixelSize(px)
         self._metrics = QFontMetricsF(self.font)
+        self.coverage = Coverage(self.font)  # which labels it draws (not empty boxes)
         # a TextItem's box is its text plus document margins: measure it once, place exactly
         probe = pg.TextItem("Xg")
         probe.setFont(self.font)
@@ -150,12 +152,14 @@ class LabelPool:
         highlight_ids: set[int],
         cap: int | None = None,
         callouts: int | None = None,
+        usable: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> None:
         """Place labels for the points inside the view, in `order` of priority (the candidates:
         every point, or a few), at most `cap` of them (default: by the view's area), the first
         `callouts` of them (default: the highlighted and CALLOUTS more) free to move out with a
-        line: the placement runs a step per turn of the event loop, then the changes to the
-        items are queued (see ``apply``)."""
+        line; only points `usable` accepts (a mask of point indices; the font draws their
+        labels) besides the highlighted ones: the placement runs a step per turn of the event
+        loop, then the changes to the items are queued (see ``apply``)."""
         self._drop_queued()  # each slot's record now matches its item
         rect = viewbox.sceneBoundingRect()
         w_px, h_px = rect.width(), rect.height()
@@ -169,9 +173,12 @@ class LabelPool:
             self._points = np.column_stack([px, py])
             if callouts is None:
                 callouts = len(highlight_ids) + CALLOUTS
-            placing = self._placing_labels(
-                px, py, labels, order[inside[order]], (w_px, h_px), cap, callouts
-            )
+            shown = order[inside[order]]
+            if usable is not None:  # as many as placing tries, from those it can draw
+                shown = shown[: 2 * MAX_TRIES]
+                wanted = np.fromiter(highlight_ids, dtype=np.int64, count=len(highlight_ids))
+                shown = shown[usable(shown) | np.isin(ids[shown], wanted)]
+            placing = self._placing_labels(px, py, labels, shown, (w_px, h_px), cap, callouts)
         else:
             placing = _nothing()
         self._placing = self._place_then_queue(
@@ -278,11 +285,3 @@ def _show(item: pg.TextItem, text: str | None, colour: str | None, pos: tuple[fl
         item.setColor(colour)
     item.setPos(*pos)
     item.show()
-
-
-def drawable(text: str, font: QFont) -> str:
-    """`text` with every character the font cannot draw written as U+XXXX (no tofu boxes)."""
-    metrics = QFontMetrics(font)
-    return "".join(
-        ch if ch.isspace() or metrics.inFontUcs4(ord(ch)) else f"U+{ord(ch):04X}" for ch in text
-    )

@@ -241,6 +241,8 @@ class MapPane(QWidget):
         self.controller.mapReady.connect(self._show)
         self.controller.progress.connect(self._progress)
         self.controller.busyChanged.connect(self._busy)
+        # the map's progress and Cancel are here: the status bar leaves the job out meanwhile
+        self.progress.shows(self.state.jobs, self.controller.lane.spec)
         self.controller.failed.connect(self._failed)
         self.controller.reset.connect(self._model_changed)
         self.controller.exported.connect(lambda p: self.state.statusMessage.emit(f"Saved {p.name}"))

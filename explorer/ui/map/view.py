@@ -11,15 +11,16 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush
+from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 from explorer.core.map import chosen, figure, geometry, tiles
 from explorer.core.map.kept import Kept
 from explorer.core.map.kind_colors import kind_palette, legend_entries
+from explorer.render.glyphs import drawable
 from explorer.ui.map.brushes import PALETTE_STEPS, brushes, continuous_brushes
 from explorer.ui.map.chosen import ChosenMarks
-from explorer.ui.map.labels import LABEL_PX, LabelPool, drawable
+from explorer.ui.map.labels import LABEL_PX, LabelPool
 from explorer.ui.map.layers import LAYERED_ABOVE, CloudItem
 from explorer.ui.map.rings import NeighbourRings
 from explorer.ui.map.viewbox import MapViewBox
@@ -63,6 +64,7 @@ class MapView(QWidget):
         self.hover_text = ""
         self._order_arr = np.zeros(0, dtype=np.int64)
         self._index = Positions(self.ids)
+        self._drawn = np.zeros(0, dtype=np.int8)  # per point: the font draws its label (-1: ask)
         # the last colour scale's knots, and the values (and points left out) they are of
         self._knots: tuple[tuple[np.ndarray | None, list[int]], np.ndarray] = (
             (None, []),
@@ -149,6 +151,7 @@ class MapView(QWidget):
         self.ids = np.asarray(ids, dtype=np.int64)
         self.labels = list(labels)
         self._index = Positions(self.ids)
+        self._drawn = np.full(len(self.labels), -1, dtype=np.int8)
         self.values = {
             "similarity": None if similarity is None else np.asarray(similarity, np.float64),
             "norm": None if norms is None else np.asarray(norms, np.float64),
@@ -267,9 +270,14 @@ class MapView(QWidget):
             figure.label_order(len(self.ids), self.values["similarity"], first), dtype=np.int64
         )
 
+    def label_font(self) -> QFont:
+        """A copy of the labels' font."""
+        return QFont(self._labels.font)
+
     def set_label_size(self, px: int) -> None:
         """Label type size in pixels (presentation mode); the labels are placed again."""
         self._labels.set_pixel_size(px)
+        self._drawn[:] = -1
         self.legend.setLabelTextSize(legend_text_size(px))  # legible from the back row too
         self._update_legend()
         self._label_timer.start(0)
@@ -481,7 +489,9 @@ class MapView(QWidget):
         if self.cloud.tiles is not None:  # very many points: the tiles in view name the map
             (x0, x1), (y0, y1) = self.viewbox.viewRange()
             per_px = (x1 - x0) / max(self.viewbox.width(), 1.0)
-            reps = self.cloud.tiles.labels_in((x0, y0, x1, y1), per_px, LABEL_TILE_PX)
+            # each tile named by a token the label font can draw (no empty boxes)
+            rect = (x0, y0, x1, y1)
+            reps = self.cloud.tiles.labels_in(rect, per_px, LABEL_TILE_PX, self._draws)
             order, cap = np.concatenate([self._order_arr, reps]), CLOUD_LABELS
         self._labels.update(
             self.viewbox,
@@ -492,9 +502,17 @@ class MapView(QWidget):
             self.highlight_ids,
             cap,
             callouts,
+            self._draws,
         )
         if cap is not None:  # a few candidates: placed and shown at once
             self._labels.apply()
+
+    def _draws(self, points: np.ndarray) -> np.ndarray:
+        """Which of these points' labels the label font draws (each point asked once)."""
+        todo = points[self._drawn[points] < 0]
+        if len(todo):
+            self._drawn[todo] = self._labels.coverage.usable(self.labels)(todo)
+        return self._drawn[points] == 1
 
     # -- mouse -----------------------------------------------------------------------------------
     def nearest(self, scene_pos, radius_px: float = 8.0) -> int | None:
@@ -518,7 +536,7 @@ class MapView(QWidget):
 
     def describe(self, k: int) -> str:
         token_id = int(self.ids[k])
-        parts = [f"{self.labels[k]}", f"id {token_id}"]
+        parts = [self._labels.coverage.drawable(self.labels[k]), f"id {token_id}"]  # no boxes
         sim = self.values["similarity"]
         if sim is not None and np.isfinite(sim[k]):
             parts.append(f"cosine {sim[k]:.3f}")

@@ -31,10 +31,13 @@ def worst_block(row: RowShown) -> str:
 
 class RowPairPlot(QWidget):
     """`side_by_side`: the values and the difference next to each other (where the room is
-    wide and low, as above a table), else one above the other."""
+    wide and low, as above a table), else one above the other in a narrow column: there the
+    title is the token and the legend, and the rest of its sentence is its tooltip (in large
+    type the sentence would leave the plots no height)."""
 
     def __init__(self, parent: QWidget | None = None, side_by_side: bool = False):
         super().__init__(parent)
+        self.side_by_side = side_by_side
         self.title = QLabel("Click a token to see its two rows")
         self.title.setWordWrap(True)
         self.title.setTextFormat(Qt.TextFormat.RichText)
@@ -51,12 +54,16 @@ class RowPairPlot(QWidget):
         self.step_below = self.diff.plot(pen=step, stepMode="center")
         self.error = self.diff.plot(pen=pg.mkPen(self.diff.colour(3), width=1))
         for plot in (self.values, self.diff):
-            plot.setMinimumHeight(100)
+            plot.setMinimumHeight(100 if side_by_side else 80)
         plots = QHBoxLayout() if side_by_side else QVBoxLayout()
         plots.addWidget(self.values, 1)
         plots.addWidget(self.diff, 1)
         if not side_by_side:
             self.values.getPlotItem().hideAxis("bottom")  # the difference below shows the same x
+            for plot in (self.values, self.diff):  # their y-axis labels name them: the height
+                plot.getPlotItem().setTitle(None)  # goes to the curves
+                plot.getPlotItem().titleLabel.setText("")  # (presentation mode re-titles)
+            self.diff.getPlotItem().setLabel("bottom", None)  # the numbers say it
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
@@ -84,11 +91,17 @@ class RowPairPlot(QWidget):
         guide = " · dashed: ± half a step of the value's block" if half is not None else ""
         ref, other = self.values.colour(0).name(), self.values.colour(1).name()
         stored = f" ({escape(pair.ref_type)})" if pair.ref_type else ""
-        self.title.setText(
-            f"<b>{escape(row.label)}</b> #{pair.id} · relative error "
-            f"{row.relative_error:.4g} · <span style='color:{ref}'>reference{stored}</span> "
+        legend = (
+            f"<span style='color:{ref}'>reference{stored}</span> "
             f"and <span style='color:{other}'>{escape(pair.type_name)}</span>"
-            f"{escape(worst_block(row) + guide)}"
         )
+        error = f"relative error {row.relative_error:.4g}"
+        name = f"<b>{escape(row.label)}</b> #{pair.id}"
+        more = worst_block(row) + guide
+        if self.side_by_side:
+            self.title.setText(f"{name} · {error} · {legend}{escape(more)}")
+        else:
+            self.title.setText(f"{name} · {legend}")
+            self.title.setToolTip(f"{error}{more}")
         for plot in (self.values, self.diff):
             plot.getPlotItem().enableAutoRange()

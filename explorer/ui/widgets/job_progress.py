@@ -1,12 +1,18 @@
 """The app's progress bar: fed by a job's (text, fraction) progress signal, never painting
-the window at once when its value changes, and its text on one line that fits the bar."""
+the window at once when its value changes, and its text on one line that fits the bar. A bar
+in a pane tells the job lanes it shows (``shows``): while it is on screen the status bar does
+not show those jobs a second time."""
 
 from __future__ import annotations
 
+from functools import partial
 from html import escape
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
+
+from explorer.app.jobs import Jobs, LaneSpec
 
 STEPS = 1000  # fraction 0..1 shown in tenths of a percent
 
@@ -15,6 +21,28 @@ class JobProgressBar(QProgressBar):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setRange(0, STEPS)
+        self._lanes: tuple[Jobs, tuple[LaneSpec, ...]] | None = None
+
+    def shows(self, jobs: Jobs, *lanes: LaneSpec) -> None:
+        """This bar shows the progress of these lanes' jobs: while it is on screen (its pane
+        shown, the job running) the status bar leaves them out."""
+        self._lanes = (jobs, lanes)
+        self._tell(self.isVisible())
+        self.destroyed.connect(partial(_forget, jobs, lanes, id(self)))
+
+    def _tell(self, on_screen: bool) -> None:
+        if self._lanes is not None:
+            jobs, lanes = self._lanes
+            for lane in lanes:
+                jobs.set_shown(lane, id(self), on_screen)
+
+    def showEvent(self, event: QShowEvent) -> None:  # Qt naming; also when its pane appears
+        super().showEvent(event)
+        self._tell(True)
+
+    def hideEvent(self, event: QHideEvent) -> None:  # also when its pane or tab goes away
+        super().hideEvent(event)
+        self._tell(False)
 
     def setValue(self, value: int) -> None:
         """QProgressBar.setValue repaints at once, and that paints every dirty widget of the
@@ -42,6 +70,12 @@ class JobProgressBar(QProgressBar):
         if fraction >= 0:
             self.setFormat(f"{escape(text) or 'Working'} %p%")
             self.set_fraction(fraction)
+
+
+def _forget(jobs: Jobs, lanes: tuple[LaneSpec, ...], key: int, *_args) -> None:
+    """A bar deleted while shown must not hide its lanes from the status bar for good."""
+    for lane in lanes:
+        jobs.set_shown(lane, key, False)
 
 
 class BusyRow(QWidget):
