@@ -131,10 +131,10 @@ KEEP_FREED_MEMORY = {
 def background_env(threads: int | None = None) -> dict[str, str]:
     """Environment for a background child: its thread pools have `threads` threads (default:
     one core left for the window), and it reuses the memory it frees."""
-    threads = str(threads or worker_threads())
+    count = str(threads or worker_threads())
     pools = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-    env = dict(os.environ, PYTHONUNBUFFERED="1", RAYON_NUM_THREADS=threads)
-    env.update({name: threads for name in pools})
+    env = dict(os.environ, PYTHONUNBUFFERED="1", RAYON_NUM_THREADS=count)
+    env.update({name: count for name in pools})
     env.update(KEEP_FREED_MEMORY)
     return env
 

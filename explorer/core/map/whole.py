@@ -31,7 +31,7 @@ from explorer.core.map.projection import MAX_NEIGHBORS, umap_init
 from explorer.core.model.embedding import EmbeddingModel
 
 CACHE_KIND = "whole-map"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: own NN-descent, every-core layout, UMAP's epochs
 KNN_BYTES = 768 << 20  # float32 rows for the k-NN graph held in memory at most
 REDUCED_DIMS = 256
 MIN_ROWS = 16
@@ -42,7 +42,7 @@ class WholeParams:
     n_neighbors: int = 15
     min_dist: float = 0.05
     seed: int = 42
-    n_epochs: int | None = None  # None: by row count (whole_epochs)
+    n_epochs: int | None = None  # None: UMAP's default by row count (umap.default_epochs)
 
     def __post_init__(self) -> None:
         check_int(self.n_neighbors, 2, MAX_NEIGHBORS, "n_neighbors")
@@ -66,14 +66,6 @@ class WholeMap:
     stage: str  # "pca" (the first picture) or "umap"
     cached: bool = False
     seconds: dict[str, float] = field(default_factory=dict)
-
-
-def whole_epochs(rows: int) -> int:
-    """UMAP epochs for a whole vocabulary: the layout starts from PCA, so fewer are needed as
-    the row count (and the cost of each epoch) grows."""
-    if rows <= 10_000:
-        return 500
-    return 200 if rows <= 60_000 else 100
 
 
 def hidden_rows(model: EmbeddingModel) -> np.ndarray:
@@ -185,8 +177,8 @@ def layout(
     params: WholeParams,
     ctx: JobContext = NULL_CONTEXT,
 ) -> np.ndarray:
-    """UMAP's layout of the graph from `init` (the first picture), epochs by row count;
-    cancellable between epochs."""
+    """UMAP's layout of the graph from `init` (the first picture), UMAP's epochs by row count
+    unless the parameters say; cancellable between epochs."""
     from explorer.core.map import umap
 
     def on_epoch(done: int, total: int) -> None:
@@ -198,7 +190,7 @@ def layout(
         umap_init(init, params.seed),
         graph,
         min_dist=params.min_dist,
-        n_epochs=params.n_epochs or whole_epochs(len(init)),
+        n_epochs=params.n_epochs,
         seed=params.seed,
         epoch=on_epoch,
     )
