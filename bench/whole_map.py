@@ -222,7 +222,8 @@ def table(results: list[dict]) -> None:
 
 def growth(results: list[dict]) -> None:
     """Time and peak memory by row count (GloVe prefixes), and the ratio to the smallest."""
-    rows = sorted((r for r in results if r["matrix"].startswith("glove")), key=lambda r: r["rows"])
+    by_rows = {r["rows"]: r for r in results if r["matrix"].startswith("glove")}
+    rows = [by_rows[n] for n in sorted(by_rows)]
     if len(rows) < 2:
         return
     base = rows[0]
@@ -268,7 +269,7 @@ def main() -> int:
             names += [(f"glove-{n}", True) for n in GROWTH]
         for name, growth_only in names:
             r = run_child(name, args, *(["--growth-only"] if growth_only else []))
-            if r is not None and name in args.plain.split(","):
+            if r is not None and not growth_only and name in args.plain.split(","):
                 r.update(run_child(name, args, "--umap-learn") or {})
             if r is not None:
                 results.append(r)

@@ -7,9 +7,9 @@ same objective (McInnes et al.; umap-learn 0.5's `fuzzy_simplicial_set`,
 the neighbour graph is built with numpy from the k-NN lists, and the one hot loop, an SGD
 epoch, is a small `cache=True` numba kernel that later processes load from the user cache in
 milliseconds. It runs on every core, each point moved by one thread only (see
-`umap_kernel.sgd_epochs`), so the layout is the same on any machine, and without the GIL, a
-few epochs per call, so callers can report progress and cancel between calls while the GUI
-thread keeps running.
+`umap_kernel.sgd_epochs`), so the layout is the same on any number of cores; and without the
+GIL, a few epochs per call, so callers can report progress and cancel between calls while the
+GUI thread keeps running.
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def optimize(
     lo, hi = init.min(axis=0), init.max(axis=0)
     span = np.where(hi > lo, hi - lo, 1.0)
     y = np.ascontiguousarray(10.0 * (init - lo) / span, dtype=np.float32)
-    # CHUNKS whatever the thread count: the same layout on any machine
+    # CHUNKS whatever the thread count: the same layout on any number of cores
     state = np.random.default_rng(seed).integers(1, 2**63, CHUNKS).astype(np.uint64)
     bounds = np.searchsorted(head, np.linspace(0, n, CHUNKS + 1)).astype(np.int64)
     snap = np.empty_like(y)
