@@ -44,7 +44,7 @@ from lib.anon import PeakAnon
 from lib.processes import load
 
 NAMES = ("demo", "smollm2", "glove-100000", "glove", "gemma", "synthetic")
-PLAIN = ("demo", "smollm2", "glove-100000")  # umap-learn beside ours (minutes each)
+PLAIN = ("demo", "smollm2", "glove-100000", "glove", "gemma")  # umap-learn beside ours
 PLAIN_LIMIT = 20 * 60  # umap-learn is stopped after this many seconds (and the table says so)
 GROWTH = (30_000, 49_152, 100_000, 248_320, 400_000)
 

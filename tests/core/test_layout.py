@@ -28,6 +28,24 @@ def test_ab_params_match_scipy_curve_fit(min_dist):
     assert a == pytest.approx(a_ref, rel=2e-3) and b == pytest.approx(b_ref, rel=2e-3)
 
 
+@pytest.mark.parametrize("min_dist", [0.05, 0.1, 0.5])
+def test_gradient_tables_follow_the_curve_within_a_percent(min_dist):
+    from explorer.core.map import umap_kernel
+
+    layout._kernel()  # (the numba cache folder first)
+    a, b = layout.find_ab_params(1.0, min_dist)
+    attract, repel = umap_kernel.coefficient_tables(a, b)
+    d2 = np.float32(10.0) ** np.random.default_rng(0).uniform(-6, 6, 2000).astype(np.float32)
+    bins = np.array([umap_kernel._bin(v) for v in d2])
+    exact_attract = -2 * a * b * d2 ** (b - 1) / (1 + a * d2**b)
+    exact_repel = 2 * b / ((0.001 + d2) * (1 + a * d2**b))
+    np.testing.assert_allclose(attract[bins], exact_attract, rtol=0.01)
+    np.testing.assert_allclose(repel[bins], exact_repel, rtol=0.01)
+    # beyond the covered range the nearest bin serves
+    assert umap_kernel._bin(np.float32(1e-30)) == 0
+    assert umap_kernel._bin(np.float32(1e30)) == len(attract) - 1
+
+
 def test_memberships_sum_to_log2_k_per_point():
     rng = np.random.default_rng(1)
     dists = np.sort(rng.uniform(0.1, 1.0, (200, 15)), axis=1)

@@ -14,7 +14,9 @@ import numpy as np
 
 from explorer.core.context import NULL_CONTEXT, JobContext
 
-DELTA = 0.001  # pynndescent's stopping threshold
+# Stop once an iteration changes at most this share of the neighbours (pynndescent: 0.001):
+# on Gemma 3 the last three iterations it would add raise recall@14 by 0.0015 for 2 s
+DELTA = 0.004
 MAX_DEPTH = 200  # pynndescent's max_rptree_depth
 BLOCK = 8192  # rows per local join: its found pairs are held in memory at once
 
@@ -27,6 +29,21 @@ def iterations(n: int) -> int:
 def trees(n: int) -> int:
     """Random-projection trees that seed the graph (pynndescent's default)."""
     return max(3, min(12, int(round(2.0 * np.log10(max(n, 2))))))
+
+
+SKETCH_DIMS = 64  # the forest's upper levels split rows by a random projection this wide
+CACHED_BYTES = 8 << 20  # nodes whose rows take fewer bytes than this are split by full rows
+
+
+def _sketch(data: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """The rows' random projection to SKETCH_DIMS dimensions and the node size from which the
+    forest splits by it (rows of larger nodes come from memory, not the caches, at every
+    level: ten times fewer bytes there). Narrow rows are their own sketch."""
+    n, dim = data.shape
+    if dim <= 2 * SKETCH_DIMS:
+        return data, n + 1
+    basis = rng.standard_normal((dim, SKETCH_DIMS)).astype(np.float32)
+    return np.ascontiguousarray(data @ basis), max(1024, CACHED_BYTES // (4 * dim))
 
 
 def knn_descent(
@@ -52,7 +69,10 @@ def knn_descent(
 
     ctx.progress(0.0, f"neighbour graph: random projection trees over {n:,} rows")
     seeds = rng.integers(1, 2**62, trees(n), dtype=np.int64)
-    order, bounds = kernel.forest(data, len(seeds), max(60, min(256, 5 * k)), MAX_DEPTH, seeds)
+    sketch, full_below = _sketch(data, rng)
+    order, bounds = kernel.forest(data, sketch, full_below, len(seeds), max(60, min(256, 5 * k)),
+                                  MAX_DEPTH, seeds)  # fmt: skip
+    del sketch
     ctx.check(what)
     ctx.progress(0.1, "neighbour graph: first neighbours from the trees")
     ids = np.full((n, k), -1, dtype=np.int32)

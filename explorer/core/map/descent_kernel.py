@@ -60,12 +60,15 @@ def _push(ids, keys, flags, row, key, item, flag):
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def _tree(data, leaf_size, max_depth, seed, order, bounds):
+def _tree(data, sketch, full_below, leaf_size, max_depth, seed, order, bounds):
     """One angular random-projection tree: `order` becomes a permutation of the rows in which
     every leaf is contiguous, and bounds[i] the (start, end) of row i's leaf in it. A node is
     split by the hyperplane between two of its rows; when that leaves one side empty (duplicate
-    rows) or the tree is max_depth deep, it is split in half."""
-    n, dim = data.shape
+    rows) or the tree is max_depth deep, it is split in half. Nodes of full_below rows or more
+    are split by the rows' `sketch` (a random projection): every row is read at each of those
+    levels, from memory rather than the processor's caches, so there fewer bytes are read."""
+    n = data.shape[0]
+    dim = max(data.shape[1], sketch.shape[1])
     state = np.array([np.uint64(seed) | np.uint64(1)], dtype=np.uint64)
     for i in range(n):
         order[i] = i
@@ -84,18 +87,20 @@ def _tree(data, leaf_size, max_depth, seed, order, bounds):
             continue
         mid = start + size // 2
         if depth < max_depth:
+            rows = sketch if size >= full_below else data
+            width = rows.shape[1]
             a = order[start + int(_random(state) % np.uint64(size))]
             b = order[start + int(_random(state) % np.uint64(size - 1))]
             if b == a:
                 b = order[end - 1]
-            for t in range(dim):
-                normal[t] = data[a, t] - data[b, t]
+            for t in range(width):
+                normal[t] = rows[a, t] - rows[b, t]
             lo, hi = start, end - 1
             while lo <= hi:
                 row = order[lo]
                 m = np.float32(0.0)
-                for t in range(dim):
-                    m += data[row, t] * normal[t]
+                for t in range(width):
+                    m += rows[row, t] * normal[t]
                 if m > 0 or (m == 0 and (_random(state) & np.uint64(1)) == 1):
                     lo += 1
                 else:
@@ -110,14 +115,14 @@ def _tree(data, leaf_size, max_depth, seed, order, bounds):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def forest(data, n_trees, leaf_size, max_depth, seeds):
+def forest(data, sketch, full_below, n_trees, leaf_size, max_depth, seeds):
     """n_trees random-projection trees (see _tree), built in parallel: order [trees, n] and
     bounds [trees, n, 2]."""
     n = data.shape[0]
     order = np.empty((n_trees, n), dtype=np.int32)
     bounds = np.empty((n_trees, n, 2), dtype=np.int32)
     for t in prange(n_trees):
-        _tree(data, leaf_size, max_depth, seeds[t], order[t], bounds[t])
+        _tree(data, sketch, full_below, leaf_size, max_depth, seeds[t], order[t], bounds[t])
     return order, bounds
 
 

@@ -148,7 +148,7 @@ def _kernel():
     configure_numba_cache()
     from explorer.core.map import umap_kernel as layout_kernel  # numba: only when a layout runs
 
-    return layout_kernel.sgd_epochs
+    return layout_kernel
 
 
 def optimize(
@@ -163,7 +163,7 @@ def optimize(
     """UMAP's SGD from `init` [n, 2] over the graph's edges; `epoch(done, total)` is called
     after every EPOCHS_PER_CALL epochs (it may raise to cancel). Returns the layout [n, 2]
     float32."""
-    sgd_epochs = _kernel()
+    kernel = _kernel()
     n = len(init)
     n_epochs = default_epochs(n) if n_epochs is None else n_epochs
     head, tail, w = graph
@@ -178,7 +178,7 @@ def optimize(
     epochs_per_negative = epochs_per_sample / negative_sample_rate
     next_sample = epochs_per_sample.copy()
     next_negative = epochs_per_negative.copy()
-    a, b = find_ab_params(1.0, min_dist)
+    attract, repel = kernel.coefficient_tables(*find_ab_params(1.0, min_dist))
     lo, hi = init.min(axis=0), init.max(axis=0)
     span = np.where(hi > lo, hi - lo, 1.0)
     y = np.ascontiguousarray(10.0 * (init - lo) / span, dtype=np.float32)
@@ -188,9 +188,9 @@ def optimize(
     snap = np.empty_like(y)
     for first in range(0, n_epochs, EPOCHS_PER_CALL):
         last = min(first + EPOCHS_PER_CALL, n_epochs)
-        sgd_epochs(
+        kernel.sgd_epochs(
             y, snap, head, tail, epochs_per_sample, epochs_per_negative, next_sample,
-            next_negative, first, last, n_epochs, a, b, state, bounds,
+            next_negative, first, last, n_epochs, attract, repel, state, bounds,
         )  # fmt: skip
         if epoch is not None:
             epoch(last, n_epochs)
