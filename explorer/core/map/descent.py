@@ -19,6 +19,8 @@ from explorer.core.context import NULL_CONTEXT, JobContext
 DELTA = 0.004
 MAX_DEPTH = 200  # pynndescent's max_rptree_depth
 BLOCK = 8192  # rows per local join: its found pairs are held in memory at once
+SKETCH_DIMS = 64  # the forest's upper levels split rows by a random projection this wide
+CACHED_BYTES = 8 << 20  # nodes whose rows take fewer bytes than this are split by full rows
 
 
 def iterations(n: int) -> int:
@@ -29,10 +31,6 @@ def iterations(n: int) -> int:
 def trees(n: int) -> int:
     """Random-projection trees that seed the graph (pynndescent's default)."""
     return max(3, min(12, int(round(2.0 * np.log10(max(n, 2))))))
-
-
-SKETCH_DIMS = 64  # the forest's upper levels split rows by a random projection this wide
-CACHED_BYTES = 8 << 20  # nodes whose rows take fewer bytes than this are split by full rows
 
 
 def _sketch(data: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
@@ -96,7 +94,7 @@ def knn_descent(
         ctx.check(what)
         ctx.progress(0.2 + 0.8 * it / total, f"neighbour graph: NN-descent iteration {it + 1}")
         kernel.candidates(ids, flags, new_ids, new_pri, old_ids, old_pri, scratch,
-                          int(rng.integers(1, 2**62)))  # fmt: skip
+                          int(rng.integers(1, 2**62)), threads)  # fmt: skip
         changed = 0
         for start in range(0, n, block):
             end = min(n, start + block)

@@ -169,31 +169,44 @@ def fill_random(data, ids, keys, flags, seed):
 # -- one NN-descent iteration ----------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
-def candidates(ids, flags, new_ids, new_pri, old_ids, old_pri, scratch, seed):
+@njit(cache=True, nogil=True, inline="always")
+def _priority(seed, i):
+    """A pseudo-random number in [0, 1) for entry i (splitmix64 of seed + i): the same whatever
+    thread draws it."""
+    x = np.uint64(seed) + np.uint64(i) * np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return np.float32(x >> np.uint64(40)) * np.float32(2.0**-24)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def candidates(ids, flags, new_ids, new_pri, old_ids, old_pri, scratch, seed, parts):
     """Each row's candidates for the local join: its neighbours and the rows that have it as a
     neighbour, sampled to max_candidates by random priority, as new (not joined yet) or old.
-    The new ones chosen are then marked old in the heap. (`scratch`: flags the samples do not
-    use, shaped as new_ids.)"""
+    The new ones chosen are then marked old in the heap. The rows are split into `parts`
+    ranges, each filled by one thread from every entry that names one of its rows.
+    (`scratch`: flags the samples do not use, shaped as new_ids.)"""
     n, size = ids.shape
-    new_ids[:] = -1
-    old_ids[:] = -1
-    new_pri[:] = _INF
-    old_pri[:] = _INF
-    state = np.array([np.uint64(seed) | np.uint64(1)], dtype=np.uint64)
-    for i in range(n):
-        for t in range(size):
-            j = ids[i, t]
-            if j < 0:
-                continue
-            pri = np.float32(_random(state) >> np.uint64(40)) * np.float32(2.0**-24)
-            if flags[i, t]:
-                _push(new_ids, new_pri, scratch, i, pri, j, 0)
-                _push(new_ids, new_pri, scratch, j, pri, i, 0)
-            else:
-                _push(old_ids, old_pri, scratch, i, pri, j, 0)
-                _push(old_ids, old_pri, scratch, j, pri, i, 0)
-    for i in range(n):
+    for part in prange(parts):
+        lo, hi = part * n // parts, (part + 1) * n // parts
+        new_ids[lo:hi] = -1
+        old_ids[lo:hi] = -1
+        new_pri[lo:hi] = _INF
+        old_pri[lo:hi] = _INF
+        for i in range(n):
+            mine = lo <= i < hi
+            for t in range(size):
+                j = ids[i, t]
+                if j < 0 or not (mine or lo <= j < hi):
+                    continue
+                pri = _priority(seed, i * size + t)
+                chosen, chosen_pri = (new_ids, new_pri) if flags[i, t] else (old_ids, old_pri)
+                if mine:
+                    _push(chosen, chosen_pri, scratch, i, pri, j, 0)
+                if lo <= j < hi:
+                    _push(chosen, chosen_pri, scratch, j, pri, i, 0)
+    for i in prange(n):
         for t in range(size):
             if flags[i, t]:
                 j = ids[i, t]
