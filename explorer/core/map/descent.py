@@ -36,7 +36,7 @@ def trees(n: int) -> int:
 def _sketch(data: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
     """The rows' random projection to SKETCH_DIMS dimensions and the node size from which the
     forest splits by it (rows of larger nodes come from memory, not the caches, at every
-    level: ten times fewer bytes there). Narrow rows are their own sketch."""
+    level: far fewer bytes there). Narrow rows are their own sketch."""
     n, dim = data.shape
     if dim <= 2 * SKETCH_DIMS:
         return data, n + 1
