@@ -65,8 +65,8 @@ def _tree(data, sketch, full_below, leaf_size, max_depth, seed, order, bounds):
     every leaf is contiguous, and bounds[i] the (start, end) of row i's leaf in it. A node is
     split by the hyperplane between two of its rows; when that leaves one side empty (duplicate
     rows) or the tree is max_depth deep, it is split in half. Nodes of full_below rows or more
-    are split by the rows' `sketch` (a random projection): every row is read at each of those
-    levels, from memory rather than the processor's caches, so there fewer bytes are read."""
+    are split by the rows' `sketch` (a random projection): at those levels every row is read
+    from memory rather than the processor's caches, so fewer bytes are read there."""
     n = data.shape[0]
     dim = max(data.shape[1], sketch.shape[1])
     state = np.array([np.uint64(seed) | np.uint64(1)], dtype=np.uint64)
