@@ -8,6 +8,7 @@ from PySide6.QtCore import QSettings
 from explorer.app.state import AppState
 from explorer.core.resources import demo_model_dir
 from explorer.ui.map.pane import MapPane
+from explorer.ui.map.view import MapView
 from explorer.ui.window.main_window import MainWindow
 from tests.support.qt import no_leaks, temp_cache, temp_settings, tiny_model, tuned_process
 from tests.support.ui import idle
@@ -72,3 +73,18 @@ def make_map_pane(qtbot):
     yield make
     for state in states:
         state.jobs.shutdown()
+
+
+@pytest.fixture
+def make_map_view(qtbot):
+    """make_map_view(width, height): a map view on screen, closed with the test."""
+
+    def make(width: int = 600, height: int = 400) -> MapView:
+        view = MapView()
+        qtbot.addWidget(view)
+        view.resize(width, height)
+        view.show()
+        qtbot.waitExposed(view)
+        return view
+
+    return make

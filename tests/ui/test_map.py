@@ -17,7 +17,6 @@ from PySide6.QtWidgets import QApplication
 from explorer.app.state import AppState
 from explorer.core.map.geometry import points_in_polygon
 from explorer.ui.map.pane import MapPane
-from explorer.ui.map.view import MapView
 
 
 def grid_points(n_side: int = 6):
@@ -30,12 +29,8 @@ def grid_points(n_side: int = 6):
 
 
 @pytest.fixture
-def view(qtbot):
-    v = MapView()
-    qtbot.addWidget(v)
-    v.resize(700, 500)
-    v.show()
-    qtbot.waitExposed(v)
+def view(qtbot, make_map_view):
+    v = make_map_view(700, 500)
     ids, labels, coords, sim = grid_points()
     v.set_points(
         ids, labels, coords, similarity=sim, norms=np.arange(len(ids)) + 1.0, highlight=[1000]
@@ -192,12 +187,8 @@ def test_lasso_button_makes_plain_drag_a_lasso_in_the_pane(qtbot):
     assert "Alt+drag: lasso" in pane.hint.text() and not view.viewbox.lasso_mode
 
 
-def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot):
-    v = MapView()
-    qtbot.addWidget(v)
-    v.resize(600, 400)
-    v.show()
-    qtbot.waitExposed(v)
+def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot, make_map_view):
+    v = make_map_view()
     rng = np.random.default_rng(0)
     coords = rng.normal(size=(3000, 2)).astype(np.float32)
     labels = [f"word{i}" for i in range(3000)]
@@ -237,14 +228,10 @@ def test_labels_never_overlap_and_more_appear_when_zoomed(qtbot):
     assert len(shown) / len(in_view()) > before / 3000 * 2
 
 
-def test_label_placement_is_spread_over_turns_of_the_event_loop(qtbot):
+def test_label_placement_is_spread_over_turns_of_the_event_loop(qtbot, make_map_view):
     """800 labels tried at once held the GUI thread for 10-30 ms while a map was drawn: the
     placement goes a few dozen tries per turn, and ends with the same labels."""
-    v = MapView()
-    qtbot.addWidget(v)
-    v.resize(600, 400)
-    v.show()
-    qtbot.waitExposed(v)
+    v = make_map_view()
     coords = np.random.default_rng(1).normal(size=(2000, 2)).astype(np.float32)
     v.set_points(np.arange(2000), [f"word{i}" for i in range(2000)], coords)
     qtbot.waitUntil(lambda: not v.labels_pending)

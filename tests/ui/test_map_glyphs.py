@@ -33,13 +33,9 @@ def undrawn_char(font: QFont) -> str:
     return found
 
 
-def shown_view(qtbot) -> tuple[MapView, str]:
+def shown_view(make_map_view) -> tuple[MapView, str]:
     """A map view on screen, and a character its label font cannot draw."""
-    v = MapView()
-    qtbot.addWidget(v)
-    v.resize(900, 600)
-    v.show()
-    qtbot.waitExposed(v)
+    v = make_map_view(900, 600)
     return v, undrawn_char(v.label_font())
 
 
@@ -53,10 +49,10 @@ def test_coverage_tells_drawable_text_and_spells_out_the_rest(qapp):
     assert mask.tolist() == [True, False, True]
 
 
-def test_tiles_are_named_by_tokens_the_font_draws(qtbot):
+def test_tiles_are_named_by_tokens_the_font_draws(qtbot, make_map_view):
     """Left blob: every token undrawable. Right blob: each tile's best token is undrawable (even
     positions come first by priority), the next is drawable."""
-    v, bad = shown_view(qtbot)
+    v, bad = shown_view(make_map_view)
     rng = np.random.default_rng(0)
     coords = np.concatenate(
         [rng.standard_normal((N // 2, 2)) + [-4, 0], rng.standard_normal((N - N // 2, 2)) + [4, 0]]
@@ -88,8 +84,8 @@ def test_tiles_are_named_by_tokens_the_font_draws(qtbot):
     assert bad not in svg
 
 
-def test_a_small_map_labels_only_tokens_the_font_draws_besides_the_query(qtbot):
-    v, bad = shown_view(qtbot)
+def test_a_small_map_labels_only_tokens_the_font_draws_besides_the_query(qtbot, make_map_view):
+    v, bad = shown_view(make_map_view)
     n = 300
     rng = np.random.default_rng(1)
     coords = rng.standard_normal((n, 2)).astype(np.float32)
@@ -104,7 +100,7 @@ def test_a_small_map_labels_only_tokens_the_font_draws_besides_the_query(qtbot):
     assert len(others) >= 10 and not undrawn[others].any()
 
 
-def test_hovering_a_token_the_font_cannot_draw_names_its_characters(qtbot):
-    v, bad = shown_view(qtbot)
+def test_hovering_a_token_the_font_cannot_draw_names_its_characters(make_map_view):
+    v, bad = shown_view(make_map_view)
     v.set_points(np.arange(3), ["cat", f"{bad}x", "dog"], np.eye(3, 2, dtype=np.float32))
     assert v.describe(1).startswith(f"U+{ord(bad):04X}x") and v.describe(0).startswith("cat")

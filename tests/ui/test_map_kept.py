@@ -16,7 +16,7 @@ from explorer.core.map import whole
 from explorer.core.resources import demo_model_dir
 from explorer.ui.map.chosen import RINGS_UP_TO
 from explorer.ui.map.rings import FAR_COLOUR, KEPT_COLOUR, KEPT_ON_DARK, RING_PX
-from explorer.ui.map.view import FLY_SHARE, MapView
+from explorer.ui.map.view import FLY_SHARE
 from tests.support.ui import idle, near
 
 SMOLLM2_SLICE = Path(__file__).resolve().parents[1] / "data" / "smollm2_rows.safetensors"
@@ -246,12 +246,9 @@ def test_find_flies_the_map_to_the_token_and_lends_the_rings_its_ranking(qtbot, 
     np.testing.assert_array_equal(shown.ids, view.ids[exact])
 
 
-def test_a_lasso_over_most_of_a_large_map_marks_every_chosen_point(qtbot):
+def test_a_lasso_over_most_of_a_large_map_marks_every_chosen_point(make_map_view):
     """Past RINGS_UP_TO chosen points the marks are one PointsItem, not a ring item each."""
-    view = MapView()
-    qtbot.addWidget(view)
-    view.resize(600, 400)
-    view.show()
+    view = make_map_view()
     n = RINGS_UP_TO * 4
     coords = np.random.default_rng(0).standard_normal((n, 2)).astype(np.float32)
     view.set_points(np.arange(n) + 7, [f"t{i}" for i in range(n)], coords)

@@ -7,13 +7,12 @@ import numpy as np
 import pytest
 
 from explorer.ui.map.brushes import PALETTE_STEPS, continuous_brushes
-from explorer.ui.map.view import MapView
 
 N = 400
 
 
 @pytest.fixture
-def crowded(qtbot):
+def crowded(qtbot, make_map_view):
     """A query whose five nearest neighbours lie within a pixel or two of it, among 400 points
     whose similarities bunch between 0.15 and 0.35 (as around `cat` on the demo)."""
     rng = np.random.default_rng(7)
@@ -22,11 +21,7 @@ def crowded(qtbot):
     sim = np.clip(rng.normal(0.22, 0.04, N), 0.1, 0.35)
     sim[0], sim[1:6] = 1.0, [0.82, 0.56, 0.54, 0.42, 0.41]
     labels = [f"word{i}" for i in range(N)]
-    v = MapView()
-    qtbot.addWidget(v)
-    v.resize(700, 500)
-    v.show()
-    qtbot.waitExposed(v)
+    v = make_map_view(700, 500)
     v.set_points(np.arange(N), labels, coords, similarity=sim, highlight=[0])
     qtbot.waitUntil(lambda: not v.labels_pending and len(v.visible_labels()) > 10)
     return v, sim

@@ -118,15 +118,10 @@ def test_legend_draws_missing_glyphs_and_the_chosen_ring_is_not_a_cluster_colour
     )
 
 
-def test_view_frames_the_bulk_and_not_far_off_outliers(qtbot):
+def test_view_frames_the_bulk_and_not_far_off_outliers(make_map_view):
     import numpy as np
 
-    from explorer.ui.map.view import MapView
-
-    view = MapView()
-    qtbot.addWidget(view)
-    view.resize(600, 400)
-    view.show()
+    view = make_map_view()
     rng = np.random.default_rng(0)
     coords = rng.standard_normal((1000, 2)).astype(np.float32)
     coords[:5] += 500  # a far-off cluster of special tokens
@@ -138,16 +133,11 @@ def test_view_frames_the_bulk_and_not_far_off_outliers(qtbot):
     assert inside.mean() > 0.95 and not inside[:5].any()  # … the outliers are off screen
 
 
-def test_kind_legend_reads_in_dark_presentation_and_grows_with_the_labels(qtbot):
+def test_kind_legend_reads_in_dark_presentation_and_grows_with_the_labels(make_map_view):
     import numpy as np
     from PySide6.QtGui import QColor
 
-    from explorer.ui.map.view import MapView
-
-    view = MapView()
-    qtbot.addWidget(view)
-    view.resize(600, 400)
-    view.show()
+    view = make_map_view()
     ids = np.arange(40)
     coords = np.random.default_rng(0).standard_normal((40, 2)).astype(np.float32)
     view.set_points(ids, [f"t{i}" for i in ids], coords, similarity=np.zeros(40))
@@ -170,17 +160,12 @@ def test_kind_legend_reads_in_dark_presentation_and_grows_with_the_labels(qtbot)
     assert [t.item.boundingRect().height() for t in texts()] == normal
 
 
-def test_a_map_without_a_query_draws_no_callout_lines(qtbot):
+def test_a_map_without_a_query_draws_no_callout_lines(qtbot, make_map_view):
     """Callouts (a label moved out, with a line to its point) are for a query's neighbours; a
     random sample's first tokens by id are no query's neighbours."""
     import numpy as np
 
-    from explorer.ui.map.view import MapView
-
-    view = MapView()
-    qtbot.addWidget(view)
-    view.resize(600, 400)
-    view.show()
+    view = make_map_view()
     rng = np.random.default_rng(0)
     coords = rng.standard_normal((300, 2)).astype(np.float32)
     coords[:20] = coords[:20] * 0.01 + 4  # a tight knot of points: no room beside them

@@ -39,13 +39,9 @@ def fixture_map():
 
 
 @pytest.fixture
-def view(qtbot, fixture_map):
+def view(make_map_view, fixture_map):
     coords, codes, labels, quadtree = fixture_map
-    v = MapView()
-    qtbot.addWidget(v)
-    v.resize(900, 600)
-    v.show()
-    qtbot.waitExposed(v)
+    v = make_map_view(900, 600)
     all_codes = np.zeros(N + 10, dtype=np.int64)
     all_codes[:N] = codes
     v.set_kinds(all_codes, KINDS)
