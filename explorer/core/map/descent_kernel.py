@@ -26,6 +26,15 @@ def _dist(data, i, j):
     return np.float32(1.0) - s
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _mix(seed, i):
+    """splitmix64 of seed + i: a pseudo-random 64-bit integer for item i, whatever thread asks."""
+    x = np.uint64(seed) + np.uint64(i) * np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
 @njit(cache=True, nogil=True)
 def _push(ids, keys, flags, row, key, item, flag):
     """Put `item` into row's max-heap of the smallest keys unless it is there or too far; 1 if
@@ -156,8 +165,7 @@ def fill_random(data, ids, keys, flags, seed):
     for i in prange(n):
         if ids[i, 0] >= 0:
             continue
-        state = np.array([np.uint64(seed) ^ (np.uint64(i) * np.uint64(0x9E3779B97F4A7C15))])
-        state[0] |= np.uint64(1)
+        state = np.array([_mix(seed, i) | np.uint64(1)])  # (xorshift: never 0)
         for _ in range(4 * size):
             j = int(_random(state) % np.uint64(n))
             if j != i:
@@ -171,13 +179,8 @@ def fill_random(data, ids, keys, flags, seed):
 
 @njit(cache=True, nogil=True, inline="always")
 def _priority(seed, i):
-    """A pseudo-random number in [0, 1) for entry i (splitmix64 of seed + i): the same whatever
-    thread draws it."""
-    x = np.uint64(seed) + np.uint64(i) * np.uint64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    x ^= x >> np.uint64(31)
-    return np.float32(x >> np.uint64(40)) * np.float32(2.0**-24)
+    """A pseudo-random number in [0, 1) for entry i: the same whatever thread draws it."""
+    return np.float32(_mix(seed, i) >> np.uint64(40)) * np.float32(2.0**-24)
 
 
 @njit(cache=True, nogil=True, parallel=True)
